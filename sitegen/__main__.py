@@ -1,0 +1,8 @@
+"""`python -m sitegen`: hands over to the command line; does nothing else."""
+
+from __future__ import annotations
+
+from sitegen.cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

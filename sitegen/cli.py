@@ -1,0 +1,158 @@
+"""Command-line interface: argument parsing and the one place errors become exit codes.
+
+Role: parse `sitegen [--debug] COMMAND ...`, hand the parsed options to the
+module that owns the command, and turn a `SitegenError` into one `error:` line
+on stderr and the exit code SPEC.md gives. It must never contain build logic,
+never print a traceback unless `--debug`, and never print a key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+
+from sitegen import __version__
+from sitegen.errors import ConfigError, SitegenError
+from sitegen.logs import setup_logging
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises ConfigError (exit 2, one line) instead of printing usage noise."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ConfigError(f"{message} (see `{self.prog} --help`)")
+
+
+def _common(parser: argparse.ArgumentParser, config: bool = True) -> None:
+    if config:
+        parser.add_argument("-c", "--config", default="site.toml", metavar="FILE",
+                            help="the site configuration (default: ./site.toml)")
+    verbosity = parser.add_mutually_exclusive_group()
+    verbosity.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    verbosity.add_argument("-v", "--verbose", action="store_true", help="more detail")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sitegen", description="Build a static website from a workspace.")
+    parser.add_argument("--version", action="version", version=f"sitegen {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the cause chain of errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    init = commands.add_parser("init", help="scaffold a new site")
+    init.add_argument("directory", nargs="?", default=".", metavar="DIR")
+    init.add_argument("--ci", choices=["github", "gitlab"], default="github")
+    _common(init, config=False)
+
+    build = commands.add_parser("build", help="fetch content and build the site")
+    _common(build)
+    build.add_argument("-o", "--output", metavar="DIR", help="output folder (relative to cwd)")
+    build.add_argument("--offline", action="store_true", help="no requests: build from cache")
+    build.add_argument("--refresh", action="store_true", help="ignore the cache, fetch all")
+    build.add_argument("--strict", action="store_true", help="fail when any warning was logged")
+    build.add_argument("--report", metavar="FILE", help="write a JSON build report")
+    build.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
+    build.add_argument("--max-calls", type=int, metavar="N",
+                       help="stop before making more than N API calls (exit 4)")
+
+    serve = commands.add_parser("serve", help="build, serve, watch and live-reload")
+    _common(serve)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    serve.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
+    serve.add_argument("--offline", action="store_true", help="no requests: build from cache")
+    serve.add_argument("--refresh-every", type=float, default=10.0, metavar="MINUTES",
+                       help="refresh API content every N minutes (0: never)")
+
+    fetch = commands.add_parser("fetch", help="update the local content cache only")
+    _common(fetch)
+    fetch.add_argument("--refresh", action="store_true", help="ignore the cache, fetch all")
+    fetch.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
+    fetch.add_argument("--dry-run", action="store_true",
+                       help="print how many calls a build would make now, spending none")
+
+    emulate = commands.add_parser("emulate", help="run a local emulator of the service's API")
+    emulate.add_argument("--data", metavar="FILE", help="workspace JSON (default: the demo)")
+    emulate.add_argument("--host", default="127.0.0.1")
+    emulate.add_argument("--port", type=int, default=8765)
+    emulate.add_argument("--key", help="accept only this key (default: any non-empty key)")
+    emulate.add_argument("--latency", type=float, default=0.0, metavar="MS",
+                         help="add this many milliseconds to every response")
+    emulate.add_argument("--fail-rate", type=float, default=0.0, metavar="P",
+                         help="answer this fraction of requests with 500")
+    emulate.add_argument("--rate-limit-every", type=int, default=0, metavar="N",
+                         help="answer every Nth request with 429")
+    emulate.add_argument("--quota", type=int, default=None, metavar="N",
+                         help="answer 402 after N calls")
+    emulate.add_argument("--no-v2", action="store_true", help="serve v1 only (v2 answers 404)")
+    emulate.add_argument("--seed", type=int, default=0, help="seed for simulated faults")
+    _common(emulate, config=False)
+
+    digest = commands.add_parser("digest", help="show or change the digest settings (v2)")
+    digest_commands = digest.add_subparsers(dest="digest_command", metavar="ACTION",
+                                            parser_class=_Parser)
+    digest_commands.required = True
+    show = digest_commands.add_parser("show", help="print the digest settings")
+    _common(show)
+    change = digest_commands.add_parser("set", help="update the digest settings")
+    _common(change)
+    change.add_argument("--enabled", choices=["true", "false"])
+    change.add_argument("--frequency", choices=["daily", "weekly", "monthly"])
+    change.add_argument("--subject")
+    change.add_argument("--preview-text")
+    change.add_argument("--sender-name")
+    change.add_argument("--reply-to", metavar="EMAIL")
+    return parser
+
+
+def _dispatch(options: argparse.Namespace) -> int:
+    command = options.command
+    if command == "build":
+        from sitegen.build import build_command
+
+        return build_command(options)
+    if command == "fetch":
+        from sitegen.fetch.command import fetch_command
+
+        return fetch_command(options)
+    if command == "serve":
+        from sitegen.preview.server import serve_command
+
+        return serve_command(options)
+    if command == "emulate":
+        from sitegen.emulator.serve import emulate_command
+
+        return emulate_command(options)
+    if command == "init":
+        from sitegen.scaffold import init_command
+
+        return init_command(options)
+    if command == "digest":
+        from sitegen.digest import digest_command
+
+        return digest_command(options)
+    raise ConfigError(f"unknown command {command!r}: see `sitegen --help`")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `sitegen` console script; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        options = build_parser().parse_args(args)
+        verbosity = -1 if getattr(options, "quiet", False) else (
+            1 if getattr(options, "verbose", False) else 0)
+        setup_logging(verbosity)
+        return _dispatch(options)
+    except SitegenError as error:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted; the previous output was kept", file=sys.stderr)
+        return 130
+    except SystemExit as exit_:  # argparse --help / --version
+        return int(exit_.code or 0)

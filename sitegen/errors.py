@@ -1,0 +1,66 @@
+"""The one error tree of sitegen, with the exit codes of SPEC.md.
+
+Every failure a user can meet is a `SitegenError` whose message is one sentence
+naming the thing and the fix. `cli.py` is the only place that catches them and
+turns them into an exit status. An error message must never contain an API key,
+a token or request headers.
+
+    SitegenError                 exit 1  build failed
+    ├── BuildError               exit 1  rendering / writing failed
+    ├── StrictError              exit 1  --strict and warnings were logged
+    ├── CacheError               exit 1  --offline with no usable cache
+    ├── ConfigError              exit 2  site.toml, arguments, missing key variable
+    ├── ApiError                 exit 1  (base of the API failures below)
+    │   ├── AuthError            exit 3  401/403: the API refused the key
+    │   ├── QuotaError           exit 4  402: monthly quota exhausted (or --max-calls)
+    │   └── UnreachableError     exit 5  network failure, 5xx/429 after retries,
+    │                                    or the forced API version absent
+"""
+
+from __future__ import annotations
+
+
+class SitegenError(Exception):
+    """Base of every error sitegen reports to the user."""
+
+    exit_code = 1
+
+
+class BuildError(SitegenError):
+    """Rendering or writing the site failed; the previous output is kept."""
+
+
+class StrictError(SitegenError):
+    """`--strict` was given and the build logged warnings."""
+
+
+class CacheError(SitegenError):
+    """The content cache is missing or unusable where one is required."""
+
+
+class ConfigError(SitegenError):
+    """Configuration or usage error: bad site.toml, bad flag, missing key variable."""
+
+    exit_code = 2
+
+
+class ApiError(SitegenError):
+    """The content service answered in a way the build cannot go on with."""
+
+
+class AuthError(ApiError):
+    """The service refused the key (401 or 403)."""
+
+    exit_code = 3
+
+
+class QuotaError(ApiError):
+    """The workspace's monthly API quota is exhausted (402), or --max-calls was reached."""
+
+    exit_code = 4
+
+
+class UnreachableError(ApiError):
+    """The service could not be reached, kept failing after retries, or the version is absent."""
+
+    exit_code = 5

@@ -1,0 +1,82 @@
+"""Terminal logging for sitegen: `warning: ...` lines on stderr and a warning counter.
+
+Role: one place that decides how log records look on the terminal (plain
+`warning: <sentence>` lines, colour only on a TTY and never with NO_COLOR) and
+counts warnings so `--strict` can fail at the end of a build. It must never
+print secrets: records are printed as given, so callers never log keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import TextIO
+
+LOGGER_NAME = "sitegen"
+
+
+class WarningCounter(logging.Handler):
+    """Counts WARNING-and-above records so `--strict` can fail the build at the end."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.count = 0
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+        self.messages.append(record.getMessage())
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set."""
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
+class _TerminalFormatter(logging.Formatter):
+    def __init__(self, colour: bool) -> None:
+        super().__init__()
+        self.colour = colour
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            prefix = "error: "
+            code = "31"
+        elif record.levelno >= logging.WARNING:
+            prefix = "warning: "
+            code = "33"
+        else:
+            return message
+        if self.colour:
+            prefix = f"\033[{code}m{prefix}\033[0m"
+        return prefix + message
+
+
+_counter = WarningCounter()
+
+
+def warning_counter() -> WarningCounter:
+    """The process-wide warning counter."""
+    return _counter
+
+
+def setup_logging(verbosity: int = 0, stream: TextIO | None = None) -> WarningCounter:
+    """Configure the `sitegen` logger: -1 quiet (warnings only), 0 normal, 1+ verbose."""
+    stream = stream or sys.stderr
+    logger = logging.getLogger(LOGGER_NAME)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    console = logging.StreamHandler(stream)
+    console.setFormatter(_TerminalFormatter(use_colour(stream)))
+    console.setLevel(
+        logging.WARNING if verbosity < 0 else logging.DEBUG if verbosity > 0 else logging.INFO
+    )
+    global _counter
+    _counter = WarningCounter()
+    logger.addHandler(console)
+    logger.addHandler(_counter)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    return _counter
