@@ -1,0 +1,258 @@
+"""`sitegen init`: scaffold a site that builds at once and rebuilds itself on a schedule.
+
+Role: lay out a new site folder: a commented `site.toml` (the same text as the
+repository's example, from package data), `templates/README.md`, `.gitignore` and
+a CI workflow (GitHub Actions or GitLab CI) whose cron, cache and output folder
+come from the site's configuration. Planning the files is pure; `scaffold` only
+creates files that do not exist. It must never overwrite or delete a file, never
+write outside the target folder, and never make a request or read a key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from sitegen import __version__
+from sitegen.errors import ConfigError
+
+log = logging.getLogger("sitegen.scaffold")
+
+CiKind = Literal["github", "gitlab"]
+
+CI_PATHS: dict[CiKind, str] = {
+    "github": ".github/workflows/sitegen.yml",
+    "gitlab": ".gitlab-ci.yml",
+}
+_CI_TEMPLATES: dict[CiKind, str] = {"github": "github-workflow.yml", "gitlab": "gitlab-ci.yml"}
+
+DEFAULT_SCHEDULE = "0 6 * * *"
+_CRON_FIELD = re.compile(r"^[0-9A-Za-z*/,\-]+$")
+_SIMPLE_PATH = re.compile(r"^[A-Za-z0-9._\-]+(/[A-Za-z0-9._\-]+)*/?$")
+
+
+def template_text(name: str) -> str:
+    """The text of one file of the `sitegen.scaffold_templates` package data."""
+    return resources.files("sitegen.scaffold_templates").joinpath(name).read_text("utf-8")
+
+
+def example_site_toml() -> str:
+    """The commented example `site.toml`: what `init` writes and the repository ships."""
+    return template_text("site.toml")
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    """What the CI workflow and .gitignore take from `site.toml`."""
+
+    schedule: str = DEFAULT_SCHEDULE
+    output: str = "_site"
+    cache_dir: str = ".sitegen"
+    version: str = __version__
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """One file `init` would create: a POSIX path relative to the site folder, and its text."""
+
+    path: PurePosixPath
+    text: str
+
+
+@dataclass(frozen=True)
+class ScaffoldResult:
+    """What `scaffold` did: the relative paths created and those left alone."""
+
+    root: Path
+    settings: SiteSettings
+    created: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+
+def check_schedule(schedule: str) -> str:
+    """A five-field cron expression, normalised to single spaces; ConfigError otherwise."""
+    fields = schedule.split()
+    if len(fields) != 5 or not all(_CRON_FIELD.match(field) for field in fields):
+        raise ConfigError(
+            f"[api] schedule {schedule!r} is not a five-field cron expression: "
+            f"fix it in site.toml, e.g. schedule = \"{DEFAULT_SCHEDULE}\""
+        )
+    return " ".join(fields)
+
+
+def _relative_dir(value: object, key: str, default: str) -> str:
+    if not isinstance(value, str):
+        return default
+    if not _SIMPLE_PATH.match(value) or {".", ".."} & set(value.rstrip("/").split("/")):
+        log.warning(
+            "%s %r is not a plain relative folder, so the CI workflow uses %r: edit it by hand",
+            key, value, default)
+        return default
+    return value.rstrip("/")
+
+
+def settings_from_toml(text: str) -> SiteSettings:
+    """Read the workflow's settings from an existing site.toml, tolerant of anything partial.
+
+    Only a malformed [api] schedule is an error, since the workflow would not run.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        log.warning("the existing site.toml is not valid TOML, so the CI workflow uses defaults")
+        return SiteSettings()
+    site = data.get("site")
+    site = site if isinstance(site, dict) else {}
+    api = data.get("api")
+    api = api if isinstance(api, dict) else {}
+    schedule = api.get("schedule", DEFAULT_SCHEDULE)
+    return SiteSettings(
+        schedule=check_schedule(schedule if isinstance(schedule, str) else str(schedule)),
+        output=_relative_dir(site.get("output"), "[site] output", "_site"),
+        cache_dir=_relative_dir(api.get("cache_dir"), "[api] cache_dir", ".sitegen"),
+    )
+
+
+def render_ci(ci: CiKind, settings: SiteSettings) -> str:
+    """The CI workflow text for *ci*, with the site's schedule, cache, output and version."""
+    text = template_text(_CI_TEMPLATES[ci])
+    values = {
+        "__SITEGEN_SCHEDULE__": check_schedule(settings.schedule),
+        "__SITEGEN_OUTPUT__": settings.output,
+        "__SITEGEN_CACHE__": settings.cache_dir,
+        "__SITEGEN_VERSION__": settings.version,
+    }
+    for token, value in values.items():
+        text = text.replace(token, value)
+    return text
+
+
+def render_gitignore(ci: CiKind, settings: SiteSettings) -> str:
+    """`.gitignore` for a site: its output, its content cache and the build report."""
+    lines = [
+        "# sitegen: generated output, the content cache and build reports",
+        f"/{settings.output}/",
+        f"/{settings.cache_dir}/",
+        "/build-report.json",
+    ]
+    if ci == "gitlab":
+        lines.append("/public/")
+    lines += ["", "# Python", "__pycache__/", ".venv/", ""]
+    return "\n".join(lines)
+
+
+def plan(ci: CiKind, settings: SiteSettings, site_toml: str | None = None) -> list[PlannedFile]:
+    """Every file of a new site, in the order `init` reports them."""
+    return [
+        PlannedFile(PurePosixPath("site.toml"),
+                    site_toml if site_toml is not None else example_site_toml()),
+        PlannedFile(PurePosixPath("templates/README.md"), template_text("templates-README.md")),
+        PlannedFile(PurePosixPath(".gitignore"), render_gitignore(ci, settings)),
+        PlannedFile(PurePosixPath(CI_PATHS[ci]), render_ci(ci, settings)),
+    ]
+
+
+def scaffold(directory: Path, ci: CiKind = "github") -> ScaffoldResult:
+    """Create the site's files under *directory* (created if missing); never overwrite one.
+
+    When a site.toml already exists there, the workflow follows its schedule, output
+    and cache folder, so re-running `init` to add a CI file keeps them consistent.
+    """
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"{directory} exists and is not a folder: pick another DIR for init")
+    existing = directory / "site.toml"
+    settings = (
+        settings_from_toml(existing.read_text("utf-8", errors="replace"))
+        if existing.is_file() else SiteSettings(schedule=check_schedule(_example_schedule()))
+    )
+    files = plan(ci, settings)
+    created: list[str] = []
+    skipped: list[str] = []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for planned in files:
+            target = directory.joinpath(*planned.path.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with target.open("x", encoding="utf-8", newline="\n") as handle:
+                    handle.write(planned.text)
+            except FileExistsError:
+                skipped.append(str(planned.path))
+                continue
+            created.append(str(planned.path))
+    except OSError as error:
+        raise ConfigError(
+            f"cannot create the site in {directory}: {error.strerror or error}: "
+            "check the folder's permissions or pick another DIR") from None
+    return ScaffoldResult(directory, settings, tuple(created), tuple(skipped))
+
+
+def _example_schedule() -> str:
+    data = tomllib.loads(example_site_toml())
+    api = data["api"]
+    assert isinstance(api, dict)
+    return str(api["schedule"])
+
+
+def _git_root(directory: Path) -> Path | None:
+    for folder in [directory, *directory.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _skip_line(path: str, result: ScaffoldResult, ci: CiKind) -> str:
+    line = f"skipped {path}: it already exists and was left as it was"
+    if path == ".gitignore":
+        text = (result.root / path).read_text("utf-8", errors="replace")
+        wanted = [result.settings.output, result.settings.cache_dir]
+        wanted += ["public"] if ci == "gitlab" else []
+        missing = [name for name in wanted if name not in text]
+        if missing:
+            line += "; add " + " and ".join(f"/{name}/" for name in missing) + " to it"
+    return line
+
+
+def report_lines(result: ScaffoldResult, ci: CiKind, shown_dir: str) -> list[str]:
+    """What `init` prints: one line per file created or skipped, then three next steps."""
+    lines = [f"created {path}" for path in result.created]
+    lines += [_skip_line(path, result, ci) for path in result.skipped]
+    enter = "" if shown_dir in ("", ".") else f"cd {shlex.quote(shown_dir)} && "
+    cron = result.settings.schedule
+    last = (
+        f"  3. add the secret SITEGEN_API_KEY (Settings > Secrets and variables > Actions) "
+        f"and push: the site rebuilds at cron '{cron}' (UTC)"
+        if ci == "github" else
+        f"  3. add the CI/CD variable SITEGEN_API_KEY and a pipeline schedule '{cron}' "
+        "(see .gitlab-ci.yml), then push"
+    )
+    return [
+        *lines,
+        "next steps:",
+        f"  1. preview it now with demo content: {enter}sitegen serve --demo",
+        "  2. edit site.toml: [site] title and url, [api] url and workspace",
+        last,
+    ]
+
+
+def init_command(options: argparse.Namespace) -> int:
+    """`sitegen init [DIR] [--ci github|gitlab]`: scaffold, report, and return 0."""
+    shown = str(options.directory)
+    ci: CiKind = "gitlab" if options.ci == "gitlab" else "github"
+    directory = Path(shown)
+    result = scaffold(directory, ci)
+    for line in report_lines(result, ci, shown):
+        print(line)
+    root = _git_root(directory.resolve())
+    if root is not None and root != directory.resolve():
+        log.warning(
+            "%s is inside the git repository at %s, but CI reads %s only at the repository "
+            "root: move it there and run the build from this folder", shown, root, CI_PATHS[ci])
+    return 0

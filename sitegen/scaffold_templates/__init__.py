@@ -1,0 +1,1 @@
+"""Package data: the files `sitegen init` writes (see sitegen/scaffold.py)."""
