@@ -1,0 +1,396 @@
+"""The only module that writes the output folder: staging, reuse, atomic swap.
+
+Role: a build hands the writer every file of the new site (`write`) or asks it to
+reuse an unchanged one (`keep`); nothing touches the live output until `commit`.
+New bytes go into a staging folder beside the output (same file system); at the
+commit, unchanged files and the user's own files (CNAME, .nojekyll, .git, ...:
+anything the previous manifest does not list) are hard-linked in, the manifest is
+written, and the staging folder is swapped in by rename (an atomic exchange where
+the kernel has one). A failed, interrupted or killed build therefore leaves the
+previous output byte-for-byte as it was; leftovers are cleaned by the next build,
+which also holds an exclusive lock so two builds never write the same output.
+Files whose bytes did not change keep their inode and mtime. When nothing changed
+at all, the output is not touched. This module must never write outside the
+output folder and its two siblings (staging, lock), and never remove a file that
+sitegen did not write.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from sitegen.emit.lock import OutputLock
+from sitegen.emit.manifest import (
+    MANIFEST_NAME,
+    FileEntry,
+    Manifest,
+    safe_relpath,
+    sha256_hex,
+)
+from sitegen.errors import BuildError
+
+log = logging.getLogger("sitegen.emit")
+
+
+@dataclass
+class WriteResult:
+    """What a commit did, by output-relative path (sorted)."""
+
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    touched_output: bool = False
+
+
+class OutputWriter:
+    """Stage a whole site beside *output* and swap it in at `commit`.
+
+    Use as a context manager: entering takes the lock and cleans leftovers of a
+    killed build; leaving without a commit throws the staging folder away.
+    """
+
+    def __init__(self, output: Path, *, lock_timeout: float = 60.0) -> None:
+        self.output = Path(os.path.abspath(output))
+        if self.output.parent == self.output or self.output == Path.home():
+            raise BuildError(
+                f"refusing to use {self.output} as the output folder: choose a dedicated "
+                "folder such as _site"
+            )
+        name = self.output.name
+        self.staging = self.output.parent / f".{name}.sitegen-staging"
+        self.old = self.output.parent / f".{name}.sitegen-old"
+        self._lock = OutputLock(self.output.parent / f".{name}.sitegen-lock", lock_timeout)
+        self._previous = Manifest()
+        self._new: dict[str, FileEntry] = {}
+        self._reused: set[str] = set()
+        self._written: set[str] = set()
+        self._made_dirs: set[Path] = set()
+        self._staged = False
+        self._open = False
+        self._committed = False
+
+    # --- lifecycle -----------------------------------------------------------------
+
+    def __enter__(self) -> OutputWriter:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Take the lock, clean up after a killed build and read the previous manifest."""
+        if self.output.exists() and not self.output.is_dir():
+            raise BuildError(
+                f"the output {self.output} is a file, not a folder: remove it or choose "
+                "another output folder"
+            )
+        self._lock.acquire()
+        self._open = True
+        try:
+            recover_leftovers(self.output, self.staging, self.old)
+            self._previous = self._read_manifest()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Discard an uncommitted staging folder and release the lock."""
+        if not self._open:
+            return
+        try:
+            if self.staging.exists():
+                shutil.rmtree(self.staging, ignore_errors=True)
+        finally:
+            self._open = False
+            self._lock.release()
+
+    def _read_manifest(self) -> Manifest:
+        path = self.output / MANIFEST_NAME
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return Manifest()
+        except OSError as error:
+            raise BuildError(
+                f"cannot read {path}: {error.strerror}; check its permissions"
+            ) from None
+        manifest = Manifest.from_bytes(data)
+        if manifest is None:
+            log.warning("%s is not a sitegen manifest; the output's files are kept as the "
+                        "user's own", path)
+            return Manifest()
+        return manifest
+
+    # --- the build's side --------------------------------------------------------
+
+    @property
+    def previous(self) -> Manifest:
+        """The manifest of the output as it was when the writer opened."""
+        return self._previous
+
+    def _claim(self, path: str) -> str:
+        if not self._open or self._committed:
+            raise BuildError("the output writer is not open: this is a bug in sitegen")
+        rel = safe_relpath(path)
+        if rel in self._new:
+            raise BuildError(
+                f"two files of this build want the same output path {rel!r}: rename one of "
+                "the slugs, tags or theme files that produce it"
+            )
+        return rel
+
+    def keep(self, path: str, input_hash: str) -> bool:
+        """Reuse the previous build's file at *path* when its inputs and bytes are unchanged.
+
+        True means the caller need not produce the file: the previous manifest lists
+        the same input hash and the file on disk still has the recorded content hash.
+        """
+        entry = self._previous.get(path)
+        if entry is None or entry.input_hash != input_hash:
+            return False
+        rel = self._claim(path)
+        try:
+            data = (self.output / rel).read_bytes()
+        except OSError:
+            return False
+        if sha256_hex(data) != entry.sha256:
+            return False
+        self._new[rel] = entry
+        self._reused.add(rel)
+        return True
+
+    def write(self, path: str, data: bytes, input_hash: str | None = None) -> None:
+        """Add one file of the new site; bytes equal to the previous file reuse it (same mtime)."""
+        rel = self._claim(path)
+        digest = sha256_hex(data)
+        entry = FileEntry(digest, input_hash)
+        old = self._previous.get(rel)
+        if old is not None and old.sha256 == digest and self._same_bytes(rel, data):
+            self._new[rel] = entry
+            self._reused.add(rel)
+            return
+        self._stage_bytes(rel, data)
+        self._new[rel] = entry
+        self._written.add(rel)
+
+    def _same_bytes(self, rel: str, data: bytes) -> bool:
+        try:
+            return (self.output / rel).read_bytes() == data
+        except OSError:
+            return False
+
+    def _ensure_staging(self) -> None:
+        if self._staged:
+            return
+        self.staging.mkdir(mode=0o755)
+        if self.output.is_dir():
+            shutil.copymode(self.output, self.staging)
+        self._made_dirs.add(self.staging)
+        self._staged = True
+
+    def _parent(self, rel: str) -> Path:
+        self._ensure_staging()
+        target = self.staging / rel
+        parent = target.parent
+        if parent not in self._made_dirs:
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise BuildError(
+                    f"the output path {rel!r} runs through a file this build also writes: "
+                    "rename the slug or tag that produces it"
+                ) from None
+            real = os.path.realpath(parent)
+            if real != str(self.staging) and not real.startswith(str(self.staging) + os.sep):
+                raise BuildError(f"refusing to write {rel!r}: it resolves outside the output")
+            for ancestor in (parent, *parent.parents):
+                if ancestor in self._made_dirs:
+                    break
+                self._made_dirs.add(ancestor)
+        return target
+
+    def _stage_bytes(self, rel: str, data: bytes) -> None:
+        target = self._parent(rel)
+        try:
+            with open(target, "xb") as handle:
+                handle.write(data)
+        except IsADirectoryError:
+            raise BuildError(
+                f"the output path {rel!r} is also a folder of this build: rename the slug or "
+                "tag that produces it"
+            ) from None
+        except FileExistsError:
+            raise BuildError(f"the output path {rel!r} was produced twice in one build") from None
+        except OSError as error:
+            raise BuildError(f"cannot write {rel!r} into the output: {error.strerror}") from None
+
+    # --- commit ------------------------------------------------------------------
+
+    def commit(self) -> WriteResult:
+        """Swap the new site in (or leave the output untouched when nothing changed)."""
+        if not self._open or self._committed:
+            raise BuildError("the output writer is not open: this is a bug in sitegen")
+        new_manifest = Manifest(self._new)
+        removed = sorted(set(self._previous.files) - set(self._new))
+        result = WriteResult(
+            written=sorted(self._written),
+            unchanged=sorted(self._reused),
+            removed=removed,
+        )
+        manifest_bytes = new_manifest.to_bytes()
+        unchanged_tree = (
+            not self._staged
+            and not removed
+            and self.output.is_dir()
+            and self._same_bytes(MANIFEST_NAME, manifest_bytes)
+        )
+        if unchanged_tree:
+            self._committed = True
+            return result
+        started = time.perf_counter()
+        self._ensure_staging()
+        for rel in sorted(self._reused):
+            place_file(self.output / rel, self._parent(rel))
+        replaced = self._carry_user_files()
+        if replaced:
+            shown = ", ".join(replaced[:5]) + (" ..." if len(replaced) > 5 else "")
+            log.warning("%d file(s) in the output that sitegen did not write were replaced by "
+                        "the new site: %s", len(replaced), shown)
+        (self.staging / MANIFEST_NAME).write_bytes(manifest_bytes)
+        exchange_dirs(self.staging, self.output, self.old)
+        self._committed = True
+        self._staged = False
+        shutil.rmtree(self.staging, ignore_errors=True)
+        log.debug("swapped the new output in (%.3f s)", time.perf_counter() - started)
+        result.touched_output = True
+        return result
+
+    def _carry_user_files(self) -> list[str]:
+        """Hard-link every file sitegen did not write from the old output into staging."""
+        if not self.output.is_dir():
+            return []
+        replaced: list[str] = []
+        for top, dirs, files in os.walk(self.output):
+            dirs.sort()
+            base = Path(top)
+            rel_dir = base.relative_to(self.output).as_posix()
+            prefix = "" if rel_dir == "." else rel_dir + "/"
+            links = [d for d in dirs if (base / d).is_symlink()]
+            dirs[:] = [d for d in dirs if d not in links]
+            if not dirs and not files and not links and prefix:
+                self._carry_empty_dir(prefix.rstrip("/"))
+            for name in sorted(files) + links:
+                rel = prefix + name
+                if rel in self._previous or (not prefix and name == MANIFEST_NAME):
+                    continue
+                if rel in self._new:
+                    replaced.append(rel)
+                    continue
+                try:
+                    place_file(base / name, self._parent(rel))
+                except BuildError:
+                    replaced.append(rel)
+        return replaced
+
+    def _carry_empty_dir(self, rel: str) -> None:
+        self._ensure_staging()
+        try:
+            (self.staging / rel).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            log.debug("could not keep the empty folder %s", rel)
+
+
+# --- file-system primitives (kept here: this is the only module that writes the output) ---
+
+_RENAME_EXCHANGE = 2
+
+
+def _renameat2_exchange(first: Path, second: Path) -> bool:
+    """Atomically exchange two paths with renameat2(RENAME_EXCHANGE); False if unsupported."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint]
+    at_fdcwd = -100
+    result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second),
+                       _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise BuildError(f"cannot swap the new output into {second}: {os.strerror(code)}")
+
+
+def exchange_dirs(staging: Path, output: Path, old: Path) -> None:
+    """Put *staging* at *output*; afterwards *staging* holds the previous tree (if any).
+
+    With renameat2 the exchange is one atomic step. Without it, the output is renamed
+    to *old* and staging into place; a kill between the two renames is repaired by
+    `recover_leftovers`, which puts *old* back.
+    """
+    try:
+        if not output.exists():
+            os.rename(staging, output)
+            return
+        if _renameat2_exchange(staging, output):
+            return
+        os.rename(output, old)
+        os.rename(staging, output)
+        os.rename(old, staging)
+    except OSError as error:
+        raise BuildError(f"cannot swap the new output into {output}: {error.strerror}") from None
+
+
+def recover_leftovers(output: Path, staging: Path, old: Path) -> None:
+    """Repair what a killed build left: restore a moved-away output, drop stale staging."""
+    if old.exists():
+        if not output.exists():
+            os.rename(old, output)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    if staging.exists() or staging.is_symlink():
+        if staging.is_dir() and not staging.is_symlink():
+            shutil.rmtree(staging, ignore_errors=True)
+        else:
+            staging.unlink()
+        log.debug("removed the staging folder of an interrupted build")
+
+
+def place_file(source: Path, target: Path) -> None:
+    """Hard-link *source* at *target* (symlinks are recreated, not followed).
+
+    Falls back to a copy that keeps the mtime where the file system has no hard links.
+    """
+    try:
+        if source.is_symlink():
+            os.symlink(os.readlink(source), target)
+            return
+        try:
+            os.link(source, target, follow_symlinks=False)
+        except OSError as error:
+            if error.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+                raise
+            shutil.copy2(source, target, follow_symlinks=False)
+    except (FileExistsError, IsADirectoryError, NotADirectoryError):
+        raise BuildError(f"{target.name} collides with a path of the new site") from None
+    except OSError as error:
+        raise BuildError(f"cannot carry {source} into the new output: {error.strerror}") from None
