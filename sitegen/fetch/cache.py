@@ -1,0 +1,138 @@
+"""The content cache: the last complete `Workspace`, kept beside site.toml.
+
+Role: load and save one JSON file (`content.json` in `config.cache_path`),
+stamped with a cache-format version, the sitegen version, the API url, the
+workspace id and the API version that produced it. Loading is one
+`model_validate_json` over the whole file (fast: thousands of articles in a
+fraction of a second). A corrupt, foreign (other url or workspace) or
+old-format file is discarded with a warning, never trusted. Saving is atomic
+(temporary file, fsync, `os.replace`), so a reader sees the old file or the new
+one, never half of one. It must never make requests, and never be written by
+anything but a sync that completed (the sync decides; this module only
+writes what it is given).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sitegen import __version__
+from sitegen.workspace import ApiVersion, Workspace
+
+log = logging.getLogger("sitegen.fetch")
+
+CACHE_FORMAT = 1
+CACHE_FILE = "content.json"
+
+
+class CacheFile(BaseModel):
+    """The on-disk shape of the cache."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: int
+    sitegen: str
+    api_url: str
+    workspace_id: str
+    api_version: ApiVersion
+    workspace: Workspace
+
+
+class ContentCache:
+    """The cache of one (API url, workspace) pair in one folder."""
+
+    def __init__(self, folder: Path, api_url: str, workspace_id: str) -> None:
+        self.folder = folder
+        self.api_url = api_url.rstrip("/")
+        self.workspace_id = workspace_id
+
+    @property
+    def path(self) -> Path:
+        return self.folder / CACHE_FILE
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def load(self) -> Workspace | None:
+        """The cached workspace, or None (with a warning when a file was there but unusable)."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            log.warning("cannot read the content cache %s (%s); fetching everything",
+                        self.path, error.strerror or type(error).__name__)
+            return None
+        try:
+            cached = CacheFile.model_validate_json(data)
+        except ValidationError:
+            log.warning("discarded the content cache %s: %s; fetching everything",
+                        self.path, _why_unreadable(data))
+            return None
+        if cached.format != CACHE_FORMAT:
+            log.warning("discarded the content cache %s: it has format %d, this sitegen uses %d; "
+                        "fetching everything", self.path, cached.format, CACHE_FORMAT)
+            return None
+        if cached.api_url.rstrip("/") != self.api_url or cached.workspace_id != self.workspace_id:
+            log.warning("discarded the content cache %s: it holds another workspace or service; "
+                        "fetching everything", self.path)
+            return None
+        if cached.workspace.info.id != self.workspace_id:
+            log.warning("discarded the content cache %s: its content belongs to another "
+                        "workspace; fetching everything", self.path)
+            return None
+        return cached.workspace
+
+    def save(self, workspace: Workspace) -> bool:
+        """Replace the cache atomically; a failure is a warning (the build can go on)."""
+        record = CacheFile(
+            format=CACHE_FORMAT,
+            sitegen=__version__,
+            api_url=self.api_url,
+            workspace_id=self.workspace_id,
+            api_version=workspace.api_version,
+            workspace=workspace,
+        )
+        payload = record.model_dump_json(exclude_none=False).encode("utf-8")
+        temporary: str | None = None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# the sitegen content cache: never commit it\n*\n",
+                                  encoding="utf-8")
+            handle, temporary = tempfile.mkstemp(prefix=".content.", suffix=".tmp",
+                                                 dir=self.folder)
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(payload)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, self.path)
+            temporary = None
+        except OSError as error:
+            log.warning("could not write the content cache %s (%s); the next build fetches "
+                        "again", self.path, error.strerror or type(error).__name__)
+            return False
+        finally:
+            if temporary is not None:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+        return True
+
+
+def _why_unreadable(data: bytes) -> str:
+    try:
+        raw = json.loads(data)
+    except ValueError:
+        return "it is not valid JSON (corrupt or cut short)"
+    if isinstance(raw, dict) and raw.get("format") != CACHE_FORMAT:
+        return f"it was written in another cache format ({raw.get('format')!r})"
+    return "its content does not match the cache format (corrupt or from another version)"

@@ -1,0 +1,313 @@
+"""The API client: the only place sitegen talks HTTP to the content service.
+
+Role: send authenticated JSON requests to `/api/v1` or `/api/v2`, bounded in
+concurrency (a semaphore that halves on 429 and creeps back up), in retries
+(exponential backoff with full jitter, honouring Retry-After and
+X-RateLimit-Reset, bounded in count and in seconds) and in total calls
+(`max_calls`), and turn every answer into a JSON object or one error of
+`sitegen.errors`. Every request is written to the `CallLedger`.
+
+It must never put the API key in a message, a log line, a repr or the ledger
+(the key only ever lives in request headers), never retry 401/402/403, and
+never decide what a 404 means (that is the sync's job: it gets `NotFound`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import time
+from types import TracebackType
+from typing import Any, Literal
+
+import httpx
+
+from sitegen import __version__
+from sitegen.errors import ApiError, AuthError, QuotaError, UnreachableError
+from sitegen.fetch.ledger import CallLedger, endpoint_template
+
+log = logging.getLogger("sitegen.fetch")
+
+Version = Literal["v1", "v2"]
+BACKOFF_BASE = 0.25  # seconds; attempt n sleeps uniform(0, min(BACKOFF_CAP, base * 2**n))
+BACKOFF_CAP = 8.0
+SERVER_WAIT_CAP = 30.0  # the longest Retry-After / X-RateLimit-Reset we are willing to honour
+_TRANSIENT_STATUS = {408, 425, 429}
+
+
+class NotFound(ApiError):
+    """404: the route or the record does not exist; the sync decides what that means."""
+
+    def __init__(self, endpoint: str) -> None:
+        super().__init__(f"{endpoint} answered 404 (not found)")
+        self.endpoint = endpoint
+
+
+class _AdaptiveLimit:
+    """A semaphore whose size halves on 429 (min 1) and grows back by one per full round."""
+
+    def __init__(self, maximum: int) -> None:
+        self.maximum = max(1, maximum)
+        self.limit = self.maximum
+        self.active = 0
+        self._streak = 0
+        self._condition = asyncio.Condition()
+
+    async def __aenter__(self) -> None:
+        async with self._condition:
+            await self._condition.wait_for(lambda: self.active < self.limit)
+            self.active += 1
+
+    async def __aexit__(self, *exc: object) -> None:
+        async with self._condition:
+            self.active -= 1
+            self._condition.notify_all()
+
+    def throttle(self) -> None:
+        self.limit = max(1, self.limit // 2)
+        self._streak = 0
+
+    def succeeded(self) -> None:
+        if self.limit >= self.maximum:
+            return
+        self._streak += 1
+        if self._streak >= self.limit:
+            self.limit += 1
+            self._streak = 0
+
+
+class _Transient(Exception):
+    """An answer worth retrying: 429, 5xx, a timeout, a reset, a body that is not JSON."""
+
+    def __init__(self, reason: str, wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+
+
+def _server_wait(response: httpx.Response) -> float | None:
+    """Seconds the server asked us to wait (Retry-After or X-RateLimit-Reset), if any."""
+    retry_after = response.headers.get("retry-after", "").strip()
+    if retry_after:
+        try:
+            return max(0.0, float(retry_after))
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(retry_after)
+            except (TypeError, ValueError):
+                when = None
+            if when is not None:
+                return max(0.0, when.timestamp() - time.time())
+    reset = response.headers.get("x-ratelimit-reset", "").strip()
+    if reset:
+        try:
+            value = float(reset)
+        except ValueError:
+            return None
+        if value > 1e12:  # epoch milliseconds
+            value = value / 1000.0 - time.time()
+        elif value > 1e9:  # epoch seconds
+            value -= time.time()
+        return max(0.0, value)
+    return None
+
+
+def _detail(response: httpx.Response) -> str:
+    """The service's own error text (`details`, `error`, `message`), cut short."""
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    if not isinstance(body, dict):
+        return ""
+    for name in ("details", "message", "error"):
+        value = body.get(name)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:200]
+    return ""
+
+
+class ApiClient:
+    """Async JSON client for one build: one `httpx.AsyncClient`, one ledger, one budget."""
+
+    def __init__(
+        self,
+        base_url: str,
+        key: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float = 10.0,
+        concurrency: int = 8,
+        retry_budget: float = 20.0,
+        max_retries: int = 5,
+        ledger: CallLedger | None = None,
+        max_calls: int | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.__key = key
+        self.timeout = timeout
+        self.retry_budget = retry_budget
+        self.max_retries = max_retries
+        self.ledger = ledger if ledger is not None else CallLedger()
+        self.max_calls = max_calls
+        self._started = 0
+        self._limit = _AdaptiveLimit(concurrency)
+        self._random = random.Random()
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            transport=transport,
+            timeout=timeout,
+            follow_redirects=True,
+            limits=httpx.Limits(max_connections=max(1, concurrency),
+                                max_keepalive_connections=max(1, concurrency)),
+            headers={"user-agent": f"sitegen/{__version__}", "accept": "application/json"},
+        )
+
+    def __repr__(self) -> str:
+        return f"ApiClient(base_url={self.base_url!r}, key='***')"
+
+    async def __aenter__(self) -> ApiClient:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    @property
+    def concurrency(self) -> int:
+        """The concurrency in effect now (lower than configured after 429s)."""
+        return self._limit.limit
+
+    # --- public verbs ------------------------------------------------------------
+
+    async def get_json(self, version: Version, path: str,
+                       params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await self._request("GET", version, path, params=params)
+
+    async def put_json(self, version: Version, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._request("PUT", version, path, body=body)
+
+    async def post_json(self, version: Version, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._request("POST", version, path, body=body)
+
+    # --- the machinery -------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self.__key, "***") if self.__key else text
+
+    def _headers(self, version: Version) -> dict[str, str]:
+        return {"x-api-key": f"Bearer {self.__key}" if version == "v1" else self.__key}
+
+    async def _request(self, method: str, version: Version, path: str, *,
+                       params: dict[str, Any] | None = None,
+                       body: dict[str, Any] | None = None) -> dict[str, Any]:
+        url = f"/api/{version}/{path.lstrip('/')}"
+        endpoint = endpoint_template(method, url)
+        loop = asyncio.get_running_loop()
+        start: float | None = None
+        attempt = 0
+        while True:
+            async with self._limit:
+                if self.max_calls is not None and self._started >= self.max_calls:
+                    raise QuotaError(
+                        f"--max-calls {self.max_calls} reached before {endpoint}: nothing was "
+                        "saved; raise --max-calls or run again later to continue"
+                    )
+                self._started += 1
+                if start is None:
+                    start = loop.time()
+                remaining = self.retry_budget - (loop.time() - start)
+                timeout = self.timeout if attempt == 0 else max(0.05, min(self.timeout, remaining))
+                try:
+                    result = await self._attempt(method, url, endpoint, version, attempt > 0,
+                                                 timeout, params, body)
+                except _Transient as failure:
+                    if failure.wait is not None or "429" in failure.reason:
+                        self._limit.throttle()
+                    reason, wait = failure.reason, failure.wait
+                else:
+                    self._limit.succeeded()
+                    return result
+            attempt += 1
+            elapsed = loop.time() - start
+            delay = self._backoff(attempt, wait)
+            if attempt > self.max_retries or elapsed + delay >= self.retry_budget:
+                raise UnreachableError(self._scrub(
+                    f"{endpoint} failed {attempt} time(s) in {elapsed:.1f} s ({reason}): "
+                    "check [api] url and your connection, or try again later"
+                ))
+            log.debug("retrying %s in %.2f s after: %s", endpoint, delay, self._scrub(reason))
+            await asyncio.sleep(delay)
+
+    def _backoff(self, attempt: int, wait: float | None) -> float:
+        jitter = self._random.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempt - 1)))
+        if wait is None:
+            return jitter
+        return min(wait, SERVER_WAIT_CAP) + jitter * 0.1
+
+    async def _attempt(self, method: str, url: str, endpoint: str, version: Version,
+                       retry: bool, timeout: float, params: dict[str, Any] | None,
+                       body: dict[str, Any] | None) -> dict[str, Any]:
+        try:
+            response = await self._http.request(
+                method, url, params=params, json=body, headers=self._headers(version),
+                timeout=timeout,
+            )
+        except httpx.TimeoutException:
+            self.ledger.record(endpoint, 0, retry=retry)
+            raise _Transient(f"no answer within {timeout:.1f} s") from None
+        except httpx.TransportError as error:
+            self.ledger.record(endpoint, 0, retry=retry)
+            raise _Transient(f"connection failed: {type(error).__name__}") from None
+        content = response.content
+        status = response.status_code
+        self.ledger.record(endpoint, status, retry=retry, size=len(content))
+        if 200 <= status < 300:
+            return self._decode(content, response.headers.get("content-type", ""), status)
+        if status == 401:
+            raise AuthError(
+                f"the service refused the API key (HTTP 401 on {endpoint}): check that the "
+                "variable named by [api] key_env holds a valid, unrevoked key for this workspace"
+            )
+        if status == 403:
+            raise AuthError(
+                f"the API key is not allowed here (HTTP 403 on {endpoint}): the key belongs to "
+                "another workspace; check [api] workspace and the key"
+            )
+        if status == 402:
+            raise QuotaError(
+                f"the workspace's monthly API quota is exhausted (HTTP 402 on {endpoint}): wait "
+                "for the monthly reset or upgrade the plan; the cache and site were kept"
+            )
+        if status == 404:
+            raise NotFound(endpoint)
+        if status in _TRANSIENT_STATUS:
+            raise _Transient(f"HTTP {status}", _server_wait(response) if status == 429 else None)
+        if status >= 500:
+            raise _Transient(f"HTTP {status}")
+        detail = self._scrub(_detail(response))
+        raise ApiError(
+            f"the service rejected {endpoint} (HTTP {status}{': ' + detail if detail else ''}): "
+            "check [api] workspace, or report it as a sitegen bug if the configuration is right"
+        )
+
+    @staticmethod
+    def _decode(content: bytes, content_type: str, status: int) -> dict[str, Any]:
+        if not content.strip():
+            if status == 204:
+                return {}
+            raise _Transient("an empty body instead of JSON")
+        try:
+            data = json.loads(content)
+        except ValueError:
+            kind = content_type.split(";", 1)[0].strip() or "no content type"
+            raise _Transient(f"a body that is not JSON ({kind})") from None
+        if not isinstance(data, dict):
+            raise _Transient(f"a JSON {type(data).__name__} instead of an object")
+        return data

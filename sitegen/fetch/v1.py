@@ -1,0 +1,80 @@
+"""Reading a workspace's structure through the v1 read API (the fallback).
+
+Role: one `GET /api/v1/workspaces/{id}` gives the workspace and its agents,
+each carrying its published articles (without bodies); bodies come from
+`GET /api/v1/articles/{id}`. v1 has no clusters, author identities, social
+posts or digest: those stay `None` and one warning says so. It must never
+fetch bodies itself (the sync decides which are needed) and never touch the
+cache.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from sitegen.fetch.client import ApiClient
+from sitegen.fetch.records import Agent, Article, WorkspaceInfo
+from sitegen.fetch.v2 import Structure, parse_records, unwrap
+
+log = logging.getLogger("sitegen.fetch")
+
+V1_GAPS_WARNING = ("the service answered through the v1 API, which has no clusters, author "
+                   "identities or social posts: those pages are left out")
+
+
+def _workspace_info(raw: Any, workspace_id: str) -> WorkspaceInfo:
+    if isinstance(raw, dict):
+        try:
+            return WorkspaceInfo.model_validate({"id": workspace_id, **raw})
+        except ValidationError:
+            pass
+    log.warning("the workspace record is malformed; using its id %s only", workspace_id)
+    return WorkspaceInfo(id=workspace_id)
+
+
+def structure_from_payload(payload: dict[str, Any], workspace_id: str) -> Structure:
+    """Turn the v1 workspace response into a `Structure` (pure; warnings for bad records)."""
+    info = _workspace_info(payload.get("workspace"), workspace_id)
+    raw_agents = payload.get("agents")
+    if not isinstance(raw_agents, list):
+        raw_agents = []
+    agents: list[Agent] = []
+    articles: list[Article] = []
+    seen: set[str] = set()
+    for position, raw in enumerate(raw_agents):
+        embedded = raw.get("articles") if isinstance(raw, dict) else None
+        bare = {k: v for k, v in raw.items() if k != "articles"} if isinstance(raw, dict) else raw
+        parsed = parse_records([bare], Agent, "agent", offset=position)
+        agent_id = parsed[0].id if parsed else None
+        agents.extend(parsed)
+        if not isinstance(embedded, list):
+            continue
+        owner = f"agent {agent_id}" if agent_id else f"agent #{position + 1}"
+        for article in parse_records(embedded, Article, f"article of {owner}"):
+            if article.id in seen:
+                continue
+            seen.add(article.id)
+            if article.agentId is None:
+                article.agentId = agent_id
+            if article.status is None:
+                article.status = "published"  # v1 embeds only published articles
+            if article.status == "published":
+                articles.append(article)
+    log.warning(V1_GAPS_WARNING)
+    return Structure(version="v1", info=info, agents=agents, articles=articles)
+
+
+async def read_structure(client: ApiClient, workspace_id: str) -> Structure:
+    """`GET /api/v1/workspaces/{id}`: workspace, agents and their published articles."""
+    payload = await client.get_json("v1", f"/workspaces/{workspace_id}")
+    return structure_from_payload(payload, workspace_id)
+
+
+async def read_article(client: ApiClient, workspace_id: str, article_id: str) -> dict[str, Any]:
+    """One article with content, blocks and meta (`GET /api/v1/articles/{id}`)."""
+    del workspace_id  # v1 scopes by key, not by path
+    payload = await client.get_json("v1", f"/articles/{article_id}")
+    return unwrap(payload, "article")

@@ -1,0 +1,285 @@
+"""Reading a workspace's structure through the v2 API, and the list walking both versions share.
+
+Role: walk the v2 list endpoints (workspace, agents, published articles,
+clusters and their articles, author identities and theirs, social posts,
+digest) into a `Structure`: typed records in listing order, article bodies only
+where the list items carried them. Pagination is bounded and de-duplicating;
+one bad record is skipped with a warning, never the whole listing. It must
+never fetch article bodies (the sync decides which are needed), never touch the
+cache, and never swallow a 401/402/403.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Awaitable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from sitegen.errors import ApiError, QuotaError
+from sitegen.fetch.client import ApiClient, NotFound, Version
+from sitegen.fetch.records import (
+    Agent,
+    Article,
+    AuthorIdentity,
+    Cluster,
+    DigestSettings,
+    Pagination,
+    SocialPost,
+    WorkspaceInfo,
+)
+from sitegen.workspace import ApiVersion
+
+log = logging.getLogger("sitegen.fetch")
+
+PAGE_LIMIT = 100
+PAGE_CAP = 1000  # never walk more pages than this, whatever the pagination says
+PUBLISHED = {"status": "published"}
+STABLE_ORDER = {"sortBy": "createdAt", "sortOrder": "asc"}
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class Listing:
+    """The raw items of one walked list endpoint; `complete` is False when paging was cut off."""
+
+    items: list[Any]
+    complete: bool = True
+    pages: int = 0
+
+
+@dataclass
+class Structure:
+    """Everything the list endpoints said, before any article detail request."""
+
+    version: ApiVersion
+    info: WorkspaceInfo
+    agents: list[Agent] = field(default_factory=list)
+    articles: list[Article] = field(default_factory=list)
+    articles_complete: bool = True
+    clusters: list[Cluster] | None = None
+    authors: list[AuthorIdentity] | None = None
+    social_posts: list[SocialPost] | None = None
+    digest: DigestSettings | None = None
+    digest_read: bool = False
+
+
+async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
+    """Run concurrently; on the first failure cancel the rest and raise that failure."""
+    tasks = [asyncio.ensure_future(item) for item in awaitables]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def items_of(payload: dict[str, Any], keys: tuple[str, ...]) -> list[Any]:
+    """The record list of a list response: the first of `keys`, else `data`, else any list."""
+    for key in (*keys, "data", "items", "results"):
+        value = payload.get(key)
+        if isinstance(value, list):
+            return value
+    for value in payload.values():
+        if isinstance(value, list):
+            return value
+    return []
+
+
+def unwrap(payload: dict[str, Any], key: str) -> dict[str, Any]:
+    """A single-record response: `{key: {...}}`, `{data: {...}}` or the bare record."""
+    for name in (key, "data"):
+        value = payload.get(name)
+        if isinstance(value, dict):
+            return value
+    return payload
+
+
+def parse_records(raw: list[Any], model: type[M], kind: str, offset: int = 0) -> list[M]:
+    """Validate each item on its own; a bad one is skipped with a warning naming it."""
+    records: list[M] = []
+    for position, item in enumerate(raw, start=offset + 1):
+        ident = item.get("id") if isinstance(item, dict) else None
+        name = f"{kind} {ident}" if isinstance(ident, str) and ident else f"{kind} #{position}"
+        if not isinstance(item, dict):
+            log.warning("skipped %s of the listing: it is not a JSON object", name)
+            continue
+        try:
+            records.append(model.model_validate(item))
+        except ValidationError as error:
+            problem = error.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"]) or "record"
+            log.warning("skipped %s: %s %s", name, where, problem["msg"].lower())
+    return records
+
+
+async def paginate(client: ApiClient, version: Version, path: str, keys: tuple[str, ...],
+                   params: dict[str, Any] | None = None, limit: int = PAGE_LIMIT) -> Listing:
+    """Walk a skip/limit list endpoint to its end, bounded and de-duplicated by id."""
+    listing = Listing(items=[])
+    seen: set[str] = set()
+    skip = 0
+    max_pages = PAGE_CAP
+    while True:
+        if listing.pages >= max_pages:
+            listing.complete = False
+            log.warning("stopped reading %s after %d pages: the listing does not end; "
+                        "records beyond them are not updated", path, listing.pages)
+            return listing
+        payload = await client.get_json(version, path, {**(params or {}), "skip": skip,
+                                                        "limit": limit})
+        listing.pages += 1
+        page = items_of(payload, keys)
+        try:
+            meta = Pagination.model_validate(payload.get("pagination") or {})
+        except ValidationError:
+            meta = Pagination()
+        if listing.pages == 1 and meta.totalCount is not None and meta.totalCount >= 0:
+            max_pages = min(PAGE_CAP, math.ceil(meta.totalCount / limit) + 2)
+        new = 0
+        for item in page:
+            ident = item.get("id") if isinstance(item, dict) else None
+            if isinstance(ident, str) and ident:
+                if ident in seen:
+                    continue
+                seen.add(ident)
+            listing.items.append(item)
+            new += 1
+        skip += len(page)
+        page_size = meta.limit if meta.limit and meta.limit > 0 else limit
+        if (not page or new == 0 or len(page) < min(page_size, limit)
+                or meta.hasNextPage is False
+                or (meta.totalPages is not None and meta.currentPage is not None
+                    and meta.currentPage >= meta.totalPages)
+                or (meta.totalPages is not None and listing.pages >= meta.totalPages)):
+            return listing
+
+
+# --- v2 proper ------------------------------------------------------------------------
+
+
+async def read_workspace(client: ApiClient, workspace_id: str) -> WorkspaceInfo:
+    """`GET /workspaces/{id}`; NotFound here means "no v2 at this address"."""
+    payload = await client.get_json("v2", f"/workspaces/{workspace_id}")
+    raw = unwrap(payload, "workspace")
+    try:
+        return WorkspaceInfo.model_validate({"id": workspace_id, **raw})
+    except ValidationError:
+        log.warning("the workspace record is malformed; using its id %s only", workspace_id)
+        return WorkspaceInfo(id=workspace_id)
+
+
+async def _optional_list(client: ApiClient, path: str, key: str, model: type[M],
+                         kind: str) -> list[M] | None:
+    try:
+        listing = await paginate(client, "v2", path, (key,), STABLE_ORDER)
+    except NotFound:
+        log.warning("the service has no %s listing (404 on %s): those pages are left out",
+                    kind, path)
+        return None
+    return parse_records(listing.items, model, kind)
+
+
+async def _digest(client: ApiClient, base: str) -> tuple[DigestSettings | None, bool]:
+    try:
+        payload = await client.get_json("v2", f"{base}/digest")
+    except QuotaError:
+        raise
+    except ApiError as error:
+        log.warning("could not read the digest settings (%s); the last known ones are kept",
+                    str(error).split(":")[0])
+        return None, False
+    try:
+        return DigestSettings.model_validate(unwrap(payload, "digest")), True
+    except ValidationError:
+        log.warning("the digest settings are malformed; the last known ones are kept")
+        return None, False
+
+
+async def _members(client: ApiClient, path: str) -> list[str]:
+    """Ids of the published articles of one cluster or author identity (404: none)."""
+    try:
+        listing = await paginate(client, "v2", path, ("articles",), {**PUBLISHED, **STABLE_ORDER})
+    except NotFound:
+        log.warning("%s vanished during the sync (404); its articles are not linked to it", path)
+        return []
+    return [item["id"] for item in listing.items
+            if isinstance(item, dict) and isinstance(item.get("id"), str)]
+
+
+def _published(articles: list[Article]) -> list[Article]:
+    """Keep the published ones; fill a missing status (the listing was filtered by it)."""
+    kept: list[Article] = []
+    for article in articles:
+        if article.status is None:
+            article.status = "published"
+        if article.status == "published":
+            kept.append(article)
+    return kept
+
+
+async def _link(client: ApiClient, base: str, articles: list[Article],
+                field_name: str, route: str, owners: Sequence[Cluster | AuthorIdentity]) -> None:
+    """Fill `clusterId` / `authorIdentityId` from per-owner listings where articles lack it."""
+    lacking = [a for a in articles if field_name not in a.model_fields_set]
+    if not lacking or not owners:
+        return
+    memberships = await gather_all(
+        _members(client, f"{base}/{route}/{owner.id}/articles") for owner in owners)
+    owner_of: dict[str, str] = {}
+    for owner, members in zip(owners, memberships, strict=True):
+        for article_id in members:
+            owner_of.setdefault(article_id, owner.id)
+    for article in lacking:
+        if article.id in owner_of:
+            setattr(article, field_name, owner_of[article.id])
+
+
+async def read_structure(client: ApiClient, info: WorkspaceInfo) -> Structure:
+    """Every v2 listing of the workspace, concurrently, then cluster and author membership."""
+    base = f"/workspaces/{info.id}"
+    agents = asyncio.ensure_future(
+        paginate(client, "v2", f"{base}/agents", ("agents",), STABLE_ORDER))
+    articles = asyncio.ensure_future(paginate(
+        client, "v2", f"{base}/articles", ("articles",), {**PUBLISHED, **STABLE_ORDER}))
+    clusters = asyncio.ensure_future(
+        _optional_list(client, f"{base}/clusters", "clusters", Cluster, "cluster"))
+    authors = asyncio.ensure_future(_optional_list(
+        client, f"{base}/author-identities", "authorIdentities", AuthorIdentity,
+        "author identity"))
+    posts = asyncio.ensure_future(_optional_list(
+        client, f"{base}/social-posts", "socialPosts", SocialPost, "social post"))
+    digest = asyncio.ensure_future(_digest(client, base))
+    await gather_all([agents, articles, clusters, authors, posts, digest])
+    structure = Structure(
+        version="v2",
+        info=info,
+        agents=parse_records(agents.result().items, Agent, "agent"),
+        articles=_published(parse_records(articles.result().items, Article, "article")),
+        articles_complete=articles.result().complete,
+        clusters=clusters.result(),
+        authors=authors.result(),
+        social_posts=posts.result(),
+    )
+    structure.digest, structure.digest_read = digest.result()
+    await gather_all([
+        _link(client, base, structure.articles, "clusterId", "clusters",
+              structure.clusters or []),
+        _link(client, base, structure.articles, "authorIdentityId", "author-identities",
+              structure.authors or []),
+    ])
+    return structure
+
+
+async def read_article(client: ApiClient, workspace_id: str, article_id: str) -> dict[str, Any]:
+    """One article with its body (`GET /workspaces/{id}/articles/{articleId}`)."""
+    payload = await client.get_json("v2", f"/workspaces/{workspace_id}/articles/{article_id}")
+    return unwrap(payload, "article")
