@@ -36,6 +36,7 @@ BACKOFF_BASE = 0.25  # seconds; attempt n sleeps uniform(0, min(BACKOFF_CAP, bas
 BACKOFF_CAP = 8.0
 SERVER_WAIT_CAP = 30.0  # the longest Retry-After / X-RateLimit-Reset we are willing to honour
 _TRANSIENT_STATUS = {408, 425, 429}
+_sleep = asyncio.sleep  # the retry pause; tests replace it to observe the delays
 
 
 class NotFound(ApiError):
@@ -238,12 +239,15 @@ class ApiClient:
             elapsed = loop.time() - start
             delay = self._backoff(attempt, wait)
             if attempt > self.max_retries or elapsed + delay >= self.retry_budget:
+                if wait is not None and attempt <= self.max_retries:
+                    reason += (f"; the service asked to wait {wait:.0f} s, beyond the "
+                               f"{self.retry_budget:.0f} s retry budget")
                 raise UnreachableError(self._scrub(
                     f"{endpoint} failed {attempt} time(s) in {elapsed:.1f} s ({reason}): "
                     "check [api] url and your connection, or try again later"
                 ))
             log.debug("retrying %s in %.2f s after: %s", endpoint, delay, self._scrub(reason))
-            await asyncio.sleep(delay)
+            await _sleep(delay)
 
     def _backoff(self, attempt: int, wait: float | None) -> float:
         jitter = self._random.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempt - 1)))
@@ -290,7 +294,8 @@ class ApiClient:
         if status in _TRANSIENT_STATUS:
             raise _Transient(f"HTTP {status}", _server_wait(response) if status == 429 else None)
         if status >= 500:
-            raise _Transient(f"HTTP {status}")
+            reason = self._scrub(_detail(response))
+            raise _Transient(f"HTTP {status}{': ' + reason if reason else ''}")
         detail = self._scrub(_detail(response))
         raise ApiError(
             f"the service rejected {endpoint} (HTTP {status}{': ' + detail if detail else ''}): "
