@@ -1,0 +1,62 @@
+"""The shapes in which each API version shows a stored record.
+
+Role: project a stored record (the full database form of
+demo-workspace-format.md) onto the field set of one response form. v1 forms
+follow the tables of the v1 reference exactly: L (list item), S (single),
+A (per-agent article list), W (inside the workspace response). A field the data
+lacks stays absent (never invented as null), as a document store would answer.
+
+v2 record fields are "not shown" in its reference; this emulator assumes:
+- article list items (every v2 article list) carry every stored field EXCEPT
+  `content`, `blocks` and `meta`; the single-article endpoint carries every
+  field, including `clusterId` and `authorIdentityId`;
+- agents, clusters, author identities and social posts carry every stored field
+  in both list and single form;
+- the workspace endpoint gives `{id, name}` only, as the reference says.
+This module must never change the records it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+Record = dict[str, Any]
+
+AGENT_L = (
+    "id", "workspaceId", "name", "description", "status", "executionMode", "schedule", "model",
+    "language", "isActive", "createdAt", "updatedAt",
+)
+AGENT_S = (*AGENT_L, "prompt", "createdBy", "updatedBy")
+AGENT_W = (*AGENT_L, "tone")
+
+ARTICLE_A = (
+    "id", "workspaceId", "agentId", "title", "slug", "description", "status", "language",
+    "model", "tone", "tags", "createdAt", "updatedAt",
+)
+ARTICLE_W = ARTICLE_A
+ARTICLE_L = (*ARTICLE_A, "createdBy", "updatedBy")
+ARTICLE_S = (*ARTICLE_L, "content", "blocks", "meta")
+
+WORKSPACE_V1 = (
+    "id", "ownerId", "name", "description", "plan", "isActive", "createdAt", "updatedAt",
+)
+WORKSPACE_V2 = ("id", "name")
+
+ARTICLE_V2_HIDDEN_IN_LISTS = frozenset({"content", "blocks", "meta"})
+
+
+def project(record: Record, fields: Sequence[str]) -> Record:
+    """The fields of `record` named in `fields`, in that order; absent ones stay absent."""
+    return {name: record[name] for name in fields if name in record}
+
+
+def v2_article_item(record: Record) -> Record:
+    """An article as the v2 list endpoints show it: everything but the body."""
+    return {name: value for name, value in record.items()
+            if name not in ARTICLE_V2_HIDDEN_IN_LISTS}
+
+
+def v2_full(record: Record) -> Record:
+    """A record as a v2 single-record endpoint shows it: every stored field."""
+    return dict(record)

@@ -1,0 +1,103 @@
+"""`sitegen emulate`: the emulator served over real HTTP with uvicorn.
+
+Role: read the workspace JSON (`--data FILE`, else the bundled demo), bind the
+socket (port 0 picks a free one), print one line saying where the emulator
+listens, log each request compactly and stop cleanly on Ctrl-C. A port in use or
+an unreadable data file is a `ConfigError` naming it and the fix. It must never
+print the `--key` value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import logging
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from sitegen.emulator.app import create_app
+from sitegen.emulator.demo import load_demo
+from sitegen.emulator.faults import Faults
+from sitegen.emulator.query import is_object_id
+from sitegen.errors import ConfigError
+
+logger = logging.getLogger("sitegen.emulator")
+
+
+def read_data(path: str | None) -> dict[str, Any]:
+    """The workspace JSON of `--data`, or the bundled demo; ConfigError naming a bad file."""
+    if path is None:
+        return load_demo()
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"--data file {path} does not exist; pass a workspace JSON file "
+                          "or leave --data out to serve the demo workspace") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"--data file {path} cannot be read ({error.__class__.__name__}); "
+                          "pass a readable UTF-8 workspace JSON file") from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise ConfigError(f"--data file {path} is not valid JSON ({error}); fix the file or "
+                          "generate one with `python -m sitegen.emulator.generator`") from None
+    workspace = data.get("workspace") if isinstance(data, dict) else None
+    if not isinstance(workspace, dict) or not is_object_id(workspace.get("id")):
+        raise ConfigError(f"--data file {path} has no 'workspace' object with a 24-hex 'id'; "
+                          "see demo-workspace-format.md for the format")
+    return dict(data)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port; ConfigError when the port is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} on {host} is already in use; pass --port 0 to pick "
+                              "a free port, or another --port") from None
+        raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror}); pass another "
+                          "--host or --port") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(host: str, port: int) -> str:
+    """The base URL a client uses for host:port."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def emulate_command(options: argparse.Namespace) -> int:
+    """Run the emulator until Ctrl-C; returns the exit status."""
+    data = read_data(options.data)
+    faults = Faults(latency_ms=options.latency, fail_rate=options.fail_rate,
+                    rate_limit_every=options.rate_limit_every, quota=options.quota,
+                    no_v2=options.no_v2, seed=options.seed)
+    app = create_app(data, key=options.key, faults=faults, log_requests=True)
+    sock = bind(options.host, options.port)
+    port = sock.getsockname()[1]
+    workspace = data["workspace"]
+    print(f'emulating workspace {workspace.get("id")} "{workspace.get("name", "")}" at '
+          f"{url_of(options.host, port)} (v1 + v2)", flush=True)
+    config = uvicorn.Config(app, log_config=None, access_log=False, log_level="warning",
+                            lifespan="off")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    print("emulator stopped", file=sys.stderr, flush=True)
+    return 0

@@ -1,0 +1,129 @@
+"""The emulator's live state: one workspace's records, the call counter, posted events.
+
+Role: hold the workspace JSON a `create_app` was given (deep-copied, so tests
+can mutate it freely), index it by id, count every request per route template,
+keep accepted analytics events and the current digest, and offer the mutation
+helpers tests use to play the service changing between two syncs. It must never
+do I/O or know about HTTP.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sitegen.emulator.faults import Faults
+
+Record = dict[str, Any]
+
+COLLECTIONS = ("agents", "clusters", "authorIdentities", "articles", "socialPosts")
+
+
+def format_timestamp(moment: datetime) -> str:
+    """ISO 8601 UTC with milliseconds and a Z, the service's timestamp form."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def _parse(stamp: Any) -> datetime | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def later_than(previous: Any) -> str:
+    """Now, or one millisecond after `previous` when that is later: a strictly newer stamp."""
+    now = datetime.now(UTC)
+    before = _parse(previous)
+    if before is not None and before >= now:
+        now = before + timedelta(milliseconds=1)
+    return format_timestamp(now)
+
+
+class EmulatorState:
+    """Everything one emulator app knows and remembers; `app.state.emulator`."""
+
+    def __init__(
+        self, data: dict[str, Any], faults: Faults | None = None, *, key: str | None = None
+    ) -> None:
+        if not isinstance(data, dict) or not isinstance(data.get("workspace"), dict):
+            raise ValueError("workspace data must be a JSON object with a 'workspace' object")
+        data = copy.deepcopy(data)
+        self.workspace: Record = data["workspace"]
+        self.collections: dict[str, list[Record]] = {
+            name: [item for item in data.get(name) or [] if isinstance(item, dict)]
+            for name in COLLECTIONS
+        }
+        digest = data.get("digest")
+        self.digest: Record | None = digest if isinstance(digest, dict) else None
+        self.faults: Faults = faults if faults is not None else Faults()
+        self.calls: Counter[str] = Counter()
+        self.analytics_events: list[Record] = []
+        self.key = key
+        """The only API key accepted, or None for any non-empty key. Never log it."""
+        self.requests = 0
+        """API requests so far (preflights excluded): drives quota and rate limits."""
+        self.rate_window = 0
+        self.rate_window_count = 0
+
+    @property
+    def workspace_id(self) -> str:
+        return str(self.workspace.get("id", ""))
+
+    def records(self, collection: str) -> list[Record]:
+        """The stored records of `collection`, in data order (not a copy: do not mutate)."""
+        return self.collections[collection]
+
+    def find(self, collection: str, record_id: str) -> Record | None:
+        """The record of `collection` with this id, or None."""
+        for record in self.collections[collection]:
+            if record.get("id") == record_id:
+                return record
+        return None
+
+    def articles_of(self, field: str, value: str) -> Iterator[Record]:
+        """Articles whose `field` (agentId, clusterId, authorIdentityId) is `value`."""
+        return (a for a in self.collections["articles"] if a.get(field) == value)
+
+    # --- mutation helpers (tests play the service changing between syncs) -------
+
+    def update_article(self, article_id: str, **fields: Any) -> None:
+        """Change fields of an article; `updatedAt` moves forward unless given."""
+        article = self.find("articles", article_id)
+        if article is None:
+            raise KeyError(f"no article {article_id!r} in the emulated workspace")
+        previous = article.get("updatedAt")
+        article.update(copy.deepcopy(fields))
+        if "updatedAt" not in fields:
+            article["updatedAt"] = later_than(previous)
+
+    def delete_article(self, article_id: str) -> None:
+        """Remove an article, as a deletion in the service would."""
+        articles = self.collections["articles"]
+        kept = [a for a in articles if a.get("id") != article_id]
+        if len(kept) == len(articles):
+            raise KeyError(f"no article {article_id!r} in the emulated workspace")
+        articles[:] = kept
+
+    def add_article(self, record: dict[str, Any]) -> None:
+        """Add an article record (database form); its id must be new."""
+        article_id = record.get("id")
+        if not isinstance(article_id, str) or not article_id:
+            raise ValueError("an added article needs a string id")
+        if self.find("articles", article_id) is not None:
+            raise ValueError(f"article {article_id!r} already exists in the emulated workspace")
+        article = copy.deepcopy(record)
+        article.setdefault("workspaceId", self.workspace_id)
+        self.collections["articles"].append(article)
+
+    def total_calls(self) -> int:
+        """Every request counted so far, preflights included."""
+        return sum(self.calls.values())

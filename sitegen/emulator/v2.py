@@ -1,0 +1,221 @@
+"""Handlers of the emulated Workspace API v2 (`/api/v2/workspaces/{workspaceId}`).
+
+Role: answer every endpoint of the v2 reference from the emulator's state: the
+workspace `{id, name}`, agents, articles, clusters, author identities and social
+posts (lists `{<plural>: [...], pagination}`, the agent / cluster / author
+article lists `{articles: [...], pagination}`, single records `{agent}`,
+`{article}`, `{cluster}`, `{authorIdentity}`, `{socialPost}`), digest GET / PUT
+and analytics POST. Lists default to limit 20 (1..100, else 400); articles and
+agents sort by createdAt, clusters, author identities and social posts by
+updatedAt, descending by default (the article and order defaults are "not
+shown": this is our assumption). Record forms are in `forms.py`. Handlers must
+never change records other than the digest and the analytics log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from sitegen.emulator import filters, forms, store
+from sitegen.emulator.query import ApiProblem, Query, check_id
+from sitegen.emulator.state import EmulatorState, Record, later_than
+from sitegen.fetch.records import AnalyticsEvent, DigestUpdate
+
+logger = logging.getLogger("sitegen.emulator")
+M = TypeVar("M", bound=BaseModel)
+
+# collection key in the data → (path id name, response key, not-found message)
+SINGLE = {
+    "agents": ("agentId", "agent", "Agent not found"),
+    "articles": ("articleId", "article", "Article not found"),
+    "clusters": ("clusterId", "cluster", "Cluster not found"),
+    "authorIdentities": ("authorIdentityId", "authorIdentity", "Author identity not found"),
+}
+
+
+def _query(request: Request) -> Query:
+    return Query(request.query_params, "v2")
+
+
+def _one(request: Request, state: EmulatorState, collection: str) -> Record:
+    id_name, _, missing = SINGLE[collection]
+    record_id = check_id(id_name, request.path_params[id_name])
+    record = state.find(collection, record_id)
+    if record is None:
+        raise ApiProblem(404, missing, f"No record {record_id} in this workspace.")
+    return record
+
+
+def _articles(request: Request, state: EmulatorState, scope: tuple[str, Any] | None,
+              *, with_cluster: bool = True, with_agent: bool = True) -> dict[str, Any]:
+    query = _query(request)
+    skip, limit = query.page(20)
+    field, descending = query.sort(filters.V2_ARTICLE_SORT, "createdAt")
+    tests = filters.article_filters(query, with_cluster=with_cluster, with_agent=with_agent)
+    if scope is not None:
+        tests.insert(0, store.equals(*scope))
+    page, paging = store.select(state.records("articles"), tests, field, descending, skip, limit)
+    return {"articles": [forms.v2_article_item(a) for a in page], "pagination": paging}
+
+
+async def get_workspace(request: Request, state: EmulatorState) -> dict[str, Any]:
+    return {"workspace": forms.project(state.workspace, forms.WORKSPACE_V2)}
+
+
+async def list_agents(request: Request, state: EmulatorState) -> dict[str, Any]:
+    query = _query(request)
+    skip, limit = query.page(20)
+    field, descending = query.sort(filters.V2_AGENT_SORT, "createdAt")
+    page, paging = store.select(state.records("agents"), filters.agent_filters(query),
+                                field, descending, skip, limit)
+    return {"agents": [forms.v2_full(a) for a in page], "pagination": paging}
+
+
+async def get_agent(request: Request, state: EmulatorState) -> dict[str, Any]:
+    return {"agent": forms.v2_full(_one(request, state, "agents"))}
+
+
+async def agent_articles(request: Request, state: EmulatorState) -> dict[str, Any]:
+    agent = _one(request, state, "agents")
+    return _articles(request, state, ("agentId", agent.get("id")), with_agent=False)
+
+
+async def list_articles(request: Request, state: EmulatorState) -> dict[str, Any]:
+    return _articles(request, state, None)
+
+
+async def get_article(request: Request, state: EmulatorState) -> dict[str, Any]:
+    return {"article": forms.v2_full(_one(request, state, "articles"))}
+
+
+async def list_clusters(request: Request, state: EmulatorState) -> dict[str, Any]:
+    query = _query(request)
+    skip, limit = query.page(20)
+    field, descending = query.sort(filters.V2_NAMED_SORT, "updatedAt")
+    page, paging = store.select(state.records("clusters"), filters.cluster_filters(query, state),
+                                field, descending, skip, limit)
+    return {"clusters": [forms.v2_full(c) for c in page], "pagination": paging}
+
+
+async def get_cluster(request: Request, state: EmulatorState) -> dict[str, Any]:
+    return {"cluster": forms.v2_full(_one(request, state, "clusters"))}
+
+
+async def cluster_articles(request: Request, state: EmulatorState) -> dict[str, Any]:
+    cluster = _one(request, state, "clusters")
+    return _articles(request, state, ("clusterId", cluster.get("id")), with_cluster=False)
+
+
+async def list_authors(request: Request, state: EmulatorState) -> dict[str, Any]:
+    query = _query(request)
+    skip, limit = query.page(20)
+    field, descending = query.sort(filters.V2_NAMED_SORT, "updatedAt")
+    page, paging = store.select(state.records("authorIdentities"), filters.author_filters(query),
+                                field, descending, skip, limit)
+    return {"authorIdentities": [forms.v2_full(a) for a in page], "pagination": paging}
+
+
+async def get_author(request: Request, state: EmulatorState) -> dict[str, Any]:
+    return {"authorIdentity": forms.v2_full(_one(request, state, "authorIdentities"))}
+
+
+async def author_articles(request: Request, state: EmulatorState) -> dict[str, Any]:
+    author = _one(request, state, "authorIdentities")
+    return _articles(request, state, ("authorIdentityId", author.get("id")))
+
+
+async def list_social_posts(request: Request, state: EmulatorState) -> dict[str, Any]:
+    query = _query(request)
+    skip, limit = query.page(20)
+    field, descending = query.sort(filters.V2_SOCIAL_SORT, "updatedAt")
+    page, paging = store.select(state.records("socialPosts"), filters.social_filters(query),
+                                field, descending, skip, limit)
+    return {"socialPosts": [forms.v2_full(p) for p in page], "pagination": paging}
+
+
+async def get_social_post(request: Request, state: EmulatorState) -> dict[str, Any]:
+    slug = request.path_params["postSlug"].strip()
+    if not slug:
+        raise ApiProblem(400, "Invalid postSlug", "postSlug must be a non-empty string.")
+    matches = sorted((p for p in state.records("socialPosts") if p.get("slug") == slug),
+                     key=store.sort_key("createdAt"))
+    if not matches:
+        raise ApiProblem(404, "Social post not found", f"No social post with slug {slug[:80]!r}.")
+    return {"socialPost": forms.v2_full(matches[0])}
+
+
+async def get_digest(request: Request, state: EmulatorState) -> dict[str, Any]:
+    if state.digest is None:
+        raise ApiProblem(404, "Digest settings not found",
+                         "This workspace has no digest settings yet; PUT them first.")
+    return {"digest": dict(state.digest)}
+
+
+async def _json_body(request: Request, model: type[M]) -> tuple[M, Record]:
+    """The request body validated by `model`, and the raw object; 400 as the reference says."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise ApiProblem(400, "Invalid request body", "Content-Type must be application/json.")
+    try:
+        raw = json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError):
+        raise ApiProblem(400, "Invalid JSON body", "The body is not valid JSON.") from None
+    if not isinstance(raw, dict):
+        raise ApiProblem(400, "Invalid request body", "The body must be a JSON object.")
+    try:
+        return model.model_validate(raw), raw
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in issue['loc']) or 'body'}: {issue['msg']}"
+            for issue in error.errors(include_url=False, include_input=False)
+        )
+        raise ApiProblem(400, "Invalid request body", problems) from None
+
+
+async def put_digest(request: Request, state: EmulatorState) -> dict[str, Any]:
+    update, _ = await _json_body(request, DigestUpdate)
+    previous = state.digest or {}
+    digest: Record = {**previous, "workspaceId": state.workspace_id}
+    digest.update(update.model_dump(mode="json", include=update.model_fields_set))
+    stamp = later_than(previous.get("updatedAt"))
+    digest.setdefault("createdAt", stamp)
+    digest["updatedAt"] = stamp
+    state.digest = digest
+    return {"digest": dict(digest)}
+
+
+async def post_analytics(request: Request, state: EmulatorState) -> JSONResponse:
+    event, raw = await _json_body(request, AnalyticsEvent)
+    state.analytics_events.append(raw)
+    page = event.page
+    logger.info("analytics event: %s %s (visitor %s)", page.type if page else "-",
+                page.path if page else "-", event.visitorId[:12])
+    return JSONResponse({"analytics": {"inserted": True}}, status_code=201)
+
+
+ROUTES: list[tuple[str, str, Callable[[Request, EmulatorState], Awaitable[Any]]]] = [
+    ("GET", "", get_workspace),
+    ("GET", "/agents", list_agents),
+    ("GET", "/agents/{agentId}", get_agent),
+    ("GET", "/agents/{agentId}/articles", agent_articles),
+    ("GET", "/articles", list_articles),
+    ("GET", "/articles/{articleId}", get_article),
+    ("GET", "/clusters", list_clusters),
+    ("GET", "/clusters/{clusterId}", get_cluster),
+    ("GET", "/clusters/{clusterId}/articles", cluster_articles),
+    ("GET", "/author-identities", list_authors),
+    ("GET", "/author-identities/{authorIdentityId}", get_author),
+    ("GET", "/author-identities/{authorIdentityId}/articles", author_articles),
+    ("GET", "/social-posts", list_social_posts),
+    ("GET", "/social-posts/{postSlug}", get_social_post),
+    ("GET", "/digest", get_digest),
+    ("PUT", "/digest", put_digest),
+    ("POST", "/analytics", post_analytics),
+]
