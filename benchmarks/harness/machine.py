@@ -1,0 +1,66 @@
+"""Describe the machine a benchmark ran on (for the JSON results).
+
+Role: read-only facts: CPU count and model, RAM, OS, Python, Hugo and sitegen
+versions, the git commit. It must never fail the run: an unknown fact is None.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+def _proc_field(path: str, name: str) -> str | None:
+    try:
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == name:
+                return value.strip()
+    except OSError:
+        return None
+    return None
+
+
+def _command(*args: str, cwd: Path | None = None) -> str | None:
+    try:
+        done = subprocess.run(list(args), capture_output=True, text=True, timeout=20, cwd=cwd,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = done.stdout.strip()
+    return text.splitlines()[0] if done.returncode == 0 and text else None
+
+
+def hugo_version() -> str | None:
+    """`hugo version`'s first line, or None when hugo is not on the PATH."""
+    return _command("hugo", "version") if shutil.which("hugo") else None
+
+
+def machine_info(repo: Path) -> dict[str, Any]:
+    """Facts about this host and checkout, for the JSON results."""
+    memory = _proc_field("/proc/meminfo", "MemTotal")
+    ram_gib = round(int(memory.split()[0]) / 1024 / 1024, 1) if memory else None
+    try:
+        affinity: int | None = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = None
+    try:
+        from sitegen import __version__
+
+        sitegen_version: str | None = __version__
+    except ImportError:
+        sitegen_version = None
+    return {
+        "nproc": affinity or os.cpu_count(),
+        "cpu_model": _proc_field("/proc/cpuinfo", "model name"),
+        "ram_gib": ram_gib,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "hugo": hugo_version(),
+        "sitegen": sitegen_version,
+        "commit": _command("git", "rev-parse", "--short", "HEAD", cwd=repo),
+    }

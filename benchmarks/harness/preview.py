@@ -1,0 +1,132 @@
+"""The preview step: save a template, time until the served page shows the change.
+
+Role: drive `sitegen serve --port 0` as a subprocess (its URL is read from its
+output), override the theme's base template in the site's `templates/`, then, for
+each run, write a new marker into that template and poll the served home page
+until the marker appears. Measured at the demo size (`--demo`) and on a warm site of
+the sync size (`--offline`). It must never leave a server running.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+
+from benchmarks.harness.measure import StepFailed
+from benchmarks.harness.sites import Bench, bench_env, sitegen, stop
+from benchmarks.harness.stats import Row, Target
+
+URL_PATTERN = re.compile(r"http://(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)")
+TEMPLATE_CANDIDATES = ("base.html", "layout.html", "index.html")
+POLL_SECONDS = 0.01
+
+
+def theme_template() -> tuple[str, str]:
+    """(name, text) of the built-in default theme's base template."""
+    folder = resources.files("sitegen") / "themes" / "default" / "templates"
+    for name in TEMPLATE_CANDIDATES:
+        candidate = folder / name
+        if candidate.is_file():
+            return name, candidate.read_text(encoding="utf-8")
+    raise StepFailed("the built-in default theme has no base template "
+                     f"({', '.join(TEMPLATE_CANDIDATES)}) to edit")
+
+
+def with_marker(template: str, marker: str) -> str:
+    """*template* with an HTML comment carrying *marker* just before `</body>`."""
+    comment = f"<!-- bench {marker} -->"
+    if "</body>" in template:
+        return template.replace("</body>", comment + "</body>", 1)
+    return template + comment
+
+
+def fetch(url: str) -> str:
+    """The body of *url*, or '' when the server is not answering (yet)."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback)
+            return str(response.read().decode("utf-8", "replace"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return ""
+
+
+def wait_for(url: str, marker: str, start: float, timeout: float) -> float:
+    """Seconds from *start* (a perf_counter) until the page at *url* contains *marker*."""
+    while time.perf_counter() - start < timeout:
+        if marker in fetch(url):
+            return time.perf_counter() - start
+        time.sleep(POLL_SECONDS)
+    raise StepFailed(f"the served page did not show the template change within {timeout:.0f} s")
+
+
+@contextmanager
+def serving(args: list[str], cwd: Path, timeout: float) -> Iterator[str]:
+    """`sitegen serve ARGS --port 0` in *cwd*; yields its base URL once it answers."""
+    process = subprocess.Popen(sitegen("serve", *args, "--host", "127.0.0.1", "--port", "0"),
+                               cwd=cwd, env=bench_env(), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines: list[str] = []
+    found = threading.Event()
+
+    def _read() -> None:
+        assert process.stdout is not None
+        for raw in process.stdout:
+            lines.append(raw.decode("utf-8", "replace"))
+            if URL_PATTERN.search(lines[-1]):
+                found.set()
+
+    threading.Thread(target=_read, daemon=True).start()
+    try:
+        if not found.wait(timeout):
+            tail = "".join(lines[-3:]).strip().replace("\n", " | ")
+            raise StepFailed(f"sitegen serve printed no http://127.0.0.1:PORT URL within "
+                             f"{timeout:.0f} s ({tail or 'no output'})")
+        match = next(m for m in map(URL_PATTERN.search, lines) if m)
+        url = f"http://127.0.0.1:{match.group(1)}/"
+        deadline = time.monotonic() + timeout
+        while not fetch(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise StepFailed("sitegen serve stopped answering before the first edit")
+            time.sleep(0.05)
+        yield url
+    finally:
+        stop(process)
+
+
+def measure_edits(site: Path, args: list[str], runs: int, timeout: float) -> list[float]:
+    """Serve *site*, edit its base template *runs* times (+1 warm-up); seconds per edit."""
+    name, original = theme_template()
+    template = site / "templates" / name
+    template.parent.mkdir(parents=True, exist_ok=True)
+    template.write_text(with_marker(original, "start"), encoding="utf-8")
+    times: list[float] = []
+    with serving(args, site, timeout) as url:
+        for run in range(runs + 1):
+            marker = f"edit-{run}-{time.monotonic_ns()}"
+            start = time.perf_counter()
+            template.write_text(with_marker(original, marker), encoding="utf-8")
+            seen = wait_for(url, marker, start, timeout)
+            if run:  # the first edit warms the watcher and the template cache
+                times.append(seen)
+            time.sleep(0.3)
+    return times
+
+
+def step_preview(bench: Bench) -> None:
+    """4. Template saved → rebuilt output served, at the demo size and at the sync size."""
+    demo = bench.work / "preview-demo"
+    demo.mkdir(exist_ok=True)
+    bench.rows.append(Row("preview", "template save → page served, demo", "s",
+                          measure_edits(demo, ["--demo"], bench.runs, 60),
+                          Target("<", 0.5, " s")))
+    site = bench.warm_site(bench.sync_articles)
+    bench.rows.append(Row("preview", f"template save → page served, {bench.sync_articles} art.",
+                          "s", measure_edits(site.config.parent, ["--offline"], bench.runs, 180),
+                          Target("<", 3.0, " s")))

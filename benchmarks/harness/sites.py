@@ -1,0 +1,205 @@
+"""Prepare what the steps measure: workspaces, emulators, site folders and warm caches.
+
+Role: everything a step needs before its stopwatch starts. Workspaces come from the
+emulator's generator (`python -m sitegen.emulator.generator`), served over real HTTP
+by `sitegen emulate` as a separate process; each site is a `site.toml` in its own
+folder under the run's temporary directory. It must never write inside the
+repository, and the API key it hands sitegen is a throwaway value for the emulator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness.measure import StepFailed, last_line, run_process
+from benchmarks.harness.stats import Row
+
+SITEGEN = [sys.executable, "-m", "sitegen"]
+KEY_ENV = "SITEGEN_API_KEY"
+
+
+def sitegen(*args: str) -> list[str]:
+    """The command line for `sitegen ARGS` with this interpreter."""
+    return [*SITEGEN, *args]
+
+
+def bench_env() -> dict[str, str]:
+    """The environment for sitegen processes: a throwaway key the emulator accepts."""
+    env = {k: v for k, v in os.environ.items() if k != "SITEGEN_ANALYTICS_KEY"}
+    env[KEY_ENV] = "bench-emulator-key"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise StepFailed(f"sitegen emulate exited with status {process.returncode} "
+                             "before it listened")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise StepFailed(f"sitegen emulate did not listen on port {port} within {timeout:.0f} s")
+
+
+def stop(process: subprocess.Popen[Any], grace: float = 5.0) -> None:
+    """Stop a process this harness started: SIGINT, then SIGTERM, then SIGKILL."""
+    for signal_number in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        if process.poll() is not None:
+            return
+        process.send_signal(signal_number)
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def emulator(data: Path, *, port: int, latency_ms: float, log: Path) -> Iterator[str]:
+    """`sitegen emulate` over *data* on *port*; yields the base URL, stops it on exit."""
+    with log.open("ab") as sink:
+        process = subprocess.Popen(
+            sitegen("emulate", "--data", str(data), "--port", str(port),
+                    "--latency", f"{latency_ms:g}", "-q"),
+            stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=bench_env())
+    try:
+        _wait_for_port(port, process, timeout=120)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
+
+
+SITE_TOML = """\
+[site]
+title = "Benchmark"
+url = "https://bench.example.test/"
+per_page = 10
+output = "_site"
+
+[api]
+url = "{api_url}"
+workspace = "{workspace}"
+concurrency = {concurrency}
+
+[analytics]
+enabled = false
+"""
+
+
+def write_site(root: Path, *, api_url: str, workspace_id: str, concurrency: int) -> Path:
+    """A fresh site folder with a `site.toml` for the emulator; returns the config path."""
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    config = root / "site.toml"
+    config.write_text(SITE_TOML.format(api_url=api_url, workspace=workspace_id,
+                                       concurrency=concurrency), encoding="utf-8")
+    return config
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """The build report sitegen wrote, or StepFailed naming the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise StepFailed(f"cannot read the build report {path.name} ({error})") from None
+    if not isinstance(data, dict):
+        raise StepFailed(f"the build report {path.name} is not a JSON object")
+    return data
+
+
+def pages_written(report: dict[str, Any]) -> int:
+    """`pages.written` from a build report (0 when absent)."""
+    pages = report.get("pages")
+    return int(pages.get("written", 0)) if isinstance(pages, dict) else 0
+
+
+@dataclass
+class Site:
+    """A site folder whose cache was filled from an emulator on a fixed port."""
+
+    config: Path
+    data: Path
+    port: int
+    articles: int
+
+    @property
+    def output(self) -> Path:
+        return self.config.parent / "_site"
+
+
+@dataclass
+class Bench:
+    """Shared state of one benchmark run: options, generated data, warm sites, results."""
+
+    work: Path
+    runs: int
+    articles: int
+    sync_articles: int
+    latency_ms: float
+    concurrency: int
+    seed: int = 0
+    rows: list[Row] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    _data: dict[int, Path] = field(default_factory=dict)
+    _sites: dict[int, Site] = field(default_factory=dict)
+
+    def log(self, name: str) -> Path:
+        return self.work / f"{name}.log"
+
+    def data(self, articles: int) -> Path:
+        """The generated workspace JSON with *articles* articles (made once per size)."""
+        if articles not in self._data:
+            path = self.work / f"workspace-{articles}.json"
+            run_process([sys.executable, "-m", "sitegen.emulator.generator", "--articles",
+                         str(articles), "--seed", str(self.seed), "-o", str(path)],
+                        label=f"generate a workspace of {articles} articles", timeout=600)
+            self._data[articles] = path
+        return self._data[articles]
+
+    def workspace(self, articles: int) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.data(articles).read_text(encoding="utf-8"))
+        return data
+
+    def workspace_id(self, articles: int) -> str:
+        return str(self.workspace(articles)["workspace"]["id"])
+
+    def warm_site(self, articles: int) -> Site:
+        """A site of *articles* articles with a full cache and output (built once, no latency)."""
+        if articles not in self._sites:
+            data, port = self.data(articles), free_port()
+            config = write_site(self.work / f"site-{articles}", api_url=f"http://127.0.0.1:{port}",
+                                workspace_id=self.workspace_id(articles),
+                                concurrency=self.concurrency)
+            with emulator(data, port=port, latency_ms=0, log=self.log(f"emulator-{articles}")):
+                sample = run_process(sitegen("build", "-c", str(config), "-q"),
+                                     label=f"warm the cache of {articles} articles",
+                                     env=bench_env(), timeout=900)
+            if not (config.parent / "_site" / "index.html").is_file():
+                raise StepFailed(f"the warm-up build of {articles} articles wrote no index.html "
+                                 f"({last_line(sample.output) or 'no output'})")
+            self._sites[articles] = Site(config, data, port, articles)
+        return self._sites[articles]

@@ -1,0 +1,217 @@
+"""The build benchmark steps: cold sync, full build, rebuilds, and the A/B against Hugo.
+
+Role: each `step_*` function measures one thing as whole `sitegen` (or `hugo`)
+processes, several runs, and appends `Row`s to the `Bench`. A step raises
+`StepFailed` (one sentence naming what broke) and the runner moves on to the next
+step. It must never compare figures it did not measure in this run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness.measure import Sample, StepFailed, run_process
+from benchmarks.harness.sites import (
+    Bench,
+    bench_env,
+    emulator,
+    free_port,
+    pages_written,
+    read_report,
+    sitegen,
+    write_site,
+)
+from benchmarks.harness.stats import Row, Target
+from benchmarks.hugo.content import write_hugo_site
+
+RSS_LIMIT_MB = 400.0
+
+
+def _build(config: Path, label: str, *args: str, report: Path | None = None
+           ) -> tuple[Sample, dict[str, Any]]:
+    extra = ["--report", str(report)] if report is not None else []
+    sample = run_process(sitegen("build", "-c", str(config), "-q", *args, *extra),
+                         label=label, env=bench_env(), timeout=900)
+    return sample, (read_report(report) if report is not None else {})
+
+
+def step_sync(bench: Bench) -> None:
+    """1. Cold sync + build over real HTTP with added latency, against the ideal time."""
+    n, latency = bench.sync_articles, bench.latency_ms
+    data, port = bench.data(n), free_port()
+    walls: list[float] = []
+    calls: list[float] = []
+    ratios: list[float] = []
+    report: dict[str, Any] = {}
+    with emulator(data, port=port, latency_ms=latency, log=bench.log("emulator-sync")) as url:
+        for run in range(bench.runs):
+            config = write_site(bench.work / f"sync-{run}", api_url=url,
+                                workspace_id=bench.workspace_id(n),
+                                concurrency=bench.concurrency)
+            sample, report = _build(config, f"cold sync + build #{run + 1}",
+                                    report=config.parent / "report.json")
+            total = _total_calls(report)
+            ideal = total * latency / 1000.0 / bench.concurrency
+            walls.append(sample.wall)
+            calls.append(float(total))
+            ratios.append(sample.wall / ideal if ideal else float("inf"))
+    label = f"cold sync+build {n} art., {latency:g} ms"
+    api = report.get("api", {})
+    bench.details["sync_calls_by_endpoint"] = api.get("calls", {}) if isinstance(api, dict) else {}
+    bench.details["sync_timings"] = report.get("timings", {})
+    bench.rows.append(Row("sync", f"{label}: wall", "s", walls))
+    bench.rows.append(Row("sync", f"{label}: requests", "", calls,
+                          note=f"concurrency {bench.concurrency}"))
+    bench.rows.append(Row("sync", f"{label}: wall ÷ (req×lat÷conc)", "×", ratios,
+                          Target("<=", 1.3, "×")))
+
+
+def _total_calls(report: dict[str, Any]) -> int:
+    api = report.get("api")
+    if not isinstance(api, dict):
+        raise StepFailed("the build report has no 'api' section, so requests cannot be counted")
+    if isinstance(api.get("total"), int):
+        return int(api["total"])
+    calls = api.get("calls")
+    return sum(int(v) for v in calls.values()) if isinstance(calls, dict) else 0
+
+
+def full_build_rows(bench: Bench, step: str, n: int, samples: list[Sample],
+                    pages: int, suffix: str = "") -> None:
+    """Wall, CPU, peak RSS and ms/page rows for full builds of *n* articles."""
+    label = f"full build {n} art.{suffix}"
+    bench.rows.append(Row(step, f"{label}: wall", "s", [s.wall for s in samples]))
+    bench.rows.append(Row(step, f"{label}: CPU", "s", [s.cpu for s in samples]))
+    bench.rows.append(Row(step, f"{label}: peak RSS", "MB", [s.rss_mb for s in samples],
+                          Target("<", RSS_LIMIT_MB, " MB")))
+    if pages:
+        bench.rows.append(Row(step, f"{label}: per page", "ms",
+                              [s.wall * 1000 / pages for s in samples], note=f"{pages} pages"))
+
+
+def _full_build(bench: Bench, n: int, run: int) -> tuple[Sample, int]:
+    site = bench.warm_site(n)
+    shutil.rmtree(site.output, ignore_errors=True)
+    report = site.config.parent / "report-full.json"
+    sample, data = _build(site.config, f"full build of {n} articles #{run + 1}", "--offline",
+                          report=report)
+    return sample, pages_written(data) or _count_pages(site.output)
+
+
+def _count_pages(output: Path) -> int:
+    return sum(1 for _ in output.rglob("*.html")) if output.is_dir() else 0
+
+
+def step_full(bench: Bench) -> None:
+    """2. Full build from a warm cache (`--offline`, output removed first) at two sizes."""
+    sizes = sorted({bench.sync_articles, bench.articles})
+    for n in sizes:
+        samples, pages = [], 0
+        for run in range(bench.runs):
+            sample, pages = _full_build(bench, n, run)
+            samples.append(sample)
+        full_build_rows(bench, "full", n, samples, pages)
+
+
+def _hugo_build(source: Path, dest: Path, run: int) -> Sample:
+    shutil.rmtree(dest, ignore_errors=True)
+    return run_process(["hugo", "--quiet", "--source", str(source), "--destination", str(dest)],
+                       label=f"hugo build #{run + 1}", timeout=900)
+
+
+def step_hugo(bench: Bench) -> None:
+    """5. The same published articles through Hugo, A/B alternated with sitegen's full build."""
+    if shutil.which("hugo") is None:
+        raise StepFailed("hugo is not on the PATH (Debian: apt-get install hugo); skipped")
+    n = bench.articles
+    source, dest = bench.work / "hugo-src", bench.work / "hugo-out"
+    written = write_hugo_site(bench.workspace(n), source, per_page=10)
+    ours: list[Sample] = []
+    theirs: list[Sample] = []
+    pages = 0
+    for run in range(bench.runs):
+        if run % 2 == 0:
+            sample, pages = _full_build(bench, n, run)
+            ours.append(sample)
+            theirs.append(_hugo_build(source, dest, run))
+        else:
+            theirs.append(_hugo_build(source, dest, run))
+            sample, pages = _full_build(bench, n, run)
+            ours.append(sample)
+    hugo_pages = _count_pages(dest)
+    full_build_rows(bench, "hugo", n, ours, pages, " (A/B)")
+    label = f"hugo build {n} art."
+    bench.rows.append(Row("hugo", f"{label}: wall", "s", [s.wall for s in theirs],
+                          note=f"{written} articles, {hugo_pages} pages"))
+    bench.rows.append(Row("hugo", f"{label}: CPU", "s", [s.cpu for s in theirs]))
+    bench.rows.append(Row("hugo", f"{label}: peak RSS", "MB", [s.rss_mb for s in theirs]))
+    bench.rows.append(Row("hugo", f"sitegen ÷ hugo, full build {n} art.", "×",
+                          [a.wall / b.wall for a, b in zip(ours, theirs, strict=True)],
+                          Target("<=", 1.0, "×"), note="per A/B pair"))
+    bench.details["hugo_full_wall"] = [s.wall for s in theirs]
+    bench.details["hugo_pages"] = hugo_pages
+
+
+def _edited_copy(data: Path, dest: Path, run: int) -> str:
+    """Copy the workspace with one published article's body changed; returns its id."""
+    workspace = json.loads(data.read_text(encoding="utf-8"))
+    published = [a for a in workspace["articles"] if a.get("status") == "published"]
+    if not published:
+        raise StepFailed("the generated workspace has no published article to change")
+    article = published[len(published) // 2]
+    article["content"] = (article.get("content") or "") + (
+        f"\n\nBenchmark edit number {run + 1}: one more paragraph.\n")
+    stamps = [a.get("updatedAt") or "" for a in workspace["articles"]]
+    article["updatedAt"] = _later(max(stamps), run + 1)
+    dest.write_text(json.dumps(workspace), encoding="utf-8")
+    return str(article["id"])
+
+
+def _later(stamp: str, seconds: int) -> str:
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def step_rebuild(bench: Bench) -> None:
+    """3. No-change rebuilds (offline and with re-sync) and a one-article-changed rebuild.
+
+    The change is made where it happens in real life: in the service. The emulator is
+    restarted on the same port over a copy of the workspace in which one published
+    article's body and `updatedAt` changed, and `sitegen build` re-syncs and rebuilds.
+    """
+    n = bench.articles
+    site = bench.warm_site(n)
+    report = site.config.parent / "report-rebuild.json"
+    _build(site.config, "rebuild warm-up", "--offline")
+    offline, synced, changed = [], [], []
+    notes: dict[str, list[int]] = {"offline": [], "synced": [], "changed": []}
+    for run in range(bench.runs):
+        sample, data = _build(site.config, f"no-change rebuild #{run + 1}", "--offline",
+                              report=report)
+        offline.append(sample.wall)
+        notes["offline"].append(pages_written(data))
+    with emulator(site.data, port=site.port, latency_ms=0, log=bench.log("emulator-rebuild")):
+        for run in range(bench.runs):
+            sample, data = _build(site.config, f"no-change re-sync #{run + 1}", report=report)
+            synced.append(sample.wall)
+            notes["synced"].append(pages_written(data))
+    for run in range(bench.runs):
+        edited = bench.work / f"workspace-{n}-edit-{run}.json"
+        _edited_copy(site.data, edited, run)
+        with emulator(edited, port=site.port, latency_ms=0, log=bench.log("emulator-rebuild")):
+            sample, data = _build(site.config, f"one-changed rebuild #{run + 1}", report=report)
+        changed.append(sample.wall)
+        notes["changed"].append(pages_written(data))
+    bench.details["rebuild_pages_written"] = notes
+    label = f"{n} art."
+    bench.rows.append(Row("rebuild", f"no-change rebuild --offline {label}", "s", offline,
+                          note=f"pages written {max(notes['offline'])}"))
+    bench.rows.append(Row("rebuild", f"no-change rebuild + re-sync {label}", "s", synced,
+                          note=f"pages written {max(notes['synced'])}"))
+    bench.rows.append(Row("rebuild", f"one-changed rebuild + re-sync {label}", "s", changed,
+                          Target("<", 1.0, " s"),
+                          note=f"pages written {min(notes['changed'])}–{max(notes['changed'])}"))

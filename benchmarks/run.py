@@ -1,0 +1,168 @@
+"""Benchmark sitegen against its targets and against Hugo, as whole processes.
+
+Role: the one command (`python benchmarks/run.py --articles 4000`) that generates
+workspaces with the emulator's generator in a temporary folder, runs each step
+(cold sync over HTTP with latency, full build, rebuilds, preview, Hugo A/B) several
+times, prints one table of medians with min–max beside each target, and writes the
+same as JSON with a description of the machine. A step that fails prints one line
+naming it and the others still run. It must never write generated data inside the
+repository (only the JSON results file), and never leave a process running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ first, not the repo
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.harness.machine import machine_info  # noqa: E402
+from benchmarks.harness.measure import StepFailed  # noqa: E402
+from benchmarks.harness.preview import step_preview  # noqa: E402
+from benchmarks.harness.sites import Bench  # noqa: E402
+from benchmarks.harness.stats import Row, Target, format_table, row_json  # noqa: E402
+from benchmarks.harness.steps import step_full, step_hugo, step_rebuild, step_sync  # noqa: E402
+
+#: Steps in the order they run (the Hugo A/B before the rebuilds edit the 4,000 cache).
+STEPS: dict[str, Callable[[Bench], None]] = {
+    "sync": step_sync,
+    "full": step_full,
+    "hugo": step_hugo,
+    "rebuild": step_rebuild,
+    "preview": step_preview,
+}
+QUICK = {"articles": 400, "sync_articles": 200, "runs": 1}
+DEFAULTS = {"articles": 4000, "sync_articles": 1000, "runs": 3}
+NO_CHANGE_SPEEDUP = 10.0
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="benchmarks/run.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--articles", type=int, help="articles for full/rebuild/Hugo (4000)")
+    parser.add_argument("--sync-articles", type=int,
+                        help="articles for the cold sync, the small full build and preview (1000)")
+    parser.add_argument("--runs", type=int, help="runs per measurement (3)")
+    parser.add_argument("--only", metavar="NAMES",
+                        help=f"comma-separated steps among {', '.join(STEPS)}")
+    parser.add_argument("--json", metavar="FILE", default=str(REPO / "benchmarks" / "results"
+                                                              / "latest.json"))
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run of about a minute (400/200 articles, 1 run)")
+    parser.add_argument("--latency", type=float, default=50.0, metavar="MS",
+                        help="latency the emulator adds in the cold-sync step (50)")
+    parser.add_argument("--concurrency", type=int, default=8, help="[api] concurrency (8)")
+    parser.add_argument("--seed", type=int, default=0, help="generator seed (0)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    options = parser.parse_args(argv)
+    for key, value in (QUICK if options.quick else DEFAULTS).items():
+        if getattr(options, key) is None:
+            setattr(options, key, value)
+    if options.runs < 1 or options.articles < 1 or options.sync_articles < 1:
+        parser.error("--runs, --articles and --sync-articles must be at least 1")
+    options.steps = parse_only(options.only, parser)
+    return options
+
+
+def parse_only(only: str | None, parser: argparse.ArgumentParser) -> list[str]:
+    """The steps to run, in run order."""
+    if not only:
+        return list(STEPS)
+    wanted = {name.strip() for name in only.split(",") if name.strip()}
+    unknown = wanted - set(STEPS)
+    if unknown:
+        parser.error(f"unknown step(s) {', '.join(sorted(unknown))}; choose among "
+                     f"{', '.join(STEPS)}")
+    return [name for name in STEPS if name in wanted]
+
+
+def derived_rows(rows: Sequence[Row]) -> list[Row]:
+    """Rows computed from other rows: Hugo's full build ÷ sitegen's no-change rebuild."""
+    hugo = next((r for r in rows if r.step == "hugo" and r.label.startswith("hugo build")
+                 and r.label.endswith(": wall")), None)
+    rebuild = next((r for r in rows if r.label.startswith("no-change rebuild --offline")), None)
+    if hugo is None or rebuild is None:
+        return []
+    hugo_median = hugo.summary.median
+    return [Row("rebuild", "hugo full ÷ no-change rebuild", "×",
+                [hugo_median / value for value in rebuild.values],
+                Target(">=", NO_CHANGE_SPEEDUP, "×"), note="per rebuild run")]
+
+
+def run_steps(bench: Bench, steps: Sequence[str]) -> list[tuple[str, str]]:
+    """Run *steps*; a failing step is reported in one line and the next one still runs."""
+    failures: list[tuple[str, str]] = []
+    for name in steps:
+        started = time.perf_counter()
+        print(f"== {name} ...", file=sys.stderr, flush=True)
+        try:
+            STEPS[name](bench)
+        except StepFailed as error:
+            failures.append((name, str(error)))
+        except Exception as error:  # noqa: BLE001 (a harness bug must not lose the table)
+            detail = traceback.format_exception_only(type(error), error)[-1].strip()
+            failures.append((name, f"unexpected error: {detail}"))
+        status = "FAILED: " + failures[-1][1] if failures and failures[-1][0] == name else "ok"
+        print(f"== {name} {status} ({time.perf_counter() - started:.1f} s)", file=sys.stderr,
+              flush=True)
+    return failures
+
+
+def results_json(options: argparse.Namespace, bench: Bench, failures: Sequence[tuple[str, str]],
+                 elapsed: float) -> dict[str, Any]:
+    return {
+        "machine": machine_info(REPO),
+        "options": {"articles": options.articles, "sync_articles": options.sync_articles,
+                    "runs": options.runs, "latency_ms": options.latency,
+                    "concurrency": options.concurrency, "seed": options.seed,
+                    "steps": options.steps, "quick": options.quick},
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - elapsed)),
+        "elapsed_s": round(elapsed, 1),
+        "rows": [row_json(row) for row in bench.rows],
+        "failures": [{"step": step, "message": message} for step, message in failures],
+        "details": bench.details,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = parse_args(sys.argv[1:] if argv is None else argv)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="sitegen-bench-") as tmp:
+        work = Path(tmp)
+        bench = Bench(work=work, runs=options.runs, articles=options.articles,
+                      sync_articles=options.sync_articles, latency_ms=options.latency,
+                      concurrency=options.concurrency, seed=options.seed)
+        try:
+            failures = run_steps(bench, options.steps)
+        except KeyboardInterrupt:
+            failures = [("run", "interrupted; the table below is partial")]
+        if options.keep:
+            kept = Path(tempfile.mkdtemp(prefix="sitegen-bench-kept-"))
+            shutil.copytree(work, kept, dirs_exist_ok=True, symlinks=True)
+            print(f"kept the work folder as {kept}", file=sys.stderr)
+    bench.rows.extend(derived_rows(bench.rows))
+    elapsed = time.perf_counter() - started
+    print(format_table(bench.rows, failures))
+    calls = bench.details.get("sync_calls_by_endpoint")
+    if calls:
+        print("cold-sync requests by endpoint: " + ", ".join(f"{k} {v}" for k, v in calls.items()))
+    print(f"total {elapsed:.0f} s")
+    target = Path(options.json)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(results_json(options, bench, failures, elapsed), indent=2,
+                                 ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"results written to {target}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""The benchmark harness's pure parts: Hugo content, statistics, the table, process measurement.
+
+These are fast checks that `benchmarks/run.py` measures and reports what it claims;
+the benchmark itself is a script that prints figures, never a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.harness.measure import StepFailed, last_line, run_process  # noqa: E402
+from benchmarks.harness.preview import with_marker  # noqa: E402
+from benchmarks.harness.stats import Row, Target, format_table, row_json, summarize  # noqa: E402
+from benchmarks.hugo.content import (  # noqa: E402
+    assign_slugs,
+    front_matter,
+    is_published,
+    toml_string,
+    write_hugo_site,
+)
+from benchmarks.run import derived_rows, parse_only  # noqa: E402
+
+
+def _article(i: int, **changes: Any) -> dict[str, Any]:
+    article: dict[str, Any] = {
+        "id": f"{i:024x}", "title": f"Article {i}", "slug": f"article-{i}",
+        "description": f"About {i}", "content": f"# Heading {i}\n\nBody *{i}*.\n",
+        "status": "published", "tags": ["common", f"tag-{i}"],
+        "createdAt": f"2024-03-{i + 1:02d}T08:00:00.000Z",
+        "updatedAt": f"2024-04-{i + 1:02d}T08:00:00.000Z",
+    }
+    article.update(changes)
+    return article
+
+
+def _five() -> dict[str, Any]:
+    return {"articles": [
+        _article(0),
+        _article(1, slug="article-0", title='Quote " and \\ backslash'),
+        _article(2, status="draft"),
+        _article(3, slug="../../etc", tags=[], meta={"tags": ["from-meta"]}),
+        _article(4, slug="", title="", content="only a body"),
+        _article(5, status="archived"),
+    ]}
+
+
+def _front(path: Path) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    head = text.split("+++\n")[1]
+    return tomllib.loads(head)
+
+
+def test_hugo_content_has_only_published_articles_with_front_matter(tmp_path: Path) -> None:
+    written = write_hugo_site(_five(), tmp_path / "site", per_page=10)
+    posts = sorted((tmp_path / "site" / "content" / "posts").glob("*.md"))
+    assert written == 4
+    assert [p.stem for p in posts] == [f"{i:024x}" for i in (0, 1, 3, 4)]
+    first = _front(posts[0])
+    assert first == {"title": "Article 0", "date": "2024-03-01T08:00:00.000Z",
+                     "lastmod": "2024-04-01T08:00:00.000Z", "slug": "article-0",
+                     "description": "About 0", "tags": ["common", "tag-0"]}
+    assert posts[0].read_text(encoding="utf-8").endswith("# Heading 0\n\nBody *0*.\n\n")
+    second = _front(posts[1])
+    assert second["title"] == 'Quote " and \\ backslash'
+    assert second["slug"] == "article-0-2"  # duplicate slug resolved as sitegen does
+    assert _front(posts[2])["slug"] == "etc" and _front(posts[2])["tags"] == ["from-meta"]
+    assert _front(posts[3])["slug"] == f"{4:024x}"  # no slug, no title: from the id
+    config = tomllib.loads((tmp_path / "site" / "config.toml").read_text(encoding="utf-8"))
+    assert config["paginate"] == 10 and config["permalinks"] == {"posts": "/:slug/"}
+    assert (tmp_path / "site" / "layouts" / "_default" / "single.html").is_file()
+
+
+@pytest.mark.parametrize("value", ["plain", 'q"uote', "back\\slash", "line\nbreak\ttab",
+                                   "bell\x07del\x7f", "ünïcødé ✓ 😀"])
+def test_toml_string_round_trips(value: str) -> None:
+    assert tomllib.loads(f"x = {toml_string(value)}")["x"] == value
+
+
+def test_slugs_are_unique_and_avoid_reserved_names() -> None:
+    articles = [_article(i, slug=s) for i, s in enumerate(["tags", "a", "a", "A!", "page"])]
+    slugs = [slug for slug, _ in assign_slugs(articles)]
+    assert slugs == ["tags-2", "a", "a-2", "a-3", "page-2"]
+    assert not is_published(_article(9, title="", content="  "))
+    assert "tags = []" in front_matter(_article(8, tags=None), "x")
+
+
+@pytest.mark.skipif(shutil.which("hugo") is None, reason="hugo is not installed")
+def test_hugo_builds_the_minimal_layout_set(tmp_path: Path) -> None:
+    articles = [_article(i, slug=f"post-{i}") for i in range(12)]
+    write_hugo_site({"articles": articles}, tmp_path / "src", per_page=10)
+    subprocess.run(["hugo", "--quiet", "--source", str(tmp_path / "src"), "--destination",
+                    str(tmp_path / "out")], check=True, timeout=120, capture_output=True)
+    out = tmp_path / "out"
+    assert (out / "post-11" / "index.html").is_file()
+    assert (out / "page" / "2" / "index.html").is_file()  # 12 articles at 10 per page
+    assert (out / "tags" / "common" / "page" / "2" / "index.html").is_file()
+    assert (out / "tags" / "index.html").is_file() and (out / "404.html").is_file()
+    assert (out / "index.xml").read_text(encoding="utf-8").count("<item>") == 12
+    assert not (out / "tags" / "common" / "index.xml").exists()  # RSS only at the root
+    home = (out / "index.html").read_text(encoding="utf-8")
+    assert home.count('<li><a href="/post-') == 10
+
+
+def test_summary_is_median_with_min_and_max() -> None:
+    summary = summarize([3.0, 1.0, 2.0, 10.0])
+    assert (summary.median, summary.low, summary.high, summary.n) == (2.5, 1.0, 10.0, 4)
+    assert summarize([7.0]).median == 7.0
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_targets_and_table() -> None:
+    assert Target("<=", 1.0).met(1.0) and not Target("<", 1.0).met(1.0)
+    assert Target(">=", 10.0).met(12.0) and not Target(">=", 10.0).met(9.9)
+    rows = [Row("full", "full build: wall", "s", [2.0, 1.5, 4.0], Target("<", 3.0, " s")),
+            Row("full", "full build: peak RSS", "MB", [512.0, 530.0, 500.0],
+                Target("<", 400.0, " MB")),
+            Row("sync", "requests", "", [1234.0])]
+    table = format_table(rows, [("hugo", "hugo is not on the PATH")])
+    lines = table.splitlines()
+    assert lines[0].split()[:3] == ["step", "measure", "median"]
+    assert "2.00 s" in lines[2] and "1.50–4.00" in lines[2] and lines[2].rstrip().endswith("pass")
+    assert "512 MB" in lines[3] and "MISS" in lines[3] and "< 400 MB" in lines[3]
+    assert "1234" in lines[4] and "–" not in lines[4]
+    assert lines[-1] == "FAILED hugo: hugo is not on the PATH"
+    data = row_json(rows[1])
+    assert data["pass"] is False and data["median"] == 512.0 and data["values"] == [512.0, 530.0,
+                                                                                    500.0]
+
+
+def test_derived_no_change_speedup_row() -> None:
+    rows = [Row("hugo", "hugo build 4000 art.: wall", "s", [3.0, 2.0, 4.0]),
+            Row("rebuild", "no-change rebuild --offline 4000 art.", "s", [0.5, 0.1])]
+    (row,) = derived_rows(rows)
+    assert row.values == [6.0, 30.0] and row.verdict == "pass"
+    assert derived_rows(rows[1:]) == []
+
+
+def test_only_keeps_run_order_and_refuses_unknown_steps() -> None:
+    parser = argparse.ArgumentParser()
+    assert parse_only("preview,sync", parser) == ["sync", "preview"]
+    assert parse_only(None, parser)[0] == "sync"
+    with pytest.raises(SystemExit):
+        parse_only("sync,nope", parser)
+
+
+def test_run_process_measures_the_child_and_reports_failures() -> None:
+    sample = run_process([sys.executable, "-c", "b = bytearray(64 * 1024 * 1024); print('hi')"],
+                         label="alloc")
+    assert sample.output.strip() == "hi"
+    assert sample.rss_mb > 64 and sample.wall > 0 and sample.cpu > 0
+    with pytest.raises(StepFailed, match=r"^boom: exited with status 3: error: the cause$"):
+        run_process([sys.executable, "-c",
+                     "import sys; print('noise'); print('error: the cause', file=sys.stderr); "
+                     "sys.exit(3)"], label="boom")
+    with pytest.raises(StepFailed, match="timed out"):
+        run_process([sys.executable, "-c", "import time; time.sleep(30)"], label="slow",
+                    timeout=0.5)
+    assert last_line("a\n\nb \n\n") == "b"
+
+
+def test_marker_goes_before_body_end() -> None:
+    assert with_marker("<body>x</body>", "m1") == "<body>x<!-- bench m1 --></body>"
+    assert with_marker("{% block x %}{% endblock %}", "m2").endswith("<!-- bench m2 -->")
