@@ -11,7 +11,9 @@ asks.
 from __future__ import annotations
 
 from sitegen.emulator.app import create_app
+from sitegen.emulator.demo import load_demo
 from sitegen.emulator.faults import Faults
+from sitegen.emulator.generator import generate_workspace
 from sitegen.emulator.state import EmulatorState
 
-__all__ = ["EmulatorState", "Faults", "create_app"]
+__all__ = ["EmulatorState", "Faults", "create_app", "generate_workspace", "load_demo"]

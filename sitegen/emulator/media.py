@@ -1,0 +1,46 @@
+"""Media files of the bundled demo workspace, served where its records point.
+
+Role: the demo's image URLs are `/media/demo/<name>` on the service; this serves
+those files from the packaged `sitegen/emulator/data/media/` folder (read with
+`importlib.resources`, so it works from a wheel). Media needs no key and is not
+an API call (no quota, no faults). Only plain file names are served, so a
+request can never reach outside that folder. It must never write anything.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+from importlib import resources
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from sitegen.emulator.state import EmulatorState
+
+MEDIA_PATH = "/media/demo/{name}"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_TYPES = {".svg": "image/svg+xml", ".webp": "image/webp", ".avif": "image/avif"}
+
+
+def _read(name: str) -> bytes | None:
+    resource = resources.files("sitegen.emulator").joinpath("data", "media", name)
+    try:
+        return resource.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+async def media_file(request: Request) -> Response:
+    """GET /media/demo/{name}: the file, cacheable, or a 404 in the service's error shape."""
+    state: EmulatorState = request.app.state.emulator
+    state.calls[f"GET {MEDIA_PATH}"] += 1
+    name = request.path_params["name"]
+    content = _read(name) if _SAFE_NAME.match(name) and ".." not in name else None
+    if content is None:
+        return JSONResponse({"error": "Not Found", "details": "No such media file."},
+                            status_code=404)
+    suffix = name[name.rfind("."):].lower() if "." in name else ""
+    media_type = _TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    return Response(content, media_type=media_type, headers={
+        "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"})
