@@ -1,0 +1,218 @@
+"""The preview's HTTP server: serves the last good build, the live-reload script and its events.
+
+Role: answer GET/HEAD over real HTTP/1.1 from the served folder through `routing.resolve_target`
+(pretty URLs, redirects, the site's 404 page with status 404, exact content types,
+`Cache-Control: no-store`), inject the live-reload `<script src>` into HTML responses as they
+are sent, and stream `ReloadChannel` events at `/__sitegen/events`. It must never write a file,
+never list a directory, never serve outside the served folder, and never build HTML from
+error text (problems travel as JSON; the page script shows them with `textContent`).
+"""
+
+from __future__ import annotations
+
+import errno
+import html
+import logging
+import queue
+import socket
+import socketserver
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sitegen.errors import ConfigError
+from sitegen.preview.reload import KEEPALIVE_SECONDS, ReloadChannel
+from sitegen.preview.routing import (
+    RESERVED_PREFIX,
+    NotFound,
+    Redirect,
+    ServeFile,
+    content_type,
+    is_html,
+    resolve_target,
+    split_target,
+)
+
+log = logging.getLogger("sitegen.preview")
+
+EVENTS_PATH = RESERVED_PREFIX + "events"
+_ASSETS = {
+    RESERVED_PREFIX + "livereload.js": ("livereload.js", "application/javascript; charset=utf-8"),
+    RESERVED_PREFIX + "waiting.html": ("waiting.html", "text/html; charset=utf-8"),
+}
+_SCRIPT_TAG = '<script src="/__sitegen/livereload.js" data-sitegen-build="{build}" defer></script>'
+
+
+def preview_asset(name: str) -> bytes:
+    """A file of the preview's own static folder (package data)."""
+    return resources.files("sitegen.preview").joinpath("static", name).read_bytes()
+
+
+def inject_script(document: bytes, build_id: str) -> bytes:
+    """*document* with the live-reload script tag before its last `</body>` (or at the end)."""
+    tag = _SCRIPT_TAG.replace("{build}", html.escape(build_id, quote=True)).encode("utf-8")
+    at = document.lower().rfind(b"</body")
+    if at < 0:
+        return document + tag
+    return document[:at] + tag + document[at:]
+
+
+class PreviewHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that knows the served folder and closes every connection on stop."""
+
+    daemon_threads = False  # server_close() joins every handler thread
+    block_on_close = True
+
+    def __init__(self, host: str, port: int, root: Path, channel: ReloadChannel) -> None:
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.root = root
+        self.channel = channel
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        try:
+            super().__init__((host, port), _Handler)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise ConfigError(
+                    f"port {port} on {host} is already in use: stop the other server or pass "
+                    "--port 0 to pick a free port"
+                ) from None
+            raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror}): "
+                              "check --host and --port") from None
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind does a reverse DNS lookup (getfqdn); a preview needs none.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+    @property
+    def url(self) -> str:
+        """The address to open in a browser."""
+        host = self.server_name
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.server_port}/"
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Wake every handler blocked on an idle keep-alive connection so it can end."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: PreviewHTTPServer
+    protocol_version = "HTTP/1.1"
+    server_version = "sitegen-preview"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
+
+    def do_GET(self) -> None:
+        self._answer(body=True)
+
+    def do_HEAD(self) -> None:
+        self._answer(body=False)
+
+    def _refuse(self) -> None:
+        self._send(405, b"405 Method Not Allowed\n", "text/plain; charset=utf-8", True,
+                   {"Allow": "GET, HEAD"})
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse
+
+    def _answer(self, body: bool) -> None:
+        path, _ = split_target(self.path)
+        if path == EVENTS_PATH:
+            self._stream()
+            return
+        if path in _ASSETS:
+            name, kind = _ASSETS[path]
+            self._send(200, preview_asset(name), kind, body)
+            return
+        root = self.server.root
+        resolution = resolve_target(root, self.path)
+        if isinstance(resolution, Redirect):
+            self._send(301, b"", "text/plain; charset=utf-8", body,
+                       {"Location": resolution.location})
+        elif isinstance(resolution, ServeFile):
+            self._send_file(200, resolution.path, body)
+        elif (root / "404.html").is_file():
+            self._send_file(404, root / "404.html", body)
+        elif not (root / "index.html").is_file() and isinstance(resolution, NotFound):
+            # No good build yet: a waiting page whose script shows the problem and reloads.
+            page = inject_script(preview_asset("waiting.html"), self.server.channel.build_id)
+            self._send(503, page, "text/html; charset=utf-8", body)
+        else:
+            self._send(404, b"404 Not Found\n", "text/plain; charset=utf-8", body)
+
+    def _send_file(self, status: int, path: Path, body: bool) -> None:
+        try:
+            data = path.read_bytes()
+        except OSError:  # swapped away by a rebuild between resolve and read
+            self._send(404, b"404 Not Found\n", "text/plain; charset=utf-8", body)
+            return
+        kind = content_type(path, data[:1024])
+        if is_html(kind):
+            data = inject_script(data, self.server.channel.build_id)
+        self._send(status, data, kind, body)
+
+    def _send(self, status: int, data: bytes, kind: str, body: bool,
+              extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if body and data:
+            self.wfile.write(data)
+
+    def _stream(self) -> None:
+        channel = self.server.channel
+        subscription = channel.subscribe()
+        self.close_connection = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Connection", "close")
+            self.send_header("X-Accel-Buffering", "no")
+            self.end_headers()
+            self.wfile.write(b"retry: 500\n\n")
+            self.wfile.flush()
+            while True:
+                try:
+                    event = subscription.get(timeout=KEEPALIVE_SECONDS)
+                except queue.Empty:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+                    continue
+                if event is None:
+                    return
+                self.wfile.write(event.encode())
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, TimeoutError, OSError):
+            return
+        finally:
+            channel.unsubscribe(subscription)

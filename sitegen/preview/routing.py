@@ -1,0 +1,163 @@
+"""URL → file mapping of the preview server: pretty URLs, redirects, misses, content types.
+
+Role: decide, for one request target, which file of the served folder answers it (or that a
+redirect or a 404 does), the way the static host will: `/x/` → `/x/index.html`, `/x` → redirect
+to `/x/`, no directory listings. It is pure apart from looking at the served folder (stat, no
+writes) and must never return a path outside that folder, whatever the target contains
+(encoded `../`, backslashes, NUL bytes, absolute paths, symlinks pointing out).
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
+
+# Preview-only resources (the live-reload script, the event stream) live under this prefix;
+# a site page at that path would be shadowed in preview only.
+RESERVED_PREFIX = "/__sitegen/"
+
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".htm": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "application/javascript; charset=utf-8",
+    ".mjs": "application/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".webmanifest": "application/manifest+json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".avif": "image/avif",
+    ".ico": "image/x-icon",
+    ".woff": "font/woff",
+    ".woff2": "font/woff2",
+    ".ttf": "font/ttf",
+    ".otf": "font/otf",
+    ".txt": "text/plain; charset=utf-8",
+    ".atom": "application/atom+xml",
+    ".rss": "application/rss+xml",
+    ".xsl": "application/xslt+xml",
+    ".pdf": "application/pdf",
+    ".mp4": "video/mp4",
+    ".webm": "video/webm",
+    ".wasm": "application/wasm",
+}
+
+
+@dataclass(frozen=True)
+class ServeFile:
+    """Answer with this file (status 200)."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """Answer with a permanent redirect to this same-origin location."""
+
+    location: str
+
+
+@dataclass(frozen=True)
+class NotFound:
+    """Answer with the site's 404 page (or a plain 404 when it has none)."""
+
+
+Resolution = ServeFile | Redirect | NotFound
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """The (still percent-encoded) path and query of an origin-form or absolute-form target.
+
+    A target starting with `/` is a path even when it starts with `//` (request targets are
+    never network-path references); `http://host/x` (absolute form) keeps only its path.
+    """
+    if target.startswith("/"):
+        path, _, query = target.partition("?")
+        return path.partition("#")[0], query.partition("#")[0]
+    parts = urlsplit(target)
+    return parts.path or "/", parts.query
+
+
+def path_segments(raw_path: str) -> list[str] | None:
+    """The decoded segments of a URL path, or None when it is not a safe path to serve.
+
+    `.` and empty segments are dropped; `..`, backslashes, NUL and other control characters
+    (raw or percent-encoded) make the whole path unsafe rather than being normalised away.
+    """
+    try:
+        decoded = unquote(raw_path, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    segments: list[str] = []
+    for segment in decoded.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == ".." or "\\" in segment or any(ord(ch) < 32 for ch in segment):
+            return None
+        segments.append(segment)
+    return segments
+
+
+def _inside(root: Path, candidate: Path) -> bool:
+    try:
+        return candidate.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def resolve_target(root: Path, target: str) -> Resolution:
+    """Map a request target to a file under *root*, a redirect, or a miss."""
+    raw_path, query = split_target(target)
+    segments = path_segments(raw_path)
+    if segments is None:
+        return NotFound()
+    candidate = root.joinpath(*segments)
+    if not _inside(root, candidate):
+        return NotFound()
+    wants_dir = raw_path.endswith("/") or not segments
+    try:
+        if candidate.is_dir():
+            index = candidate / "index.html"
+            if not index.is_file() or not _inside(root, index):
+                return NotFound()
+            if wants_dir:
+                return ServeFile(index)
+            # Built from the decoded segments, so `//evil.test/x` can never become an
+            # off-site (protocol-relative) location.
+            location = "/" + "/".join(quote(s, safe="") for s in segments) + "/"
+            return Redirect(location + (f"?{query}" if query else ""))
+        if candidate.is_file() and not wants_dir:
+            return ServeFile(candidate)
+    except OSError:
+        return NotFound()
+    return NotFound()
+
+
+def content_type(path: Path, head: bytes = b"") -> str:
+    """The Content-Type for a served file; `.xml` is sniffed so Atom feeds say so."""
+    suffix = path.suffix.lower()
+    if suffix == ".xml":
+        sample = head[:1024].lstrip(b"\xef\xbb\xbf \t\r\n")
+        if b"<feed" in sample and b"http://www.w3.org/2005/Atom" in sample:
+            return "application/atom+xml"
+        if b"<rss" in sample:
+            return "application/rss+xml"
+        return "application/xml"
+    if suffix in _TYPES:
+        return _TYPES[suffix]
+    guessed, _ = mimetypes.guess_type(path.name)
+    if guessed is None:
+        return "application/octet-stream"
+    return f"{guessed}; charset=utf-8" if guessed.startswith("text/") else guessed
+
+
+def is_html(content_type_value: str) -> bool:
+    """Whether a response of this type gets the live-reload script injected."""
+    return content_type_value.startswith("text/html")

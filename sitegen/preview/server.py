@@ -1,0 +1,155 @@
+"""`sitegen serve`: build, serve the last good build, watch, rebuild and live-reload.
+
+Role: wire the preview together for one run and own its threads — bind the port first (a port
+in use is a ConfigError naming it; `--port 0` picks a free one), print the URL, serve at once
+(a waiting page until the first build lands), build, watch the sources, refresh content every
+`--refresh-every` minutes, and on Ctrl-C (or SIGTERM) stop every thread and join it, print one
+summary line and exit 0 with no traceback. The preview builds into `.sitegen/preview/` beside
+site.toml (see `builder.py`). This module must never contain build, routing or watching logic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from sitegen.config import Config, resolve_config
+from sitegen.errors import ConfigError
+from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
+from sitegen.preview.httpserver import PreviewHTTPServer
+from sitegen.preview.reload import ReloadChannel
+from sitegen.preview.session import PreviewSession
+from sitegen.preview.watch import Watcher
+
+log = logging.getLogger("sitegen.preview")
+
+
+class _OncePerSession(logging.Filter):
+    """Lets each distinct warning through once: rebuilds would otherwise repeat them all."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING or record.name == "sitegen.preview":
+            return True
+        key = (record.name, record.getMessage())
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+
+@contextmanager
+def _stop_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGTERM stops like Ctrl-C; handlers exist only on the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _force_on_second_interrupt() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def force(signum: int, frame: FrameType | None) -> None:
+        print("preview: stopped without waiting", file=sys.stderr, flush=True)
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, force)
+
+
+def _refresher(stop: threading.Event, minutes: float, refresh: Callable[[], None]
+               ) -> threading.Thread:
+    def loop() -> None:
+        while not stop.wait(minutes * 60.0):
+            refresh()
+
+    return threading.Thread(target=loop, name="sitegen-refresh", daemon=False)
+
+
+def _check(options: argparse.Namespace) -> None:
+    if options.refresh_every < 0:
+        raise ConfigError("--refresh-every must be 0 (never) or a number of minutes")
+    if not 0 <= options.port <= 65535:
+        raise ConfigError(f"--port {options.port} is not a port number: use 1-65535, or 0")
+
+
+def serve_command(options: argparse.Namespace) -> int:
+    """Run the preview until interrupted; returns 0 after a clean stop."""
+    _check(options)
+    config_path = str(options.config)
+    demo = bool(options.demo)
+    first = resolve_config(config_path, demo)  # a ConfigError stops here, before anything
+    output = preview_output(first)
+    channel = ReloadChannel()
+    server = PreviewHTTPServer(options.host, options.port, output, channel)
+    url = server.url
+
+    def load() -> Config:
+        return preview_config(resolve_config(config_path, demo), url)
+
+    builder = SiteBuilder(output, demo=demo, offline=bool(options.offline))
+    session = PreviewSession(load_config=load, build=builder, channel=channel,
+                             config_file=Path(config_path), excluded=(output,),
+                             can_fetch=not options.offline)
+    once = _OncePerSession()
+    for handler in logging.getLogger("sitegen").handlers:
+        handler.addFilter(once)
+
+    stop = threading.Event()
+    server_thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+                                     name="sitegen-http", daemon=False)
+    watcher = Watcher(session.plan, session.apply)
+    refresher = (_refresher(stop, options.refresh_every, session.refresh)
+                 if options.refresh_every > 0 and not options.offline else None)
+    started: list[threading.Thread] = []
+    print(f"sitegen preview: {url}  (Ctrl-C to stop)", flush=True)
+    try:
+        with _stop_signals(stop):
+            server_thread.start()
+            started.append(server_thread)
+            session.start()
+            watcher.start()
+            if refresher is not None:
+                refresher.start()
+                started.append(refresher)
+            while not stop.wait(0.5):
+                pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        _force_on_second_interrupt()
+        stop.set()
+        watcher.stop()
+        channel.close()
+        if server_thread.is_alive():
+            server.shutdown()
+        server.close_connections()
+        server.server_close()
+        for thread in started:
+            thread.join()
+        for handler in logging.getLogger("sitegen").handlers:
+            handler.removeFilter(once)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    log.info(session.stats.line())
+    return 0

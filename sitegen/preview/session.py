@@ -1,0 +1,157 @@
+"""One preview session: the last good configuration, rebuilds by kind of change, content refreshes.
+
+Role: decide what each event needs and run it, one build at a time — a template or static
+change re-renders from the cache without fetching; a site.toml change reloads the configuration
+(an invalid one keeps the last good one and shows the error) and fetches only when `[api]`
+changed; a periodic refresh fetches. Every outcome goes to the terminal as one line and to open
+pages through the `ReloadChannel`. A failure never stops the preview: the last good build keeps
+being served. This module must never serve HTTP, watch files or write the output itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sitegen.config import Config
+from sitegen.errors import ApiError, CacheError, ConfigError
+from sitegen.preview.builder import Builder, BuildSummary
+from sitegen.preview.changes import ChangeSet, WatchPlan, plan_for
+from sitegen.preview.problems import describe_failure
+from sitegen.preview.reload import ReloadChannel
+
+log = logging.getLogger("sitegen.preview")
+
+
+@dataclass
+class SessionStats:
+    """Counts for the summary line printed when the preview stops."""
+
+    rebuilds: int = 0
+    failed_rebuilds: int = 0
+    refreshes: int = 0
+    failed_refreshes: int = 0
+
+    def line(self) -> str:
+        def part(count: int, failed: int, noun: str) -> str:
+            text = f"{count} {noun}{'' if count == 1 else 'es' if noun.endswith('sh') else 's'}"
+            return text + (f" ({failed} failed)" if failed else "")
+
+        return ("preview stopped: " + part(self.rebuilds, self.failed_rebuilds, "rebuild") + ", "
+                + part(self.refreshes, self.failed_refreshes, "content refresh"))
+
+
+def _pages(summary: BuildSummary) -> str:
+    return f"{summary.written} page{'' if summary.written == 1 else 's'}"
+
+
+class PreviewSession:
+    """Owns the last good configuration and runs builds for changes and refreshes."""
+
+    def __init__(self, *, load_config: Callable[[], Config], build: Builder,
+                 channel: ReloadChannel, config_file: Path, excluded: tuple[Path, ...] = (),
+                 can_fetch: bool = True) -> None:
+        self._load_config = load_config
+        self._build = build
+        self._channel = channel
+        self._config_file = config_file
+        self._excluded = excluded
+        self._can_fetch = can_fetch
+        self._lock = threading.Lock()
+        self._config = load_config()  # a ConfigError here stops `serve` before anything
+        self.stats = SessionStats()
+
+    @property
+    def config(self) -> Config:
+        """The last good configuration."""
+        return self._config
+
+    def plan(self) -> WatchPlan:
+        """What to watch for the current configuration."""
+        return plan_for(self._config, self._config_file, self._excluded)
+
+    def start(self) -> None:
+        """The first build. An API failure falls back to the cache when there is one.
+
+        Errors that make the preview pointless (API refused with no cache, configuration)
+        propagate; a template or render error is shown and the preview goes on.
+        """
+        with self._lock:
+            try:
+                summary = self._build(self._config, fetch=self._can_fetch)
+            except ApiError as error:
+                log.warning("fetching content failed (%s); building from the content cache", error)
+                try:
+                    summary = self._build(self._config, fetch=False)
+                except CacheError:
+                    raise error from None
+                except Exception as inner:
+                    self._failed(inner)
+                    return
+                self._channel.notify(f"Content could not be refreshed: {error}")
+            except (ConfigError, CacheError):
+                raise
+            except Exception as error:
+                self._failed(error)
+                return
+            self._channel.built()
+            log.info("built %s in %.2f s", _pages(summary), summary.seconds)
+
+    def apply(self, changes: ChangeSet) -> None:
+        """Rebuild for one batch of source changes (the watcher's callback)."""
+        with self._lock:
+            fetch = False
+            if changes.config:
+                try:
+                    fresh = self._load_config()
+                except ConfigError as error:
+                    self.stats.failed_rebuilds += 1
+                    self._failed(error)
+                    return
+                fetch = self._can_fetch and fresh.api != self._config.api
+                self._config = fresh
+            css_only = changes.css_only and self._channel.problem is None
+            try:
+                summary = self._build(self._config, fetch=fetch)
+            except Exception as error:
+                self.stats.failed_rebuilds += 1
+                self._failed(error)
+                return
+            self.stats.rebuilds += 1
+            self._channel.built(css_only=css_only)
+            log.info("rebuilt %s in %.2f s (%s)", _pages(summary), summary.seconds,
+                     changes.describe())
+
+    def refresh(self) -> None:
+        """Fetch fresh content and rebuild; an API failure is a warning and a page notice."""
+        if not self._can_fetch:
+            return
+        with self._lock:
+            number = self.stats.refreshes + self.stats.failed_refreshes + 1
+            try:
+                summary = self._build(self._config, fetch=True)
+            except ApiError as error:
+                self.stats.failed_refreshes += 1
+                log.warning("content refresh #%d failed (%s); still serving the last good build",
+                            number, error)
+                self._channel.notify(f"Content refresh failed: {error}")
+                return
+            except Exception as error:
+                self.stats.failed_refreshes += 1
+                self._failed(error)
+                return
+            self.stats.refreshes += 1
+            self._channel.notify(None)
+            if summary.changed or self._channel.problem is not None:
+                self._channel.built()
+            log.info("content refresh #%d: %s changed in %.2f s", number, _pages(summary),
+                     summary.seconds)
+
+    def _failed(self, error: BaseException) -> None:
+        log.debug("build failure", exc_info=error)
+        problem = describe_failure(error, self._config.root, self._config_file)
+        self._channel.failed(problem)
+        log.error("%s (still serving the last good build)", problem.one_line())
