@@ -1,0 +1,77 @@
+"""Content digests: stable hashes of what each page shows, for incremental builds.
+
+Role: give every article a `card_digest` (what a list card shows) and a
+`digest` (what its own page shows: body hash, author box, related cards,
+newer/older links), and the site a `nav_digest` (the names and URLs of every
+site-wide list — clusters, agents, authors, tags, languages — but not their
+article counts or the article list, so one new article does not touch every
+page; THEMES.md tells theme authors this). `layout` combines them into `Page.input_digest`. Must
+never do I/O or log; digests must not depend on dict order or object identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from sitegen.model.views import ArticleView, Section, Site
+
+
+def stable_hash(parts: Iterable[object]) -> str:
+    """SHA-256 (32 hex chars) over the `repr` of each part, separated by NULs."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(repr(part).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:32]
+
+
+def _ref(section: Section | None) -> tuple[str, str] | None:
+    return (section.name, section.url) if section is not None else None
+
+
+def _card(article: ArticleView) -> str:
+    return stable_hash((
+        article.id, article.url, article.title, article.description, article.language,
+        article.published.isoformat(), article.updated.isoformat(), article.reading_minutes,
+        article.image, [(t.name, t.url) for t in article.tags], _ref(article.agent),
+        _ref(article.cluster), article.cluster.colour if article.cluster else None,
+        _ref(article.author),
+    ))
+
+
+def section_digest(section: Section) -> str:
+    """What a section page's header shows about its object."""
+    return stable_hash((
+        type(section).__name__, section.id, section.name, section.url, section.description,
+        getattr(section, "colour", None), getattr(section, "bio", None),
+        getattr(section, "image", None), getattr(section, "model", None),
+    ))
+
+
+def digest_articles(site: Site) -> None:
+    """Fill `card_digest` and `digest` on every article, and `site.nav_digest`."""
+    for article in site.articles:
+        article.card_digest = _card(article)
+    for article in site.articles:
+        article.digest = stable_hash((
+            article.card_digest, article.body_hash, article.keywords,
+            section_digest(article.author) if article.author else None,
+            section_digest(article.cluster) if article.cluster else None,
+            section_digest(article.agent) if article.agent else None,
+            [r.card_digest for r in article.related],
+            _ref_article(article.newer), _ref_article(article.older),
+        ))
+    site.nav_digest = stable_hash((
+        site.title, site.description, site.base_url, site.language, site.feed_url,
+        [(c.name, c.url, c.colour) for c in site.clusters],
+        [(a.name, a.url) for a in site.agents],
+        [(a.name, a.url) for a in site.authors],
+        [(t.name, t.url) for t in site.tags],
+        [(lang.name, lang.url) for lang in site.languages],
+        bool(site.social_posts),
+    ))
+
+
+def _ref_article(article: ArticleView | None) -> tuple[str, str] | None:
+    return (article.title, article.url) if article is not None else None

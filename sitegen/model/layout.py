@@ -1,0 +1,116 @@
+"""Page layout: which HTML files the site has, their URLs, templates and pagination.
+
+Role: from a linked Site graph, list every `Page` — home (paginated), one per
+article, per agent, cluster, author, tag, language (only when several), the
+social section (when any posts) and the 404 page — in a deterministic order,
+each with its `input_digest`. URLs come from slugs that `slugs.slugify` made,
+so no path leaves the output. Must never do I/O, log, or render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from sitegen.model.digests import section_digest, stable_hash
+from sitegen.model.slugs import url_to_path
+from sitegen.model.views import ArticleView, Page, PageKind, Section, Site, SocialPostView
+
+T = TypeVar("T")
+
+
+def page_url(base: str, number: int) -> str:
+    """URL of page *number* of a listing whose first page is *base* ("/x/" → "/x/page/2/")."""
+    return base if number <= 1 else f"{base}page/{number}/"
+
+
+def _chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
+    if not items:
+        return [items]
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _listing(
+    site: Site, kind: PageKind, base: str, title: str, obj: Section | None,
+    articles: Sequence[ArticleView], feed_url: str | None, language: str,
+) -> list[Page]:
+    per_page = site.config.site.per_page
+    chunks = _chunks(articles, per_page)
+    total = len(chunks)
+    about = section_digest(obj) if obj is not None else ""
+    pages: list[Page] = []
+    for number, chunk in enumerate(chunks, start=1):
+        url = page_url(base, number)
+        page = Page(
+            kind=kind, path=url_to_path(url), url=url, template=f"{kind}.html",
+            title=title if number == 1 else f"{title} (page {number})", obj=obj,
+            articles=list(chunk), number=number, total=total,
+            prev_url=page_url(base, number - 1) if number > 1 else None,
+            next_url=page_url(base, number + 1) if number < total else None,
+            feed_url=feed_url, language=language,
+        )
+        page.input_digest = stable_hash((
+            site.nav_digest, kind, url, page.title, number, total, page.prev_url,
+            page.next_url, feed_url, language, about, [a.card_digest for a in chunk],
+        ))
+        pages.append(page)
+    return pages
+
+
+def _social(site: Site) -> list[Page]:
+    per_page = site.config.site.per_page
+    chunks: list[Sequence[SocialPostView]] = _chunks(site.social_posts, per_page)
+    pages: list[Page] = []
+    for number, chunk in enumerate(chunks, start=1):
+        url = page_url("/social/", number)
+        page = Page(
+            kind="social", path=url_to_path(url), url=url, template="social.html",
+            title="Social posts" if number == 1 else f"Social posts (page {number})",
+            number=number, total=len(chunks),
+            prev_url=page_url("/social/", number - 1) if number > 1 else None,
+            next_url=page_url("/social/", number + 1) if number < len(chunks) else None,
+            language=site.language, social_posts=list(chunk),
+        )
+        page.input_digest = stable_hash((
+            site.nav_digest, "social", url, number, len(chunks),
+            [(p.id, p.title, p.slug, p.content, p.image,
+              p.published.isoformat() if p.published else None) for p in chunk],
+        ))
+        pages.append(page)
+    return pages
+
+
+def layout_pages(site: Site) -> list[Page]:
+    """Every page of *site*, in a deterministic order (home, articles, sections, 404)."""
+    lang = site.language
+    pages = _listing(site, "home", "/", site.title, None, site.articles, site.feed_url, lang)
+    for article in site.articles:
+        page = Page(
+            kind="article", path=article.path, url=article.url, template="article.html",
+            title=article.title, obj=article, language=article.language,
+            feed_url=site.feed_url,
+        )
+        page.input_digest = stable_hash((site.nav_digest, "article", article.digest))
+        pages.append(page)
+    for agent in site.agents:
+        pages += _listing(site, "agent", agent.url, agent.name, agent, agent.articles,
+                          agent.feed_url, lang)
+    for cluster in site.clusters:
+        pages += _listing(site, "cluster", cluster.url, cluster.name, cluster, cluster.articles,
+                          cluster.feed_url, lang)
+    for author in site.authors:
+        pages += _listing(site, "author", author.url, author.name, author, author.articles,
+                          site.feed_url, lang)
+    for tag in site.tags:
+        pages += _listing(site, "tag", tag.url, f"#{tag.name}", tag, tag.articles,
+                          tag.feed_url, lang)
+    for language in site.languages:
+        pages += _listing(site, "language", language.url, language.name, language,
+                          language.articles, site.feed_url, language.id)
+    if site.social_posts:
+        pages += _social(site)
+    not_found = Page(kind="404", path="404.html", url="/404.html", template="404.html",
+                     title="Page not found", language=lang, feed_url=site.feed_url)
+    not_found.input_digest = stable_hash((site.nav_digest, "404"))
+    pages.append(not_found)
+    return pages

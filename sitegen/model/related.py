@@ -1,0 +1,60 @@
+"""Related articles and newer/older links, derived deterministically.
+
+Role: for each article pick up to three related articles — same cluster first,
+then most shared tags, then newest, then id — and link each article to its
+neighbours in the newest-first order. Must never do I/O, log, or look at bodies.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Sequence
+
+from sitegen.model.views import ArticleView
+
+MAX_RELATED = 3
+
+
+def link_neighbours(articles: Sequence[ArticleView]) -> None:
+    """Set `newer`/`older` along *articles* (newest first)."""
+    for index, article in enumerate(articles):
+        article.newer = articles[index - 1] if index > 0 else None
+        article.older = articles[index + 1] if index + 1 < len(articles) else None
+
+
+def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> None:
+    """Set `related` on every article (articles are newest first; rank = position).
+
+    Score, highest first: same cluster, number of shared tags, newer, then id.
+    An article is related only when it shares the cluster or at least one tag.
+    """
+    by_tag: dict[str, list[int]] = {}
+    by_cluster: dict[str, list[int]] = {}
+    tag_sets: list[frozenset[str]] = []
+    for index, article in enumerate(articles):
+        tags = frozenset(t.slug for t in article.tags)
+        tag_sets.append(tags)
+        for slug in tags:
+            by_tag.setdefault(slug, []).append(index)
+        if article.cluster is not None:
+            by_cluster.setdefault(article.cluster.id, []).append(index)
+    for index, article in enumerate(articles):
+        tags = tag_sets[index]
+        chosen: list[int] = []
+        members = by_cluster.get(article.cluster.id, []) if article.cluster else []
+        if members:
+            scored = (
+                (len(tags & tag_sets[other]), -other) for other in members if other != index
+            )
+            chosen = [-neg for _, neg in heapq.nlargest(limit, scored)]
+        if len(chosen) < limit and tags:
+            counts: Counter[int] = Counter()
+            for slug in tags:
+                counts.update(by_tag[slug])
+            taken = set(chosen)
+            taken.add(index)
+            # Fewer than `limit` chosen means every cluster member is already taken.
+            rest = ((count, -other) for other, count in counts.items() if other not in taken)
+            chosen += [-neg for _, neg in heapq.nlargest(limit - len(chosen), rest)]
+        article.related = [articles[i] for i in chosen]

@@ -1,0 +1,254 @@
+"""`build_site`: Workspace + Config → the Site graph every page is rendered from.
+
+Role: keep published articles only, repair what is defective (slugs, titles,
+dates, languages, colours, media URLs — one warning each), give every object a
+safe URL, order articles newest first, attach agents, clusters, authors, tags and
+languages, derive reading time, related and newer/older links, then lay out the
+pages. Pure and deterministic: the same inputs give the same Site. It must never
+do I/O or render HTML; it logs repairs through `sitegen.model`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from sitegen.config import Config
+from sitegen.fetch.records import Article, Cluster, Record
+from sitegen.model.body import article_body
+from sitegen.model.digests import digest_articles
+from sitegen.model.layout import layout_pages
+from sitegen.model.related import link_neighbours, link_related
+from sitegen.model.slugs import (
+    RESERVED,
+    SlugAllocator,
+    choose_slug,
+    expand_permalink,
+    short_hash,
+    slugify,
+    url_to_path,
+)
+from sitegen.model.views import (
+    AgentView,
+    ArticleView,
+    AuthorView,
+    ClusterView,
+    LanguageView,
+    Section,
+    Site,
+    SocialPostView,
+    TagRef,
+    TagView,
+)
+from sitegen.render.urls import DEFAULT_COLOUR, is_safe_colour, safe_colour, safe_http_url
+from sitegen.workspace import Workspace
+
+log = logging.getLogger("sitegen.model")
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
+S = TypeVar("S", bound=Section)
+
+
+def _text(value: str | None) -> str:
+    return " ".join(value.split()) if value else ""
+
+
+def _language(value: str | None, default: str, what: str) -> str:
+    if value is None or not value.strip():
+        return default
+    code = value.strip().replace("_", "-")
+    if not _LANGUAGE.match(code):
+        log.warning("%s has an invalid language %r; using %r", what, value[:40], default)
+        return default
+    primary, _, rest = code.partition("-")
+    return primary.lower() + ("-" + rest if rest else "")
+
+
+def _is_published(article: Article) -> bool:
+    return (article.status or "").strip().lower() == "published"
+
+
+def _sections(
+    records: Iterable[Record],
+    make: Callable[[Record, str], S],
+    name_of: Callable[[Record], str | None],
+    what: str,
+) -> dict[str, S]:
+    """Views for records (sorted by id), with unique slugs derived from their names."""
+    allocator = SlugAllocator()
+    views: dict[str, S] = {}
+    for record in sorted(records, key=lambda r: str(getattr(r, "id", ""))):
+        record_id = str(getattr(record, "id", ""))
+        if record_id in views:
+            log.warning("%s %s appears twice; the first record was kept", what, record_id)
+            continue
+        name = _text(name_of(record))
+        slug = allocator.allocate(slugify(name) or slugify(record_id) or short_hash(record_id))
+        views[record_id] = make(record, slug)
+    return views
+
+
+def _article_view(config: Config, article: Article, allocator: SlugAllocator) -> ArticleView:
+    what = f"article {article.id}"
+    body = article_body(article)
+    for repair in body.repairs:
+        log.warning("%s", repair)
+    title = _text(article.title)
+    if not title:
+        title = _text(article.slug) or "Untitled"
+        log.warning("%s has no title; using %r", what, title)
+    published = article.createdAt or article.updatedAt
+    if published is None:
+        log.warning("%s has no creation date; using 1970-01-01", what)
+        published = EPOCH
+    updated = max(article.updatedAt or published, published)
+    slug, repairs = choose_slug(article.slug, article.title, article.id, allocator, what)
+    for repair in repairs:
+        log.warning("%s", repair)
+    language = _language(article.language, config.site.language, what)
+    url = expand_permalink(config.site.permalink, slug, published, language, article.id)
+    meta = article.meta
+    description = _text(article.description) or _text(meta.description if meta else None)
+    keywords = [k.strip() for k in (meta.keywords or "").split(",")] if meta else []
+    return ArticleView(
+        id=article.id, slug=slug, url=url, path=url_to_path(url), title=title,
+        description=description, language=language, tags=[],
+        keywords=[k for k in keywords if k][:20], published=published, updated=updated,
+        reading_minutes=body.reading_minutes, body_kind=body.kind, blocks=body.blocks,
+        content=body.content, body_hash=body.hash, image=body.image,
+    )
+
+
+def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]:
+    """Tags by slug; a tag's display name is the one its oldest article used."""
+    tags: dict[str, TagView] = {}
+    for record, view in reversed(pairs):  # oldest first: names and slugs stay stable
+        names = list(record.tags) or (list(record.meta.tags) if record.meta else [])
+        seen: set[str] = set()
+        for raw in names:
+            name = _text(raw)[:80]
+            if not name:
+                continue
+            slug = slugify(name) or "tag-" + short_hash(name)
+            if slug in seen:
+                continue
+            seen.add(slug)
+            tag = tags.get(slug)
+            if tag is None:
+                tag = tags[slug] = TagView(id=slug, name=name, slug=slug, url=f"/tags/{slug}/")
+            view.tags.append(TagRef(tag.name, slug, tag.url))
+    for _, view in pairs:
+        for ref in view.tags:
+            tags[ref.slug].articles.append(view)
+    return tags
+
+
+def _cluster(record: Record, slug: str) -> ClusterView:
+    assert isinstance(record, Cluster)
+    if record.color is not None and not is_safe_colour(record.color):
+        log.warning("cluster %s has an invalid colour %r; using a neutral grey",
+                    record.id, record.color[:40])
+    return ClusterView(
+        id=record.id, name=_text(record.name) or slug, slug=slug, url=f"/topics/{slug}/",
+        description=_text(record.description), colour=safe_colour(record.color, DEFAULT_COLOUR),
+    )
+
+
+def build_site(config: Config, workspace: Workspace) -> Site:
+    """The Site graph for *workspace* under *config*: pure, deterministic, repairs logged."""
+    records: list[Article] = []
+    seen_ids: set[str] = set()
+    for article in workspace.articles:
+        if not _is_published(article):
+            continue
+        if article.id in seen_ids:
+            log.warning("article %s appears twice; the first record was kept", article.id)
+            continue
+        if not _text(article.title) and not article.content and not article.blocks:
+            log.warning("article %s has neither title nor body; it was skipped", article.id)
+            continue
+        seen_ids.add(article.id)
+        records.append(article)
+    # Oldest first for slug allocation (an older article keeps its slug).
+    records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
+    allocator = SlugAllocator(RESERVED)
+    pairs = [(r, _article_view(config, r, allocator)) for r in records]
+    pairs.reverse()  # newest first (createdAt, then id, descending)
+    articles = [view for _, view in pairs]
+
+    agents = _sections(
+        workspace.agents,
+        lambda r, s: AgentView(
+            id=str(getattr(r, "id", "")), name=_text(getattr(r, "name", None)) or s, slug=s,
+            url=f"/agents/{s}/", description=_text(getattr(r, "description", None)),
+            model=_text(getattr(r, "model", None)),
+        ),
+        lambda r: getattr(r, "name", None), "agent",
+    )
+    clusters = _sections(workspace.clusters or [], _cluster, lambda r: getattr(r, "name", None),
+                         "cluster")
+    authors = _sections(
+        workspace.authors or [],
+        lambda r, s: AuthorView(
+            id=str(getattr(r, "id", "")), name=_text(getattr(r, "name", None)) or s, slug=s,
+            url=f"/authors/{s}/", bio=(getattr(r, "bio", None) or "").strip(),
+            image=safe_http_url(getattr(r, "imageUrl", None)) or "",
+        ),
+        lambda r: getattr(r, "name", None), "author identity",
+    )
+    tags = _attach_tags(pairs)
+    languages: dict[str, LanguageView] = {}
+    for record, view in pairs:
+        view.agent = agents.get(record.agentId or "")
+        view.cluster = clusters.get(record.clusterId or "")
+        view.author = authors.get(record.authorIdentityId or "")
+        for section in (view.agent, view.cluster, view.author):
+            if section is not None:
+                section.articles.append(view)
+        code = view.language
+        if code not in languages:
+            slug = slugify(code) or "und"
+            languages[code] = LanguageView(id=code, name=code, slug=slug, url=f"/lang/{slug}/")
+        languages[code].articles.append(view)
+
+    link_neighbours(articles)
+    link_related(articles)
+    social = _social_posts(workspace)
+    site = Site(
+        config=config, title=config.site.title, description=config.site.description,
+        base_url=config.site.base_url, language=config.site.language, articles=articles,
+        agents=[a for a in agents.values() if a.articles],
+        clusters=[c for c in clusters.values() if c.articles],
+        authors=[a for a in authors.values() if a.articles],
+        tags=sorted((t for t in tags.values() if t.articles), key=lambda t: t.slug),
+        languages=sorted(languages.values(), key=lambda lang: lang.id)
+        if len(languages) > 1 else [],
+        social_posts=social,
+    )
+    digest_articles(site)
+    site.pages = layout_pages(site)
+    return site
+
+
+def _social_posts(workspace: Workspace) -> list[SocialPostView]:
+    posts: list[SocialPostView] = []
+    for record in workspace.social_posts or []:
+        images = record.images
+        slot = (record.selectedImageSlot or "").strip().lower()
+        candidates = [getattr(images, slot, None)] if images and slot in {
+            "square", "portrait", "landscape"} else []
+        if images:
+            candidates += [images.landscape, images.square, images.portrait]
+        image = next((u for u in (safe_http_url(c) for c in candidates) if u), "")
+        title = _text(record.title) or _text(record.slug) or "Untitled"
+        posts.append(SocialPostView(
+            id=record.id, title=title, slug=slugify(record.slug) or slugify(title),
+            content=(record.content or "").strip(), image=image,
+            published=record.createdAt or record.updatedAt,
+        ))
+    posts.sort(key=lambda p: (p.published or EPOCH, p.id), reverse=True)
+    return posts

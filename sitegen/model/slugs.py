@@ -1,0 +1,122 @@
+"""Slugs and permalinks: turning untrusted names into safe, unique URL segments.
+
+Role: every URL segment the site uses goes through `slugify` (python-slugify:
+ASCII, lower case, hyphens), so no path can leave the output folder whatever a
+slug, title or tag contains. `SlugAllocator` hands out unique slugs in the order
+it is asked (callers ask in a deterministic order) and reports each repair as a
+sentence for the caller to log. This module must never do I/O or log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from datetime import datetime
+
+from slugify import slugify as _slugify
+
+from sitegen.errors import ConfigError
+
+MAX_SLUG_LENGTH = 80
+
+#: First URL segments the site itself uses; an article slug may never be one of these.
+RESERVED = frozenset({
+    "agents", "topics", "authors", "tags", "lang", "social", "page", "static", "media",
+    "feed.xml", "sitemap.xml", "robots.txt", "404", "404.html", "index.html", "feed",
+    "sitemap", "robots", "index",
+})
+
+
+def slugify(text: str | None) -> str:
+    """A URL-safe slug (`[a-z0-9-]`, at most 80 characters), or "" when nothing is left."""
+    if not text:
+        return ""
+    return str(_slugify(text, max_length=MAX_SLUG_LENGTH, word_boundary=True))
+
+
+def short_hash(text: str) -> str:
+    """Eight hex characters derived from *text* (for slugs of names with no letters)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+class SlugAllocator:
+    """Gives out unique slugs within one namespace; duplicates get `-2`, `-3`, ..."""
+
+    def __init__(self, reserved: Iterable[str] = ()) -> None:
+        self._taken: set[str] = set(reserved)
+        self._reserved = frozenset(self._taken)
+
+    def allocate(self, wanted: str) -> str:
+        """*wanted* if free, else the first free `wanted-N` (N ≥ 2)."""
+        if wanted not in self._taken:
+            self._taken.add(wanted)
+            return wanted
+        n = 2
+        while f"{wanted}-{n}" in self._taken:
+            n += 1
+        slug = f"{wanted}-{n}"
+        self._taken.add(slug)
+        return slug
+
+    def is_reserved(self, slug: str) -> bool:
+        """True when *slug* is one of the namespace's reserved names."""
+        return slug in self._reserved
+
+
+def choose_slug(
+    raw: str | None, title: str | None, record_id: str, allocator: SlugAllocator, what: str
+) -> tuple[str, list[str]]:
+    """The record's slug and the repairs made (one sentence each, for warnings).
+
+    A bad or missing slug is derived from the title, then from the id; reserved
+    names and duplicates get a numeric suffix.
+    """
+    repairs: list[str] = []
+    slug = slugify(raw)
+    if raw is not None and raw.strip() and slug != raw.strip():
+        if slug:
+            repairs.append(f"{what} has an unsafe slug {raw[:60]!r}; it was cleaned to {slug!r}")
+    if not slug:
+        slug = slugify(title)
+        source = "title"
+        if not slug:
+            slug = slugify(record_id) or short_hash(record_id)
+            source = "id"
+        reason = "no slug" if raw is None or not raw.strip() else f"an unusable slug {raw[:60]!r}"
+        repairs.append(f"{what} has {reason}; using {slug!r} derived from its {source}")
+    final = allocator.allocate(slug)
+    if final != slug:
+        kind = "a reserved name" if allocator.is_reserved(slug) else "already used"
+        repairs.append(f"{what} slug {slug!r} is {kind}; using {final!r} instead")
+    return final, repairs
+
+
+def expand_permalink(
+    pattern: str, slug: str, published: datetime, language: str, record_id: str
+) -> str:
+    """The article URL for `[site] permalink` (placeholders: slug, year, month, day, lang, id)."""
+    values = {
+        "slug": slug,
+        "year": f"{published.year:04d}",
+        "month": f"{published.month:02d}",
+        "day": f"{published.day:02d}",
+        "lang": slugify(language) or "und",
+        "id": slugify(record_id) or short_hash(record_id),
+    }
+    try:
+        url = pattern.format(**values)
+    except (KeyError, IndexError, ValueError) as error:
+        raise ConfigError(
+            f"[site] permalink {pattern!r} uses an unknown placeholder ({error}): use only "
+            "{slug}, {year}, {month}, {day}, {lang} and {id}"
+        ) from None
+    segments = [s for s in url.split("/") if s]
+    if any(s in {".", ".."} for s in segments):
+        raise ConfigError(f"[site] permalink {pattern!r} must not contain '.' or '..' segments")
+    return "/" + "/".join(segments) + "/"
+
+
+def url_to_path(url: str) -> str:
+    """Output file for a root-relative pretty URL: "/a/b/" → "a/b/index.html"."""
+    inner = url.strip("/")
+    return f"{inner}/index.html" if inner else "index.html"

@@ -1,0 +1,191 @@
+"""The site graph's nouns: what a theme template can see of the content.
+
+Role: plain dataclasses built by `sitegen.model.site.build_site` from a
+`Workspace`. Every string in here is still *untrusted text* (titles, bios,
+captions...) that the templates escape; URLs and colours, however, have been
+checked (`url`, `image` and `colour` fields are safe to put in attributes).
+This module must never do I/O, log, or hold HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from sitegen.config import Config
+from sitegen.fetch.records import KnownBlock
+
+PageKind = Literal[
+    "home", "article", "agent", "cluster", "author", "tag", "language", "social", "404"
+]
+
+
+@dataclass(eq=False, slots=True)
+class TagRef:
+    """A tag as shown on an article: its display name, slug and listing URL."""
+
+    name: str
+    slug: str
+    url: str
+
+
+@dataclass(eq=False, slots=True)
+class Section:
+    """Common shape of every listing section (agent, cluster, author, tag, language)."""
+
+    id: str
+    name: str
+    slug: str
+    url: str
+    description: str = ""
+    articles: list[ArticleView] = field(default_factory=list)
+
+    @property
+    def feed_url(self) -> str:
+        """The section's own Atom feed (`<url>feed.xml`), written by the emit stage."""
+        return self.url + "feed.xml"
+
+
+@dataclass(eq=False, slots=True)
+class AgentView(Section):
+    """An agent with at least one published article."""
+
+    model: str = ""
+
+
+@dataclass(eq=False, slots=True)
+class ClusterView(Section):
+    """A topic hub; `colour` is a validated `#rgb`/`#rrggbb` hex colour."""
+
+    colour: str = "#6b7280"
+
+
+@dataclass(eq=False, slots=True)
+class AuthorView(Section):
+    """An author identity (voice persona); `image` is a safe URL or empty."""
+
+    bio: str = ""
+    image: str = ""
+
+
+@dataclass(eq=False, slots=True)
+class TagView(Section):
+    """A tag with its articles (`id` is the slug)."""
+
+
+@dataclass(eq=False, slots=True)
+class LanguageView(Section):
+    """A language section (`id` and `name` are the language code)."""
+
+
+@dataclass(eq=False, slots=True)
+class SocialPostView:
+    """A short-form social post, listed in the social section."""
+
+    id: str
+    title: str
+    slug: str
+    content: str
+    image: str
+    published: datetime | None
+
+
+@dataclass(eq=False, slots=True)
+class ArticleView:
+    """A published article, with everything a template shows about it.
+
+    `blocks` holds the known, URL-checked blocks when the article renders from
+    blocks (`body_kind == "blocks"`); otherwise `content` is its markdown.
+    `body_hash` identifies the body source (render caches key on it);
+    `card_digest` and `digest` hash what a list card and the full page show.
+    """
+
+    id: str
+    slug: str
+    url: str
+    path: str
+    title: str
+    description: str
+    language: str
+    tags: list[TagRef]
+    keywords: list[str]
+    published: datetime
+    updated: datetime
+    reading_minutes: int
+    body_kind: Literal["blocks", "markdown"]
+    blocks: list[KnownBlock]
+    content: str
+    body_hash: str
+    image: str
+    agent: AgentView | None = None
+    cluster: ClusterView | None = None
+    author: AuthorView | None = None
+    related: list[ArticleView] = field(default_factory=list)
+    newer: ArticleView | None = None
+    older: ArticleView | None = None
+    card_digest: str = ""
+    digest: str = ""
+
+    @property
+    def authors(self) -> list[AuthorView]:
+        """Author refs as a list (empty or one author identity)."""
+        return [self.author] if self.author is not None else []
+
+
+@dataclass(eq=False, slots=True)
+class Page:
+    """One output HTML file: what it is about, where it goes, which template draws it.
+
+    `path` is POSIX and relative to the output root ("my-post/index.html",
+    "page/2/index.html", "404.html"); `url` is root-relative ("/my-post/").
+    `input_digest` hashes every content input of the page (incremental builds).
+    """
+
+    kind: PageKind
+    path: str
+    url: str
+    template: str
+    title: str
+    obj: object | None = None
+    articles: list[ArticleView] = field(default_factory=list)
+    number: int = 1
+    total: int = 1
+    prev_url: str | None = None
+    next_url: str | None = None
+    feed_url: str | None = None
+    language: str = ""
+    input_digest: str = ""
+    social_posts: list[SocialPostView] = field(default_factory=list)
+
+    @property
+    def article(self) -> ArticleView | None:
+        """The article of an article page, else None."""
+        return self.obj if isinstance(self.obj, ArticleView) else None
+
+
+@dataclass(eq=False, slots=True)
+class Site:
+    """The whole site graph: one consistent view every page is rendered from."""
+
+    config: Config
+    title: str
+    description: str
+    base_url: str
+    language: str
+    articles: list[ArticleView]
+    agents: list[AgentView]
+    clusters: list[ClusterView]
+    authors: list[AuthorView]
+    tags: list[TagView]
+    languages: list[LanguageView]
+    social_posts: list[SocialPostView]
+    pages: list[Page] = field(default_factory=list)
+    nav_digest: str = ""
+    feed_url: str = "/feed.xml"
+
+    def absolute(self, url: str) -> str:
+        """`base_url` + a root-relative URL (absolute URLs pass through)."""
+        if url.startswith(("http://", "https://")):
+            return url
+        return self.base_url + (url if url.startswith("/") else "/" + url)

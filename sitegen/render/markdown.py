@@ -1,0 +1,169 @@
+"""Markdown → safe HTML (markdown-it-py), with shifted, anchored headings and a TOC.
+
+Role: render untrusted markdown with "commonmark" + tables + strikethrough and
+raw HTML off. Links and images keep only http(s), mailto and relative URLs (any
+other link becomes its text, any other image its alt text); external links get
+rel="noopener noreferrer"; images load lazily; headings shift one level down
+(the page title is the only <h1>) and get ids unique per page; fenced code goes
+through a code renderer (the theme's `blocks/code.html`). It must never let raw
+HTML, a script or an unsafe URL through, and never do I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+from markupsafe import escape
+
+from sitegen.model.slugs import slugify
+from sitegen.render.urls import is_external, safe_http_url, safe_url
+
+#: ids the themes use for their own landmarks; headings never take them.
+THEME_IDS = frozenset({
+    "top", "main", "content", "site-header", "site-nav", "site-footer", "toc", "related",
+    "article", "article-body", "comments", "footnotes", "pagination", "search",
+})
+
+CodeRenderer = Callable[[str, "str | None"], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """One entry of a table of contents: the rendered level (2–6), anchor id and text."""
+
+    level: int
+    id: str
+    text: str
+
+
+@dataclass(slots=True)
+class HeadingIds:
+    """Allocates heading ids unique within one page (slug of the text, then -2, -3...)."""
+
+    taken: set[str] = field(default_factory=lambda: set(THEME_IDS))
+    toc: list[Heading] = field(default_factory=list)
+
+    def add(self, level: int, text: str) -> str:
+        """Register a heading; returns its unique id and records it in `toc`."""
+        base = slugify(text) or "section"
+        anchor, n = base, 2
+        while anchor in self.taken:
+            anchor, n = f"{base}-{n}", n + 1
+        self.taken.add(anchor)
+        self.toc.append(Heading(level, anchor, text))
+        return anchor
+
+
+def shift_level(level: int) -> int:
+    """Heading level as rendered: clamp to 1–6, then one down (h1 → h2), at most h6."""
+    return min(6, max(1, level) + 1)
+
+
+def _plain(children: Sequence[Token] | None) -> str:
+    parts: list[str] = []
+    for child in children or []:
+        if child.type in {"text", "code_inline"}:
+            parts.append(child.content)
+        elif child.type in {"softbreak", "hardbreak"}:
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(_plain(child.children))
+    return " ".join("".join(parts).split())
+
+
+class MarkdownRenderer:
+    """A configured markdown-it instance; safe to reuse for any number of documents."""
+
+    def __init__(self, base_url: str = "", code: CodeRenderer | None = None) -> None:
+        self.base_url = base_url
+        self.code = code
+        md = MarkdownIt(
+            "commonmark",
+            {"html": False, "xhtmlOut": False, "linkify": False, "typographer": False},
+        )
+        md.enable(["table", "strikethrough"])
+        # Every destination is parsed as a link; `_sanitize` decides what survives,
+        # so a refused link shows its text rather than its markdown source.
+        md.validateLink = lambda url: True  # type: ignore[method-assign]
+        md.core.ruler.push("sitegen_sanitize", self._sanitize)
+        fence = self._fence
+
+        def fence_rule(
+            renderer: object, tokens: Sequence[Token], idx: int, options: OptionsDict,
+            env: EnvType,
+        ) -> str:
+            return fence(tokens, idx)
+
+        md.add_render_rule("fence", fence_rule)
+        md.add_render_rule("code_block", fence_rule)
+        self.md = md
+
+    # --- public ---------------------------------------------------------------
+
+    def render(self, source: str, ids: HeadingIds | None = None) -> tuple[str, list[Heading]]:
+        """A whole document: (HTML, table of contents)."""
+        ids = ids if ids is not None else HeadingIds()
+        start = len(ids.toc)
+        html = self.md.render(source, {"ids": ids})
+        return html, ids.toc[start:]
+
+    def inline(self, source: str) -> str:
+        """Inline markdown only (emphasis, code, links): for text blocks, list items."""
+        return str(self.md.renderInline(source, {"ids": HeadingIds()}))
+
+    # --- rules ----------------------------------------------------------------
+
+    def _sanitize(self, state: StateCore) -> None:
+        ids: HeadingIds = state.env["ids"]
+        tokens = state.tokens
+        for index, token in enumerate(tokens):
+            if token.type == "inline" and token.children:
+                token.children = self._clean_inline(token.children)
+            elif token.type == "heading_open":
+                level = shift_level(int(token.tag[1]))
+                inline = tokens[index + 1] if index + 1 < len(tokens) else None
+                text = _plain(inline.children if inline is not None else None)
+                token.attrSet("id", ids.add(level, text))
+                token.tag = f"h{level}"
+                for close in tokens[index + 1:]:
+                    if close.type == "heading_close":
+                        close.tag = f"h{level}"
+                        break
+
+    def _clean_inline(self, children: list[Token]) -> list[Token]:
+        out: list[Token] = []
+        dropping = 0
+        for child in children:
+            if child.type == "link_open":
+                href = safe_url(str(child.attrGet("href") or ""))
+                if href is None:
+                    dropping += 1
+                    continue
+                if is_external(href, self.base_url):
+                    child.attrSet("rel", "noopener noreferrer")
+            elif child.type == "link_close" and dropping:
+                dropping -= 1
+                continue
+            elif child.type == "image":
+                src = safe_http_url(str(child.attrGet("src") or ""))
+                if src is None:
+                    text = Token("text", "", 0)
+                    text.content = _plain(child.children)
+                    out.append(text)
+                    continue
+                child.attrSet("loading", "lazy")
+                child.attrSet("decoding", "async")
+            out.append(child)
+        return out
+
+    def _fence(self, tokens: Sequence[Token], idx: int) -> str:
+        token = tokens[idx]
+        info = token.info.strip().split()[0] if token.info.strip() else None
+        if self.code is not None:
+            return self.code(token.content, info)
+        return "<pre><code>" + str(escape(token.content)) + "</code></pre>\n"

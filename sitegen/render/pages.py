@@ -1,0 +1,226 @@
+"""Pages → HTML bytes: the Renderer every build and preview uses.
+
+Role: render each `Page` of a Site through its theme template with one shared
+context (site, page, SEO values, feeds, `asset()`, the beacon tag's settings),
+render article bodies once per content hash (blocks through `blocks/*.html`,
+else markdown), hash what decides a page's bytes without rendering it, and
+spread many pages over a fork-based process pool in a deterministic order. It
+must never write files (the emit stage does), never log from workers, and never
+put an inline script or anything executable from content into a page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from jinja2 import Template, TemplateError
+from markupsafe import Markup
+
+from sitegen.config import Config
+from sitegen.errors import BuildError
+from sitegen.model.views import ArticleView, Page, Site
+from sitegen.render.blocks import BlockRenderer
+from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
+from sitegen.render.seo import page_meta
+from sitegen.render.themes import ThemeSet
+
+#: Below this many pages, rendering stays in-process (a pool costs more than it saves).
+PARALLEL_THRESHOLD = 200
+CHUNK_SIZE = 48
+_OBJECT_ID = re.compile(r"^[0-9a-fA-F]{24}$")
+
+PAGE_TYPES = {"home": "workspace", "article": "article", "agent": "agent"}
+
+
+@dataclass(frozen=True, slots=True)
+class BeaconSettings:
+    """What the page-view beacon tag needs (the script itself is written by the emit stage)."""
+
+    endpoint: str
+    key: str
+    site_slug: str
+    script_url: str
+
+    def __repr__(self) -> str:  # never show the key, even a public one, in logs
+        return f"BeaconSettings(endpoint={self.endpoint!r}, site_slug={self.site_slug!r})"
+
+
+def static_asset_url(name: str) -> str:
+    """The default asset mapping: a theme static file is served from `/static/<name>`."""
+    return "/static/" + name.lstrip("/")
+
+
+# The renderer and pages a forked worker renders from (set in the parent just before fork).
+_FORK_STATE: tuple[Renderer, Sequence[Page]] | None = None
+
+
+def _render_chunk(bounds: tuple[int, int]) -> list[tuple[str, bytes]]:
+    assert _FORK_STATE is not None
+    renderer, pages = _FORK_STATE
+    return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
+
+
+class Renderer:
+    """Renders the pages of one Site through one ThemeSet."""
+
+    def __init__(
+        self, config: Config, site: Site, themes: ThemeSet, *,
+        asset_url: Callable[[str], str] = static_asset_url,
+        beacon: BeaconSettings | None = None,
+    ) -> None:
+        self.config = config
+        self.site = site
+        self.themes = themes
+        self.asset_url = asset_url
+        self.beacon = beacon
+        self.env = themes.environment()
+        self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url))
+        self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code)
+        self.blocks.markdown = self.markdown
+        self._bodies: dict[str, tuple[Markup, list[Heading]]] = {}
+        self._templates: dict[str, Template] = {}
+        self._base_path = urlsplit(site.base_url).path.rstrip("/")
+        self._fingerprint = self._compute_fingerprint()
+
+    # --- hashing ----------------------------------------------------------------
+
+    def _compute_fingerprint(self) -> str:
+        digest = hashlib.sha256(self.themes.fingerprint().encode())
+        digest.update(self.config.model_dump_json().encode())
+        for folder in self.themes.static_dirs():
+            for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+                name = path.relative_to(folder).as_posix()
+                digest.update(f"\x00{name}={self.asset_url(name)}".encode())
+        if self.beacon is not None:
+            b = self.beacon
+            digest.update(f"\x00beacon:{b.endpoint}|{b.key}|{b.site_slug}|{b.script_url}".encode())
+        return digest.hexdigest()
+
+    def page_hash(self, page: Page) -> str:
+        """A hash of everything that decides *page*'s bytes (no rendering involved)."""
+        return hashlib.sha256(
+            f"{self._fingerprint}\x00{page.template}\x00{page.path}\x00{page.input_digest}"
+            .encode()
+        ).hexdigest()[:32]
+
+    # --- bodies ---------------------------------------------------------------------
+
+    def body(self, article: ArticleView) -> tuple[Markup, list[Heading]]:
+        """The sanitized body HTML of *article* and its table of contents (cached by hash)."""
+        cached = self._bodies.get(article.body_hash)
+        if cached is None:
+            ids = HeadingIds()
+            if article.body_kind == "blocks":
+                html = self.blocks.render(article.blocks, ids)
+            else:
+                html, _ = self.markdown.render(article.content, ids)
+            cached = (Markup(html), list(ids.toc))
+            self._bodies[article.body_hash] = cached
+        return cached
+
+    def article_html(self, article: ArticleView) -> str:
+        """The sanitized body HTML of *article* (for Atom feeds)."""
+        return str(self.body(article)[0])
+
+    # --- pages ----------------------------------------------------------------------
+
+    def _beacon_attrs(self, page: Page) -> dict[str, str] | None:
+        if self.beacon is None:
+            return None
+        attrs = {
+            "data-endpoint": self.beacon.endpoint,
+            "data-key": self.beacon.key,
+            "data-site-slug": self.beacon.site_slug,
+            "data-page-type": PAGE_TYPES.get(page.kind, "unknown"),
+        }
+        article = page.article
+        if article is not None:
+            if _OBJECT_ID.match(article.id):
+                attrs["data-article-id"] = article.id
+            if article.agent is not None and _OBJECT_ID.match(article.agent.id):
+                attrs["data-agent-id"] = article.agent.id
+            attrs["data-article-slug"] = article.slug
+        elif page.kind == "agent" and page.obj is not None:
+            agent_id = str(getattr(page.obj, "id", ""))
+            if _OBJECT_ID.match(agent_id):
+                attrs["data-agent-id"] = agent_id
+        return {k: v for k, v in attrs.items() if v}
+
+    def link(self, url: str) -> str:
+        """A root-relative site URL made to work under the base URL's path ("/blog" + url)."""
+        if url.startswith("/") and not url.startswith("//"):
+            return self._base_path + url
+        return url
+
+    def asset(self, name: str) -> str:
+        """The URL of a theme static file (through `asset_url`, then `link`)."""
+        return self.link(self.asset_url(name))
+
+    def context(self, page: Page) -> dict[str, object]:
+        """Everything a page template sees (documented in THEMES.md)."""
+        site = self.site
+        context: dict[str, object] = {
+            "site": site,
+            "page": page,
+            "meta": page_meta(site, page),
+            "lang": page.language or site.language,
+            "asset": self.asset,
+            "link": self.link,
+            "absolute": site.absolute,
+            "feed_url": page.feed_url or site.feed_url,
+            "beacon": self._beacon_attrs(page),
+            "beacon_src": self.beacon.script_url if self.beacon is not None else "",
+            "articles": page.articles,
+            "section": page.obj if page.article is None else None,
+            "article": page.article,
+            "body": Markup(""),
+            "toc": [],
+        }
+        if page.article is not None:
+            body, toc = self.body(page.article)
+            context["body"] = body
+            context["toc"] = toc
+        return context
+
+    def render(self, page: Page) -> bytes:
+        """The HTML bytes of *page*."""
+        template = self._templates.get(page.template)
+        if template is None:
+            template = self.env.get_template(page.template)
+            self._templates[page.template] = template
+        try:
+            return template.render(self.context(page)).encode("utf-8")
+        except TemplateError as error:
+            raise BuildError(
+                f"rendering {page.path} with template {page.template} failed "
+                f"({type(error).__name__}: {error}): fix the template"
+            ) from None
+
+    def render_pages(
+        self, pages: Sequence[Page], workers: int | None = None
+    ) -> Iterator[tuple[str, bytes]]:
+        """(page.path, bytes) for every page, in order; many pages use a fork pool."""
+        pages = list(pages)
+        count = workers if workers is not None else (os.cpu_count() or 1)
+        if (count <= 1 or len(pages) < PARALLEL_THRESHOLD
+                or "fork" not in multiprocessing.get_all_start_methods()):
+            for page in pages:
+                yield page.path, self.render(page)
+            return
+        global _FORK_STATE
+        _FORK_STATE = (self, pages)
+        try:
+            bounds = [(i, min(i + CHUNK_SIZE, len(pages)))
+                      for i in range(0, len(pages), CHUNK_SIZE)]
+            context = multiprocessing.get_context("fork")
+            with context.Pool(count) as pool:
+                for results in pool.imap(_render_chunk, bounds):
+                    yield from results
+        finally:
+            _FORK_STATE = None

@@ -1,0 +1,104 @@
+"""What a page tells search engines and link previews: title, description, canonical, JSON-LD.
+
+Role: compute, per page, the document title, meta description, keywords,
+canonical absolute URL, OpenGraph/Twitter image and type, robots directive, and
+the JSON-LD object (BlogPosting on articles, Blog/CollectionPage elsewhere). The
+values are plain data; templates escape them, and JSON-LD goes through the
+`jsonld` filter. Must never build markup or do I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sitegen.model.views import ArticleView, Page, Section, Site
+from sitegen.render.filters import iso_date
+
+MAX_DESCRIPTION = 300
+
+
+@dataclass(frozen=True, slots=True)
+class PageMeta:
+    """SEO values of one page (all plain text or absolute URLs)."""
+
+    title: str
+    description: str
+    canonical: str
+    og_type: str
+    image: str
+    keywords: str
+    robots: str
+    jsonld: dict[str, object] = field(default_factory=dict)
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= MAX_DESCRIPTION:
+        return text
+    return text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _article_ld(site: Site, article: ArticleView, canonical: str, image: str) -> dict[str, object]:
+    data: dict[str, object] = {
+        "@context": "https://schema.org",
+        "@type": "BlogPosting",
+        "headline": article.title[:110],
+        "url": canonical,
+        "mainEntityOfPage": canonical,
+        "datePublished": iso_date(article.published),
+        "dateModified": iso_date(article.updated),
+        "inLanguage": article.language,
+        "publisher": {"@type": "Organization", "name": site.title, "url": site.base_url + "/"},
+    }
+    if article.description:
+        data["description"] = _clip(article.description)
+    if image:
+        data["image"] = image
+    if article.keywords:
+        data["keywords"] = ", ".join(article.keywords)
+    if article.author is not None:
+        data["author"] = {"@type": "Person", "name": article.author.name,
+                          "url": site.absolute(article.author.url)}
+    elif article.agent is not None:
+        data["author"] = {"@type": "Organization", "name": article.agent.name,
+                          "url": site.absolute(article.agent.url)}
+    if article.tags:
+        data["articleSection"] = article.cluster.name if article.cluster else article.tags[0].name
+    return data
+
+
+def page_meta(site: Site, page: Page) -> PageMeta:
+    """The SEO values of *page*."""
+    canonical = site.absolute(page.url)
+    article = page.article
+    suffix = f" – {site.title}"
+    if article is not None:
+        image = site.absolute(article.image) if article.image else ""
+        return PageMeta(
+            title=article.title + suffix,
+            description=_clip(article.description or site.description),
+            canonical=canonical, og_type="article", image=image,
+            keywords=", ".join(article.keywords), robots="index,follow",
+            jsonld=_article_ld(site, article, canonical, image),
+        )
+    description = site.description
+    if isinstance(page.obj, Section):
+        description = page.obj.description or f"Articles: {page.obj.name} – {site.title}"
+        bio = getattr(page.obj, "bio", "")
+        if bio:
+            description = bio
+    title = site.title if page.kind == "home" and page.number == 1 else page.title + suffix
+    first = next((a for a in page.articles if a.image), None)
+    image = site.absolute(first.image) if first is not None else ""
+    ld_type = "Blog" if page.kind == "home" else "CollectionPage"
+    jsonld: dict[str, object] = {
+        "@context": "https://schema.org", "@type": ld_type, "name": title, "url": canonical,
+        "inLanguage": page.language or site.language,
+    }
+    if description:
+        jsonld["description"] = _clip(description)
+    return PageMeta(
+        title=title, description=_clip(description), canonical=canonical, og_type="website",
+        image=image, keywords="", robots="noindex" if page.kind == "404" else "index,follow",
+        jsonld={} if page.kind == "404" else jsonld,
+    )
