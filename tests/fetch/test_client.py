@@ -1,0 +1,283 @@
+"""ApiClient: auth headers, retries, status mapping, limits, and the key never leaking."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from sitegen.errors import ApiError, AuthError, QuotaError, UnreachableError
+from sitegen.fetch.client import ApiClient, NotFound, _AdaptiveLimit
+from sitegen.fetch.ledger import CallLedger
+from tests.fetch.conftest import BASE, KEY, WS
+
+ARTICLES = f"{BASE}/api/v2/workspaces/{WS}/articles"
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+async def get(client: ApiClient, version: str = "v2",
+              path: str = f"/workspaces/{WS}/articles") -> dict[str, Any]:
+    async with client:
+        return await client.get_json(version, path)  # type: ignore[arg-type]
+
+
+def client(**options: Any) -> ApiClient:
+    options.setdefault("retry_budget", 20.0)
+    return ApiClient(BASE, KEY, ledger=options.pop("ledger", CallLedger()), **options)
+
+
+@respx.mock
+def test_v2_sends_the_bare_key_and_v1_the_bearer_form() -> None:
+    v2 = respx.get(ARTICLES).respond(json={"articles": []})
+    v1 = respx.get(f"{BASE}/api/v1/articles/{WS}").respond(json={"article": {"id": WS}})
+    run(get(client()))
+    run(get(client(), "v1", f"/articles/{WS}"))
+    assert v2.calls.last.request.headers["x-api-key"] == KEY
+    assert v1.calls.last.request.headers["x-api-key"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize(("status", "error", "exit_code"), [
+    (401, AuthError, 3), (403, AuthError, 3), (402, QuotaError, 4)])
+@respx.mock
+def test_refusals_fail_at_once_without_retry(status: int, error: type[Exception],
+                                            exit_code: int) -> None:
+    route = respx.get(ARTICLES).respond(status, json={"error": "x", "details": "y"})
+    with pytest.raises(error) as caught:
+        run(get(client()))
+    assert route.call_count == 1
+    assert caught.value.exit_code == exit_code  # type: ignore[attr-defined]
+    if status == 402:
+        assert "quota" in str(caught.value)
+
+
+@respx.mock
+def test_404_is_not_found_and_400_is_an_api_error_naming_the_endpoint() -> None:
+    respx.get(ARTICLES).respond(404, json={"error": "Not Found"})
+    with pytest.raises(NotFound):
+        run(get(client()))
+    respx.get(ARTICLES).respond(400, json={"error": "Bad", "details": "Invalid query"})
+    with pytest.raises(ApiError) as caught:
+        run(get(client()))
+    assert type(caught.value) is ApiError
+    assert "GET /api/v2/workspaces/{id}/articles" in str(caught.value)
+    assert "Invalid query" in str(caught.value)
+
+
+@pytest.mark.parametrize("bad", [
+    httpx.Response(200, content=b"<html><body>Gateway</body></html>",
+                   headers={"content-type": "text/html"}),
+    httpx.Response(200, content=b'{"articles": [', headers={"content-type": "application/json"}),
+    httpx.Response(200, content=b"", headers={"content-type": "application/json"}),
+    httpx.Response(200, json=[1, 2]),
+    httpx.Response(503, json={"error": "busy"}),
+    httpx.Response(500, text="oops"),
+])
+@respx.mock
+def test_transient_answers_are_retried_then_succeed(bad: httpx.Response) -> None:
+    ledger = CallLedger()
+    respx.get(ARTICLES).mock(side_effect=[bad, httpx.Response(200, json={"articles": [1]})])
+    assert run(get(client(ledger=ledger))) == {"articles": [1]}
+    assert ledger.total == 2 and ledger.retries == 1
+
+
+@respx.mock
+def test_html_forever_gives_up_as_unreachable_naming_the_endpoint() -> None:
+    route = respx.get(ARTICLES).respond(200, html="<html>login</html>")
+    with pytest.raises(UnreachableError) as caught:
+        run(get(client(max_retries=3)))
+    assert route.call_count == 4
+    assert "GET /api/v2/workspaces/{id}/articles" in str(caught.value)
+    assert "not JSON" in str(caught.value)
+    assert caught.value.exit_code == 5
+
+
+@pytest.mark.parametrize("error", [
+    httpx.ReadTimeout("slow"), httpx.ConnectTimeout("slow"), httpx.ConnectError("refused"),
+    httpx.ReadError("connection reset by peer"), httpx.RemoteProtocolError("closed"),
+])
+@respx.mock
+def test_timeouts_and_resets_are_retried(error: Exception) -> None:
+    respx.get(ARTICLES).mock(side_effect=[error, error, httpx.Response(200, json={"ok": 1})])
+    ledger = CallLedger()
+    assert run(get(client(ledger=ledger))) == {"ok": 1}
+    assert ledger.retries == 2
+    assert [r.status for r in ledger.records] == [0, 0, 200]
+
+
+@respx.mock
+def test_persistent_failure_is_bounded_in_count() -> None:
+    route = respx.get(ARTICLES).mock(side_effect=httpx.ConnectError("down"))
+    with pytest.raises(UnreachableError):
+        run(get(client(max_retries=2)))
+    assert route.call_count == 3
+
+
+@respx.mock
+def test_burst_of_429_honours_retry_after_and_reset(_no_sleep: list[float]) -> None:
+    respx.get(ARTICLES).mock(side_effect=[
+        httpx.Response(429, headers={"Retry-After": "3"}),
+        httpx.Response(429, headers={"X-RateLimit-Reset": "2"}),
+        httpx.Response(429, headers={"Retry-After": "1"}),
+        httpx.Response(200, json={"ok": True}),
+    ])
+    api = client()
+    assert run(get(api)) == {"ok": True}
+    assert len(_no_sleep) == 3
+    assert 3.0 <= _no_sleep[0] < 3.5 and 2.0 <= _no_sleep[1] < 2.5 and 1.0 <= _no_sleep[2] < 1.5
+
+
+@respx.mock
+def test_a_wait_beyond_the_budget_gives_up_at_once(_no_sleep: list[float]) -> None:
+    route = respx.get(ARTICLES).respond(429, headers={"Retry-After": "25"})
+    with pytest.raises(UnreachableError) as caught:
+        run(get(client(retry_budget=20.0)))
+    assert route.call_count == 1 and _no_sleep == []
+    assert "asked to wait 25 s" in str(caught.value)
+
+
+@respx.mock
+def test_backoff_is_exponential_with_full_jitter(_no_sleep: list[float]) -> None:
+    respx.get(ARTICLES).respond(500)
+    with pytest.raises(UnreachableError):
+        run(get(client(max_retries=5, retry_budget=100.0)))
+    assert len(_no_sleep) == 5
+    for attempt, delay in enumerate(_no_sleep):
+        assert 0.0 <= delay <= 0.25 * 2 ** attempt
+
+
+def test_retries_stop_within_the_time_budget() -> None:
+    calls = 0
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        raise httpx.ReadTimeout("no answer", request=request)
+
+    transport = httpx.MockTransport(slow)
+    api = client(transport=transport, retry_budget=0.0, max_retries=5)
+    with pytest.raises(UnreachableError):
+        run(get(api))
+    assert calls == 1
+
+
+@respx.mock
+def test_429_halves_concurrency_and_success_brings_it_back() -> None:
+    respx.get(ARTICLES).mock(side_effect=[httpx.Response(429, headers={"Retry-After": "0"}),
+                                          httpx.Response(200, json={})])
+    api = client(concurrency=8)
+
+    async def scenario() -> tuple[int, int]:
+        async with api:
+            await api.get_json("v2", f"/workspaces/{WS}/articles")
+            after = api.concurrency
+            respx.get(ARTICLES).respond(200, json={})
+            for _ in range(40):
+                await api.get_json("v2", f"/workspaces/{WS}/articles")
+            return after, api.concurrency
+
+    after, recovered = run(scenario())
+    assert after == 4
+    assert recovered == 8
+
+
+def test_adaptive_limit_never_goes_below_one() -> None:
+    limit = _AdaptiveLimit(3)
+    for _ in range(5):
+        limit.throttle()
+    assert limit.limit == 1
+    limit.succeeded()
+    assert limit.limit == 2
+
+
+def test_concurrency_is_bounded() -> None:
+    active = peak = 0
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        await asyncio.sleep(0.01)
+        active -= 1
+        return httpx.Response(200, json={})
+
+    api = client(transport=httpx.MockTransport(handler), concurrency=3)
+
+    async def scenario() -> None:
+        async with api:
+            await asyncio.gather(*(api.get_json("v2", "/x") for _ in range(20)))
+
+    run(scenario())
+    assert peak == 3
+
+
+@respx.mock
+def test_max_calls_stops_before_the_next_call() -> None:
+    route = respx.get(ARTICLES).respond(json={})
+    ledger = CallLedger()
+    api = client(ledger=ledger, max_calls=2)
+
+    async def scenario() -> None:
+        async with api:
+            for _ in range(3):
+                await api.get_json("v2", f"/workspaces/{WS}/articles")
+
+    with pytest.raises(QuotaError) as caught:
+        run(scenario())
+    assert route.call_count == 2 and ledger.total == 2
+    assert "--max-calls 2 reached" in str(caught.value)
+
+
+@respx.mock
+def test_put_and_post_send_json() -> None:
+    put = respx.put(f"{BASE}/api/v2/workspaces/{WS}/digest").respond(json={"digest": {}})
+    post = respx.post(f"{BASE}/api/v2/workspaces/{WS}/analytics").respond(
+        201, json={"analytics": {"inserted": True}})
+
+    async def scenario() -> dict[str, Any]:
+        async with client() as api:
+            await api.put_json("v2", f"/workspaces/{WS}/digest", {"enabled": True})
+            return await api.post_json("v2", f"/workspaces/{WS}/analytics", {"visitorId": "abcdef"})
+
+    assert run(scenario()) == {"analytics": {"inserted": True}}
+    assert json.loads(put.calls.last.request.content) == {"enabled": True}
+    assert post.calls.last.request.headers["content-type"] == "application/json"
+
+
+@respx.mock
+def test_the_key_never_leaks_on_any_path(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    echo = {"error": "Bad", "details": f"key {KEY} is malformed"}
+    outcomes = [
+        httpx.Response(400, json=echo), httpx.Response(401, json=echo),
+        httpx.Response(402, json=echo), httpx.Response(403, json=echo),
+        httpx.Response(404, json=echo), httpx.Response(500, json=echo),
+        httpx.Response(200, text=f"<html>{KEY}</html>"),
+        httpx.ConnectError(f"cannot connect {KEY}"), httpx.ReadTimeout(KEY),
+    ]
+    messages: list[str] = []
+    for outcome in outcomes:
+        respx.get(ARTICLES).mock(side_effect=lambda request, o=outcome: _raise_or(o))
+        ledger = CallLedger()
+        api = client(ledger=ledger, max_retries=1)
+        messages.append(repr(api))
+        with pytest.raises(ApiError) as caught:
+            run(get(api))
+        messages += [str(caught.value), repr(caught.value), json.dumps(ledger.to_report()),
+                     repr(ledger)]
+    assert len(messages) > 20
+    for text in [*messages, caplog.text]:
+        assert KEY not in text
+
+
+def _raise_or(outcome: httpx.Response | Exception) -> httpx.Response:
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
