@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -125,18 +126,28 @@ def data() -> dict[str, Any]:
     return copy.deepcopy(TINY)
 
 
-def make_client(data: dict[str, Any], **options: Any) -> httpx.AsyncClient:
+def _make_client(data: dict[str, Any], **options: Any) -> httpx.AsyncClient:
     app = create_app(data, **options)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://emulator")
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                               base_url="http://emulator")
+    client.emulator = app.state.emulator  # type: ignore[attr-defined]
+    return client
+
+
+@pytest.fixture
+def make_client() -> Callable[..., httpx.AsyncClient]:
+    """Factory: an in-process client of a fresh emulator app (`client.emulator` is its state)."""
+    return _make_client
 
 
 @pytest.fixture
 async def client(data: dict[str, Any]) -> AsyncIterator[httpx.AsyncClient]:
-    async with make_client(data, faults=Faults()) as c:
+    async with _make_client(data, faults=Faults()) as c:
         yield c
 
 
-def state_of(client: httpx.AsyncClient) -> Any:
-    transport = client._transport
-    assert isinstance(transport, httpx.ASGITransport)
-    return transport.app.state.emulator  # type: ignore[attr-defined]
+@pytest.fixture
+def ns() -> SimpleNamespace:
+    """The tiny workspace's ids and the header of each version."""
+    return SimpleNamespace(WS=WS, OTHER_WS=OTHER_WS, AG1=AG1, AG2=AG2, CL1=CL1, CL2=CL2,
+                           AU1=AU1, AU2=AU2, USER=USER, CYCLE=CYCLE, V1=V1, V2=V2, BASE2=BASE2)
