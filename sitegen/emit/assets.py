@@ -53,8 +53,6 @@ def _walk(root: Path | Traversable, prefix: str = "") -> Iterable[tuple[str, Pat
     except (FileNotFoundError, NotADirectoryError):
         return
     for child in children:
-        if child.name.startswith((".", "~")) or child.name.endswith("~"):
-            continue
         rel = f"{prefix}{child.name}"
         if child.is_dir():
             yield from _walk(child, rel + "/")
@@ -62,12 +60,24 @@ def _walk(root: Path | Traversable, prefix: str = "") -> Iterable[tuple[str, Pat
             yield rel, child
 
 
-def collect_static(layers: Iterable[Path | Traversable]) -> dict[str, bytes]:
-    """Read every layer's files; a higher-priority (earlier) layer wins per relative path."""
+def is_junk(rel: str) -> bool:
+    """Hidden files and editor backups (.DS_Store, .git/..., x~) are never published."""
+    return any(part.startswith((".", "~")) or part.endswith("~") for part in rel.split("/"))
+
+
+def collect_static(layers: Iterable[Path | Traversable]) -> tuple[dict[str, bytes], set[str]]:
+    """Read every layer's files; a higher-priority (earlier) layer wins per relative path.
+
+    Returns the files to publish and the names left out as junk (hidden files, backups).
+    """
     files: dict[str, bytes] = {}
+    junk: set[str] = set()
     for layer in layers:
         for rel, entry in _walk(layer):
             if rel in files:
+                continue
+            if is_junk(rel):
+                junk.add(rel)
                 continue
             problem = path_problem(rel)
             if problem is not None:
@@ -77,7 +87,7 @@ def collect_static(layers: Iterable[Path | Traversable]) -> dict[str, bytes]:
                 files[rel] = entry.read_bytes()
             except OSError as error:
                 raise BuildError(f"cannot read theme static file {rel!r}: {error}") from None
-    return files
+    return files, junk
 
 
 def beacon_source() -> bytes:
@@ -99,8 +109,11 @@ def hashed_name(name: str, data: bytes) -> str:
 class AssetSet:
     """Every static file of the build under its hashed name."""
 
-    def __init__(self, files: Mapping[str, bytes], base_path: str = "/") -> None:
+    def __init__(
+        self, files: Mapping[str, bytes], base_path: str = "/", junk: Iterable[str] = ()
+    ) -> None:
         self._sources = dict(files)
+        self._junk = frozenset(junk)
         self._base = "/" + base_path.strip("/") + "/" if base_path.strip("/") else "/"
         self._assets: dict[str, Asset] = {}
         for name in sorted(self._sources):
@@ -145,6 +158,8 @@ class AssetSet:
     def url(self, name: str) -> str:
         """The public URL of a static file by its logical name (`asset_url` in templates)."""
         asset = self._assets.get(name.lstrip("/"))
+        if asset is None and name.lstrip("/") in self._junk:
+            return self._base + OUTPUT_PREFIX + "/" + name.lstrip("/")  # never published
         if asset is None:
             raise BuildError(
                 f"the theme asks for the static file {name!r}, which no theme layer has: add it "

@@ -27,8 +27,14 @@ def test_a_higher_layer_wins_per_relative_path(tmp_path: Path) -> None:
     (theme / "style.css").write_text("theme")
     (theme / "img" / "logo.svg").write_text("<svg/>")
     (theme / ".DS_Store").write_text("junk")
-    files = collect_static([site, theme, tmp_path / "missing"])
+    (theme / ".git").mkdir()
+    (theme / ".git" / "HEAD").write_text("ref")
+    files, junk = collect_static([site, theme, tmp_path / "missing"])
     assert files == {"style.css": b"site", "img/logo.svg": b"<svg/>"}
+    assert junk == {".DS_Store", ".git/HEAD"}
+    assets = AssetSet(files, junk=junk)
+    assert assets.url(".DS_Store") == "/static/.DS_Store"  # asked for, never published
+    assert [a.name for a in assets.assets()] == ["img/logo.svg", "style.css"]
 
 
 def test_css_references_are_rewritten_to_hashed_names() -> None:

@@ -1,0 +1,238 @@
+"""`sitegen build`: config → fetch → model → render → emit → commit → report.
+
+Role: the recipe, short. `run_build` gathers everything first (content, site
+graph, assets, rendered pages, feeds, sitemap) into the writer's staging folder
+and commits only at the end, so any failure — or `--strict` with warnings —
+leaves the previous output untouched. Pages whose input hash matches the
+previous manifest are not rendered at all. `build_command` is the CLI face:
+options → `run_build` → one summary line (and `--report FILE`). This module must
+never write the output itself (the writer does), never print or log a key, and
+never read the wall clock into the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from sitegen.config import Config, resolve_config
+from sitegen.errors import BuildError, ConfigError, StrictError
+from sitegen.logs import warning_counter
+from sitegen.report import BuildReport, Progress, Timings
+
+if TYPE_CHECKING:
+    import httpx
+
+    from sitegen.emit.assets import AssetSet
+    from sitegen.emit.writer import OutputWriter
+    from sitegen.model.views import ArticleView, Site
+    from sitegen.render.pages import BeaconSettings, Renderer
+    from sitegen.workspace import Workspace
+
+log = logging.getLogger("sitegen.build")
+
+DEMO_KEY = "demo"
+
+
+def check_output(config: Config, output: Path) -> None:
+    """Refuse an output folder that holds the site itself (it is swapped out wholesale)."""
+    root = config.root.resolve()
+    if output == root or output in root.parents or output == config.cache_path:
+        raise ConfigError(
+            f"the output folder {output} contains the site's own files: choose a dedicated "
+            "folder such as _site (-o or [site] output)"
+        )
+
+
+def beacon_key(config: Config, *, demo: bool) -> str | None:
+    """The public analytics key when the beacon is on (warnings as SPEC and the brief say)."""
+    if not config.analytics.enabled:
+        return None
+    key = config.analytics_key()
+    if key is None:
+        log.warning("analytics is enabled but %s is not set: the pages get no beacon (export "
+                    "the public analytics key, or set [analytics] enabled = false)",
+                    config.analytics.key_env)
+        return None
+    api_key = None if demo else os.environ.get(config.api.key_env, "").strip()
+    if api_key and key == api_key:
+        log.warning("the analytics key in %s equals the API key in %s: the beacon key is "
+                    "public in every page, so use a separate beacon-only key",
+                    config.analytics.key_env, config.api.key_env)
+    return key
+
+
+def _fetch(config: Config, *, offline: bool, refresh: bool, demo: bool, max_calls: int | None,
+           transport: httpx.AsyncBaseTransport | None) -> tuple[Workspace, dict[str, object],
+                                                               bool]:
+    from sitegen.fetch.sync import demo_transport, sync
+
+    if demo and transport is None and not offline:
+        transport = demo_transport()
+    result = sync(config, key=DEMO_KEY if demo else None, transport=transport,
+                  refresh=refresh, offline=offline, max_calls=max_calls)
+    return result.workspace, result.ledger.to_report(), result.from_cache
+
+
+def run_build(
+    config: Config, *, output: Path, offline: bool = False, refresh: bool = False,
+    demo: bool = False, strict: bool = False, max_calls: int | None = None,
+    transport: httpx.AsyncBaseTransport | None = None, workspace: Workspace | None = None,
+    progress: Progress | None = None, lock_timeout: float = 60.0,
+) -> BuildReport:
+    """Build the site into *output*; with *workspace* given, nothing is fetched."""
+    from sitegen.emit.writer import OutputWriter
+
+    output = Path(os.path.abspath(output))
+    check_output(config, output)
+    counter = warning_counter()
+    warnings_before = counter.count
+    timings = Timings()
+    progress = progress or Progress(enabled=False)
+    key = beacon_key(config, demo=demo)
+    report = BuildReport()
+    with timings.stage("fetch"):
+        if workspace is None:
+            workspace, report.api, report.from_cache = _fetch(
+                config, offline=offline, refresh=refresh, demo=demo, max_calls=max_calls,
+                transport=transport)
+        else:
+            report.api = {"version": workspace.api_version, "calls": {}, "total": 0,
+                          "retries": 0, "bytes": 0, "saved": 0}
+            report.from_cache = True
+    with timings.stage("model"):
+        from sitegen.model import build_site
+
+        site = build_site(config, workspace)
+    report.articles = len(site.articles)
+    report.html_pages = len(site.pages)
+    with OutputWriter(output, lock_timeout=lock_timeout) as writer:
+        with timings.stage("assets"):
+            assets = _assets(config, key is not None, demo)
+            beacon = _beacon(config, key, assets)
+        with timings.stage("render"):
+            from sitegen.render.pages import Renderer
+            from sitegen.render.themes import ThemeSet
+
+            renderer = Renderer(config, site, ThemeSet(config), asset_url=assets.url,
+                                beacon=beacon)
+            report.rendered = _render(site, renderer, writer, progress)
+        with timings.stage("feeds"):
+            _feeds(site, renderer, writer)
+        with timings.stage("sitemap"):
+            _sitemap(site, writer)
+            for asset in assets.assets():
+                writer.write(asset.path, asset.data)
+            if demo:
+                for path, data in _demo_media():
+                    writer.write(path, data)
+        report.warnings = counter.count - warnings_before
+        if strict and report.warnings:
+            raise StrictError(
+                f"--strict: the build logged {report.warnings} warning(s); the previous output "
+                "was kept (fix them, or build without --strict)"
+            )
+        with timings.stage("commit"):
+            result = writer.commit()
+    report.written, report.unchanged, report.removed = (
+        result.written, result.unchanged, result.removed)
+    report.output_changed = result.touched_output
+    report.warnings = counter.count - warnings_before
+    report.timings = dict(timings.stages)
+    report.seconds = timings.total()
+    return report
+
+
+def _assets(config: Config, with_beacon: bool, demo: bool) -> AssetSet:
+    from sitegen.emit.assets import BEACON_NAME, AssetSet, beacon_source, collect_static
+    from sitegen.render.themes import ThemeSet
+
+    files, junk = collect_static(ThemeSet(config).static_dirs())
+    if with_beacon:
+        files[BEACON_NAME] = beacon_source()
+    return AssetSet(files, base_path=urlsplit(config.site.base_url).path or "/", junk=junk)
+
+
+def _beacon(config: Config, key: str | None, assets: AssetSet) -> BeaconSettings | None:
+    if key is None:
+        return None
+    from sitegen.emit.assets import BEACON_NAME
+    from sitegen.render.pages import BeaconSettings
+
+    endpoint = f"{config.api.base_url}/api/v2/workspaces/{config.api.workspace}/analytics"
+    return BeaconSettings(endpoint=endpoint, key=key, site_slug=config.analytics.site_slug,
+                          script_url=assets.url(BEACON_NAME))
+
+
+def _render(site: Site, renderer: Renderer, writer: OutputWriter, progress: Progress) -> int:
+    hashes = {page.path: renderer.page_hash(page) for page in site.pages}
+    todo = [page for page in site.pages if not writer.keep(page.path, hashes[page.path])]
+    done = 0
+    for path, data in renderer.render_pages(todo):
+        writer.write(path, data, input_hash=hashes[path])
+        done += 1
+        progress.update("rendering", done, len(todo))
+    progress.clear()
+    return len(todo)
+
+
+def _feeds(site: Site, renderer: Renderer, writer: OutputWriter) -> None:
+    from sitegen.emit.sitefiles import plan_feeds, render_feed
+
+    article_pages = {page.article.id: page for page in site.pages if page.article is not None}
+
+    def article_hash(article: ArticleView) -> str:
+        page = article_pages.get(article.id)
+        return renderer.page_hash(page) if page is not None else article.digest
+
+    for plan in plan_feeds(site, article_hash):
+        if not writer.keep(plan.path, plan.input_hash):
+            writer.write(plan.path, render_feed(site, plan, renderer.article_html),
+                         input_hash=plan.input_hash)
+
+
+def _sitemap(site: Site, writer: OutputWriter) -> None:
+    from sitegen.emit.sitefiles import sitemap_entries
+    from sitegen.emit.sitemap import render_robots, render_sitemaps
+
+    for path, data in render_sitemaps(sitemap_entries(site), site.base_url):
+        writer.write(path, data)
+    writer.write("robots.txt", render_robots(site.base_url))
+
+
+def _demo_media() -> Iterator[tuple[str, bytes]]:
+    from importlib.resources import files
+
+    folder = files("sitegen.emulator").joinpath("data", "media")
+    for entry in sorted(folder.iterdir(), key=lambda item: item.name):
+        if entry.is_file() and not entry.name.startswith("."):
+            yield f"media/demo/{entry.name}", entry.read_bytes()
+
+
+def build_command(options: argparse.Namespace) -> int:
+    """`sitegen build [-c site.toml] [-o DIR] [--offline] [--refresh] [--strict] ...`."""
+    demo = bool(getattr(options, "demo", False))
+    config = resolve_config(options.config, demo)
+    output = config.output_path(getattr(options, "output", None))
+    quiet = bool(getattr(options, "quiet", False))
+    report = run_build(
+        config, output=output, offline=bool(getattr(options, "offline", False)),
+        refresh=bool(getattr(options, "refresh", False)), demo=demo,
+        strict=bool(getattr(options, "strict", False)),
+        max_calls=getattr(options, "max_calls", None),
+        progress=Progress(enabled=None if not quiet else False),
+    )
+    report_path = getattr(options, "report", None)
+    if report_path:
+        try:
+            Path(report_path).write_text(report.dumps(), encoding="utf-8")
+        except OSError as error:
+            raise BuildError(f"the site was built, but the report {report_path} could not be "
+                             f"written: {error.strerror}") from None
+    log.info("%s", report.summary())
+    return 0

@@ -1,0 +1,133 @@
+"""From the site graph to the site-wide files: feeds, sitemaps and robots.txt.
+
+Role: decide *which* feeds exist (the site's newest articles at `feed.xml`, and
+one per agent, cluster, author, tag and language at `<section url>feed.xml`),
+what each holds (the newest `site.feed_size` articles, full sanitized HTML from
+`Renderer.article_html`), and a hash of each feed's inputs so an unchanged feed
+is reused without rendering a single body. Also lists the sitemap entries: every
+HTML page but 404.html, dated from content. This module must never write files
+(the writer does) and never use the wall clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sitegen import __version__
+from sitegen.emit.feed import FeedEntry, FeedInfo, render_atom
+from sitegen.emit.sitemap import SitemapEntry
+from sitegen.model.views import ArticleView, Page, Section, Site
+
+FEED_FORMAT = "atom-1"
+
+
+@dataclass(frozen=True, slots=True)
+class FeedPlan:
+    """One feed to write: its output path, what it is about, its articles and input hash."""
+
+    path: str
+    title: str
+    subtitle: str
+    page_url: str
+    feed_url: str
+    articles: tuple[ArticleView, ...]
+    input_hash: str
+
+
+def newest(articles: Sequence[ArticleView], count: int) -> tuple[ArticleView, ...]:
+    """The *count* most recently published articles, newest first (ties by id)."""
+    ordered = sorted(articles, key=lambda a: (a.published, a.id), reverse=True)
+    return tuple(ordered[:count])
+
+
+def _feed_path(url: str) -> str:
+    return url.lstrip("/")
+
+
+def _sections(site: Site) -> Iterator[tuple[str, Section]]:
+    for kind, sections in (("agent", site.agents), ("cluster", site.clusters),
+                           ("author", site.authors), ("tag", site.tags),
+                           ("language", site.languages)):
+        for section in sections:
+            yield kind, section
+
+
+def plan_feeds(site: Site, article_hash: Callable[[ArticleView], str]) -> list[FeedPlan]:
+    """Every feed of the site, with an input hash built from *article_hash* of each entry."""
+    size = site.config.site.feed_size
+    plans = [_plan(site, "feed.xml", site.title, site.description, "/", site.feed_url,
+                   newest(site.articles, size), article_hash)]
+    for kind, section in _sections(site):
+        plans.append(_plan(
+            site, _feed_path(section.feed_url), f"{site.title}: {section.name}",
+            section.description or f"Articles of the {kind} {section.name}", section.url,
+            section.feed_url, newest(section.articles, size), article_hash,
+        ))
+    return plans
+
+
+def _plan(site: Site, path: str, title: str, subtitle: str, page_url: str, feed_url: str,
+          articles: tuple[ArticleView, ...],
+          article_hash: Callable[[ArticleView], str]) -> FeedPlan:
+    digest = hashlib.sha256()
+    for part in (FEED_FORMAT, __version__, site.base_url, site.language, path, title,
+                 subtitle, page_url, feed_url):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\x00")
+    for article in articles:
+        digest.update(article_hash(article).encode() + b"\x00")
+    return FeedPlan(path, title, subtitle, page_url, feed_url, articles,
+                    digest.hexdigest()[:32])
+
+
+def render_feed(site: Site, plan: FeedPlan, article_html: Callable[[ArticleView], str]) -> bytes:
+    """The Atom bytes of one planned feed."""
+    entries = tuple(
+        FeedEntry(
+            article_id=article.id,
+            url=site.absolute(article.url),
+            title=article.title,
+            updated=article.updated,
+            published=article.published,
+            author=_author(article),
+            summary=article.description or None,
+            content_html=article_html(article),
+            categories=tuple(tag.name for tag in article.tags),
+            language=article.language or None,
+        )
+        for article in plan.articles
+    )
+    info = FeedInfo(
+        title=plan.title, subtitle=plan.subtitle, page_url=site.absolute(plan.page_url),
+        feed_url=site.absolute(plan.feed_url), site_url=site.base_url + "/",
+        language=site.language, author=site.title, entries=entries,
+    )
+    return render_atom(info)
+
+
+def _author(article: ArticleView) -> str | None:
+    if article.author is not None and article.author.name:
+        return article.author.name
+    if article.agent is not None and article.agent.name:
+        return article.agent.name
+    return None
+
+
+def sitemap_entries(site: Site) -> list[SitemapEntry]:
+    """Every HTML page but 404.html, with the newest updatedAt of what it shows."""
+    entries: list[SitemapEntry] = []
+    for page in site.pages:
+        if page.kind == "404" or not page.path.endswith(".html"):
+            continue
+        entries.append(SitemapEntry(site.absolute(page.url), _lastmod(page)))
+    return entries
+
+
+def _lastmod(page: Page) -> datetime | None:
+    article = page.article
+    if article is not None:
+        return article.updated
+    dates = [a.updated for a in page.articles]
+    return max(dates) if dates else None

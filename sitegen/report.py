@@ -1,0 +1,142 @@
+"""What a build did: files written/unchanged/removed, API calls, warnings, stage timings.
+
+Role: `BuildReport` is the value `run_build` returns (the CLI, `--report FILE`
+and the preview server read it); `Timings` measures the stages; `Progress`
+draws one updating line on stderr for long stages, only on a terminal and never
+with --quiet. Timings are the only non-deterministic part of a report. This
+module must never hold or print a key, request headers or local paths.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+REPORT_VERSION = 1
+
+
+class Timings:
+    """Wall-clock seconds per build stage, in the order the stages ran."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, float] = {}
+        self._start = time.perf_counter()
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time one stage (a stage run twice adds up)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - started
+
+    def total(self) -> float:
+        """Seconds since the build started."""
+        return time.perf_counter() - self._start
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+@dataclass
+class BuildReport:
+    """The outcome of one build. Counts are of output files sitegen manages."""
+
+    html_pages: int = 0
+    articles: int = 0
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    rendered: int = 0
+    api: dict[str, Any] = field(default_factory=dict)
+    from_cache: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    warnings: int = 0
+    output_changed: bool = False
+
+    @property
+    def pages(self) -> dict[str, int]:
+        """Counts of written, unchanged and removed files (the report's `pages`)."""
+        return {"written": len(self.written), "unchanged": len(self.unchanged),
+                "removed": len(self.removed)}
+
+    @property
+    def files(self) -> int:
+        """Every file of the new site (written or unchanged)."""
+        return len(self.written) + len(self.unchanged)
+
+    def summary(self) -> str:
+        """The one line `sitegen build` ends with (pages = every file sitegen manages)."""
+        calls = int(self.api.get("total") or 0)
+        saved = int(self.api.get("saved") or 0)
+        offline = " offline" if self.from_cache else ""
+        return (
+            f"built {_plural(self.files, 'page')} ({len(self.written)} written, "
+            f"{len(self.unchanged)} unchanged, {len(self.removed)} removed) "
+            f"from {_plural(self.articles, 'article')}; API: {_plural(calls, 'call')}{offline} "
+            f"({saved} saved by the cache); {self.seconds:.2f} s"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--report FILE` document (SPEC: pages, api, timings; more keys welcome)."""
+        return {
+            "version": REPORT_VERSION,
+            "pages": {
+                "written": len(self.written),
+                "unchanged": len(self.unchanged),
+                "removed": len(self.removed),
+                "html": self.html_pages,
+                "files": self.files,
+                "rendered": self.rendered,
+            },
+            "articles": self.articles,
+            "api": self.api,
+            "from_cache": self.from_cache,
+            "warnings": self.warnings,
+            "output_changed": self.output_changed,
+            "timings": {name: round(value, 4) for name, value in self.timings.items()},
+            "seconds": round(self.seconds, 4),
+        }
+
+    def dumps(self) -> str:
+        """The report as pretty, key-sorted JSON."""
+        return json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
+
+
+class Progress:
+    """A single updating status line on a terminal; silent everywhere else."""
+
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None,
+                 interval: float = 0.1) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.interval = interval
+        self._last = 0.0
+        self._shown = False
+
+    def update(self, label: str, done: int, total: int) -> None:
+        """Show `label done/total` (throttled; the final count is always shown)."""
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < self.interval:
+            return
+        self._last = now
+        self.stream.write(f"\r\033[K{label} {done}/{total}")
+        self.stream.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        """Erase the status line so the next log line starts clean."""
+        if self.enabled and self._shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._shown = False
