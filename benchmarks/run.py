@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ first, not the repo
     sys.path.insert(0, str(REPO))
 
-from benchmarks.harness.machine import machine_info  # noqa: E402
+from benchmarks.harness.machine import load_average, machine_info  # noqa: E402
 from benchmarks.harness.measure import StepFailed  # noqa: E402
 from benchmarks.harness.preview import step_preview  # noqa: E402
 from benchmarks.harness.sites import Bench  # noqa: E402
@@ -118,9 +118,9 @@ def run_steps(bench: Bench, steps: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def results_json(options: argparse.Namespace, bench: Bench, failures: Sequence[tuple[str, str]],
-                 elapsed: float) -> dict[str, Any]:
+                 elapsed: float, machine: dict[str, Any]) -> dict[str, Any]:
     return {
-        "machine": machine_info(REPO),
+        "machine": machine,
         "options": {"articles": options.articles, "sync_articles": options.sync_articles,
                     "runs": options.runs, "latency_ms": options.latency,
                     "concurrency": options.concurrency, "seed": options.seed,
@@ -133,9 +133,14 @@ def results_json(options: argparse.Namespace, bench: Bench, failures: Sequence[t
     }
 
 
+def _loads(loads: list[float] | None) -> str:
+    return "/".join(f"{value:.1f}" for value in loads) if loads else "unknown"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     options = parse_args(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
+    load_at_start = load_average()
     with tempfile.TemporaryDirectory(prefix="sitegen-bench-") as tmp:
         work = Path(tmp)
         bench = Bench(work=work, runs=options.runs, articles=options.articles,
@@ -155,10 +160,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     calls = bench.details.get("sync_calls_by_endpoint")
     if calls:
         print("cold-sync requests by endpoint: " + ", ".join(f"{k} {v}" for k, v in calls.items()))
-    print(f"total {elapsed:.0f} s")
+    machine = machine_info(REPO)
+    machine["load_average_at_start"] = load_at_start
+    print(f"total {elapsed:.0f} s on {machine['nproc']} CPUs ({machine['cpu_model']}); "
+          f"load average {_loads(load_at_start)} at start, {_loads(machine['load_average'])} "
+          "at end (other work on the host inflates wall times; CPU times are steadier)")
     target = Path(options.json)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(results_json(options, bench, failures, elapsed), indent=2,
+    target.write_text(json.dumps(results_json(options, bench, failures, elapsed, machine), indent=2,
                                  ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"results written to {target}")
     return 1 if failures else 0

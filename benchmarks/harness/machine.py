@@ -1,7 +1,8 @@
 """Describe the machine a benchmark ran on (for the JSON results).
 
 Role: read-only facts: CPU count and model, RAM, OS, Python, Hugo and sitegen
-versions, the git commit. It must never fail the run: an unknown fact is None.
+versions, the git commit, the load average. It must never fail the run: an
+unknown fact is None.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ def hugo_version() -> str | None:
     return _command("hugo", "version") if shutil.which("hugo") else None
 
 
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (other work on the host skews wall times)."""
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except OSError:
+        return None
+
+
 def machine_info(repo: Path) -> dict[str, Any]:
     """Facts about this host and checkout, for the JSON results."""
     memory = _proc_field("/proc/meminfo", "MemTotal")
@@ -62,5 +71,6 @@ def machine_info(repo: Path) -> dict[str, Any]:
         "python": platform.python_version(),
         "hugo": hugo_version(),
         "sitegen": sitegen_version,
+        "load_average": load_average(),
         "commit": _command("git", "rev-parse", "--short", "HEAD", cwd=repo),
     }
