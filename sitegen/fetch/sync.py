@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from pydantic import ValidationError
 
 from sitegen.config import Config
 from sitegen.errors import CacheError, ConfigError, UnreachableError
@@ -156,11 +155,11 @@ async def _detail(client: ApiClient, reader: ArticleReader, workspace_id: str,
     except NotFound:
         log.warning("article %s disappeared during the sync (404); it is left out", listed.id)
         return None
-    try:
-        detail = Article.model_validate({**raw, "id": listed.id})
-    except ValidationError:
+    parsed = v2.parse_records([{**raw, "id": listed.id}], Article, "article")
+    if not parsed:
         log.warning("the body of article %s is malformed; using its listing record", listed.id)
         return listed
+    detail = parsed[0]
     missing = {k: getattr(listed, k) for k in listed.model_fields_set - detail.model_fields_set}
     return detail.model_copy(update=missing) if missing else detail
 

@@ -104,7 +104,11 @@ def unwrap(payload: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def parse_records(raw: list[Any], model: type[M], kind: str, offset: int = 0) -> list[M]:
-    """Validate each item on its own; a bad one is skipped with a warning naming it."""
+    """Validate each item on its own, with a warning naming any that is repaired or skipped.
+
+    Invalid optional fields are dropped (the record is kept); a record is skipped only
+    when its id is missing or invalid, or it is not an object.
+    """
     records: list[M] = []
     for position, item in enumerate(raw, start=offset + 1):
         ident = item.get("id") if isinstance(item, dict) else None
@@ -114,10 +118,21 @@ def parse_records(raw: list[Any], model: type[M], kind: str, offset: int = 0) ->
             continue
         try:
             records.append(model.model_validate(item))
+            continue
         except ValidationError as error:
-            problem = error.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"]) or "record"
-            log.warning("skipped %s: %s %s", name, where, problem["msg"].lower())
+            problems = error.errors()
+        bad = {str(problem["loc"][0]) for problem in problems if problem["loc"]}
+        if bad and "id" not in bad:
+            try:
+                records.append(model.model_validate(
+                    {k: v for k, v in item.items() if k not in bad}))
+            except ValidationError:
+                pass
+            else:
+                log.warning("repaired %s: ignored its invalid %s", name, ", ".join(sorted(bad)))
+                continue
+        where = ".".join(str(p) for p in problems[0]["loc"]) or "record"
+        log.warning("skipped %s: %s %s", name, where, problems[0]["msg"].lower())
     return records
 
 
