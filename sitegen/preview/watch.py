@@ -15,11 +15,13 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 from watchdog.events import (
     EVENT_TYPE_CLOSED_NO_WRITE,
+    EVENT_TYPE_MODIFIED,
     EVENT_TYPE_OPENED,
     FileSystemEvent,
     FileSystemEventHandler,
@@ -46,6 +48,8 @@ class _Collector(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in (EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE):
             return
+        if event.is_directory and event.event_type == EVENT_TYPE_MODIFIED:
+            return  # a folder's listing changed: the entries' own events say what
         paths = [Path(_decode(event.src_path))]
         if event.dest_path:
             paths.append(Path(_decode(event.dest_path)))
@@ -76,6 +80,10 @@ class Watcher:
 
     def start(self) -> None:
         """Start watching and the worker thread."""
+        # watchdog's inotify backend warns (harmlessly: "It will be Overwritten") when a folder
+        # tree created with `mkdir -p` races its own recursive scan; that is not the user's news.
+        warnings.filterwarnings("ignore", message=r"Callback with id .* already exists",
+                                category=RuntimeWarning)
         self._schedule_all()
         self._observer.start()
         self._worker.start()
