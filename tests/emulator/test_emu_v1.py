@@ -140,5 +140,5 @@ async def test_workspace_embeds_only_published(client: Any, ns: Any) -> None:
 async def test_drafts_served_by_status_filter_only(client: Any, ns: Any) -> None:
     every = await get(client, ns, "/articles")
     assert {a["status"] for a in every["data"]} == {"published", "draft", "archived"}
-    archived = await get(client, ns, f"/articles/65f0b0000000000000000004")
+    archived = await get(client, ns, "/articles/65f0b0000000000000000004")
     assert archived["article"]["status"] == "archived"
