@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from sitegen.config import Config, resolve_config
 from sitegen.errors import BuildError, ConfigError, StrictError
-from sitegen.logs import warning_counter
+from sitegen.logs import LOGGER_NAME, WarningCounter
 from sitegen.report import BuildReport, Progress, Timings
 
 if TYPE_CHECKING:
@@ -85,12 +85,33 @@ def run_build(
     transport: httpx.AsyncBaseTransport | None = None, workspace: Workspace | None = None,
     progress: Progress | None = None, lock_timeout: float = 60.0,
 ) -> BuildReport:
-    """Build the site into *output*; with *workspace* given, nothing is fetched."""
+    """Build the site into *output*; with *workspace* given, nothing is fetched.
+
+    Warnings logged during the build are counted here (whoever set up logging), so
+    `strict` fails the build before the commit and the report tells how many there were.
+    """
+    counter = WarningCounter()
+    logger = logging.getLogger(LOGGER_NAME)
+    logger.addHandler(counter)
+    try:
+        return _run_build(config, output=output, offline=offline, refresh=refresh, demo=demo,
+                          strict=strict, max_calls=max_calls, transport=transport,
+                          workspace=workspace, progress=progress, lock_timeout=lock_timeout,
+                          counter=counter)
+    finally:
+        logger.removeHandler(counter)
+
+
+def _run_build(
+    config: Config, *, output: Path, offline: bool, refresh: bool, demo: bool, strict: bool,
+    max_calls: int | None, transport: httpx.AsyncBaseTransport | None,
+    workspace: Workspace | None, progress: Progress | None, lock_timeout: float,
+    counter: WarningCounter,
+) -> BuildReport:
     from sitegen.emit.writer import OutputWriter
 
     output = Path(os.path.abspath(output))
     check_output(config, output)
-    counter = warning_counter()
     warnings_before = counter.count
     timings = Timings()
     progress = progress or Progress(enabled=False)
