@@ -1,8 +1,9 @@
 """How the preview builds: its configuration, its output folder, and the call into `run_build`.
 
-Role: adapt `sitegen.build.run_build` to what the preview needs — a full build that may fetch,
-and a render-only build from the content cache (`offline=True`, no request) for template, static
-and configuration changes — and summarise each run in a `BuildSummary`. The preview builds into
+Role: adapt `sitegen.build.run_build` to what the preview needs — a build that fetches (`sync`,
+then `run_build(workspace=...)`), and a render-only build from the workspace already held (no
+request, no cache read) for template, static and configuration changes — and summarise each run
+in a `BuildSummary`. The preview builds into
 its own folder, `.sitegen/preview/` beside site.toml, never into `[site] output`: a preview build
 points its URLs at the local server and has the analytics beacon off, so it must never replace a
 deployable build. This module must never write files itself (the writer does, inside run_build).
@@ -13,11 +14,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
 from sitegen.config import Config, parse_config
+
+if TYPE_CHECKING:
+    from sitegen.workspace import Workspace
 
 PREVIEW_DIR = Path(".sitegen") / "preview"
 
@@ -42,6 +46,7 @@ class BuildSummary:
     written: int
     removed: int
     seconds: float
+    api_calls: int = 0
 
     @property
     def changed(self) -> bool:
@@ -49,23 +54,22 @@ class BuildSummary:
 
 
 class Builder(Protocol):
-    """Builds *config* into the preview folder; `fetch=False` renders from the cache only."""
+    """Builds *config* into the preview folder; `fetch=False` renders from the content held."""
 
     def __call__(self, config: Config, *, fetch: bool) -> BuildSummary: ...
 
 
-def _count(report: Any, name: str) -> int:
-    pages = getattr(report, "pages", None)
-    value = pages.get(name) if isinstance(pages, dict) else getattr(pages, name, None)
-    if value is None:
-        value = getattr(report, f"pages_{name}", 0)
-    if isinstance(value, list | tuple | set | frozenset):
-        return len(value)
-    return int(value or 0)
+def _pages(paths: list[str]) -> int:
+    return sum(1 for path in paths if path.endswith(".html"))
 
 
 class SiteBuilder:
-    """The real builder: `run_build` into the preview folder."""
+    """The real builder: `sync` when fetching, then `run_build(workspace=...)`.
+
+    The workspace of the last sync is kept in memory, so a render-only build neither makes a
+    request nor re-reads the cache; the first render-only build of a session (`--offline`)
+    reads the cache once.
+    """
 
     def __init__(self, output: Path, *, demo: bool, offline: bool,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
@@ -73,13 +77,28 @@ class SiteBuilder:
         self.demo = demo
         self.offline = offline
         self.transport = transport
+        self.workspace: Workspace | None = None
+
+    def _sync(self, config: Config, *, fetch: bool) -> int:
+        from sitegen.build import DEMO_KEY
+        from sitegen.fetch.sync import demo_transport, sync
+
+        offline = self.offline or not fetch
+        transport = self.transport
+        if self.demo and transport is None and not offline:
+            transport = demo_transport()
+        result = sync(config, key=DEMO_KEY if self.demo else None, transport=transport,
+                      offline=offline)
+        self.workspace = result.workspace
+        return 0 if result.from_cache else result.ledger.total
 
     def __call__(self, config: Config, *, fetch: bool) -> BuildSummary:
         from sitegen.build import run_build
 
         started = time.perf_counter()
-        report = run_build(config, output=self.output, offline=self.offline or not fetch,
-                           refresh=False, demo=self.demo, strict=False, max_calls=None,
-                           transport=self.transport)
-        return BuildSummary(written=_count(report, "written"), removed=_count(report, "removed"),
-                            seconds=time.perf_counter() - started)
+        calls = 0
+        if fetch and not self.offline or self.workspace is None:
+            calls = self._sync(config, fetch=fetch)
+        report = run_build(config, output=self.output, demo=self.demo, workspace=self.workspace)
+        return BuildSummary(written=_pages(report.written), removed=_pages(report.removed),
+                            seconds=time.perf_counter() - started, api_calls=calls)

@@ -124,6 +124,9 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "sitegen-preview"
     sys_version = ""
 
+    def version_string(self) -> str:
+        return self.server_version
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)
 
