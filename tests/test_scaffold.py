@@ -356,6 +356,23 @@ def test_init_then_build_demo_in_a_fresh_folder(tmp_path: Path,
 
 
 @needs_build
+def test_the_override_example_of_templates_readme_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "fresh"
+    assert init(site) == 0
+    readme = (site / "templates" / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```jinja\n(.*?)```", readme, re.S)
+    assert example is not None
+    (site / "templates" / "base.html").write_text(example.group(1), encoding="utf-8")
+    monkeypatch.chdir(site)
+    assert main(["build", "--demo"]) == 0
+    page = (site / "_site" / "index.html").read_text(encoding="utf-8")
+    assert '<meta name="theme-color" content="#1d4ed8">' in page
+    assert "<title>" in page  # the rest still comes from the default theme
+
+
+@needs_build
 def test_the_github_build_step_as_written_against_the_emulator(
     tmp_path: Path, emulator: str, data_file: Path
 ) -> None:
