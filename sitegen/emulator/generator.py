@@ -20,6 +20,7 @@ import random
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from sitegen.emulator import prose
@@ -52,10 +53,17 @@ class _Maker:
         return (EPOCH * 1000) + int(self.rng.uniform(low_days, high_days) * DAY * 1000)
 
 
+@lru_cache(maxsize=4096)
+def _day(days: int) -> str:
+    return datetime.fromtimestamp(days * DAY, UTC).strftime("%Y-%m-%dT")
+
+
 def stamp(millis: int) -> str:
     """ISO 8601 UTC with milliseconds and a Z."""
-    moment = datetime.fromtimestamp(millis // 1000, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
+    seconds, milli = divmod(millis, 1000)
+    days, rest = divmod(seconds, DAY)
+    hours, rest = divmod(rest, 3600)
+    return f"{_day(days)}{hours:02d}:{rest // 60:02d}:{rest % 60:02d}.{milli:03d}Z"
 
 
 def _dated(maker: _Maker, low: float, high: float, later: float = 30) -> tuple[str, str, str]:
