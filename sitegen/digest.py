@@ -93,8 +93,12 @@ def _explain(error: ErrorDetails, value: object) -> str:
     return str(error["msg"])
 
 
-def _field_errors(body: dict[str, object]) -> dict[str, str]:
-    """Field → problem, for every field of *body* that DigestUpdate (or hygiene) refuses."""
+def _field_errors(body: dict[str, object], *, hygiene: bool) -> dict[str, str]:
+    """Field → problem, for every field of *body* that DigestUpdate refuses.
+
+    With *hygiene*, text with control characters (a newline in a subject) is refused
+    too: sitegen does not send such values, but it keeps the service's own as they are.
+    """
     problems: dict[str, str] = {}
     try:
         DigestUpdate.model_validate(body)
@@ -102,7 +106,7 @@ def _field_errors(body: dict[str, object]) -> dict[str, str]:
         for item in error.errors():
             field = str(item["loc"][0]) if item["loc"] else "(body)"
             problems.setdefault(field, _explain(item, body.get(field)))
-    for field in _TEXT_FIELDS:
+    for field in _TEXT_FIELDS if hygiene else ():
         value = body.get(field)
         if field not in problems and isinstance(value, str) and any(map(_is_control, value)):
             problems[field] = "must not contain control characters (newlines, tabs, escapes)"
@@ -118,7 +122,7 @@ def check_changes(changes: dict[str, object]) -> None:
         raise ConfigError(
             "nothing to change: pass at least one of " + ", ".join(FLAGS.values())
         )
-    problems = _field_errors({**_PLACEHOLDER, **changes})
+    problems = _field_errors({**_PLACEHOLDER, **changes}, hygiene=True)
     bad = {field: text for field, text in problems.items() if field in changes}
     if not bad:
         return
@@ -138,10 +142,12 @@ def merge(current: DigestSettings, changes: dict[str, object]) -> DigestUpdate:
         if value is not None:
             body[field] = value
     body.update(changes)
-    problems = _field_errors(body)
+    problems = _field_errors(body, hygiene=False)
     if problems:
         for field, text in problems.items():
-            log.error("current %s: %s: pass %s", field, text, FLAGS.get(field, "a value"))
+            flag = FLAGS.get(field, field)
+            log.error("the current %s is not accepted (%s): pass %s", flag.lstrip("-"), text,
+                      flag)
         raise ConfigError(
             "the workspace's current digest settings are incomplete or invalid "
             f"({', '.join(problems)}): pass "
@@ -195,8 +201,7 @@ def _path(config: Config) -> str:
     return f"workspaces/{config.api.workspace}/digest"
 
 
-def _client(config: Config, transport: httpx.AsyncBaseTransport | None,
-            ledger: CallLedger) -> ApiClient:
+def _client(config: Config, transport: httpx.AsyncBaseTransport | None) -> ApiClient:
     if config.api.version == "v1":
         raise ConfigError(
             "digest settings exist only in API v2, but [api] version is \"v1\": "
@@ -205,7 +210,7 @@ def _client(config: Config, transport: httpx.AsyncBaseTransport | None,
     return ApiClient(
         config.api.base_url, config.api_key(), transport=transport,
         timeout=config.api.timeout, concurrency=1, retry_budget=config.api.retry_budget,
-        max_retries=config.api.max_retries, ledger=ledger,
+        max_retries=config.api.max_retries, ledger=CallLedger(version="v2"),
     )
 
 
@@ -234,15 +239,14 @@ async def read_digest(client: ApiClient, config: Config) -> DigestSettings:
     return _settings_from(answer) or DigestSettings(workspaceId=config.api.workspace)
 
 
-async def write_digest(client: ApiClient, config: Config, body: DigestUpdate,
-                       ledger: CallLedger) -> DigestSettings:
+async def write_digest(client: ApiClient, config: Config, body: DigestUpdate) -> DigestSettings:
     """PUT *body*; the answer's settings when it has them, else what was sent."""
     try:
         answer = await client.put_json("v2", _path(config), body.model_dump(exclude_none=True))
     except NotFound:
         raise _no_v2(config) from None
     except UnreachableError as error:
-        last = ledger.records[-1].status if ledger.records else 0
+        last = client.ledger.records[-1].status if client.ledger.records else 0
         if last < 500:
             raise
         raise ApiError(
@@ -266,8 +270,7 @@ def _server_reason(error: UnreachableError) -> str:
 async def show_digest(config: Config, *,
                       transport: httpx.AsyncBaseTransport | None = None) -> DigestSettings:
     """`digest show`: the workspace's digest settings (one GET)."""
-    ledger = CallLedger(version="v2")
-    async with _client(config, transport, ledger) as client:
+    async with _client(config, transport) as client:
         return await read_digest(client, config)
 
 
@@ -278,14 +281,13 @@ async def set_digest(config: Config, changes: dict[str, object], *,
     Nothing is sent when a flag is out of bounds, and no PUT when nothing would change.
     """
     check_changes(changes)
-    ledger = CallLedger(version="v2")
-    async with _client(config, transport, ledger) as client:
+    async with _client(config, transport) as client:
         current = await read_digest(client, config)
         body = merge(current, changes)
         if all(getattr(current, field) == value for field, value in changes.items()):
             log.info("the digest settings already have these values: nothing was sent")
             return current
-        updated = await write_digest(client, config, body, ledger)
+        updated = await write_digest(client, config, body)
     log.info("updated the digest settings (%s)", ", ".join(FLAGS[f] for f in changes))
     return updated
 

@@ -382,3 +382,14 @@ def test_show_digest_is_usable_as_a_library() -> None:
                            "api": {"url": "http://emulator.test", "workspace": WS}}, Path("."))
     settings_ = asyncio.run(show_digest(config, transport=Recorder(create_app(workspace()))))
     assert settings_.frequency == "weekly" and settings_.enabled is True
+
+
+def test_service_text_with_control_characters_does_not_block_other_changes(
+    tmp_path: Path
+) -> None:
+    stored = {**DIGEST, "previewText": "Line one\nLine two"}
+    app = create_app(workspace(digest=stored))
+    recorder = Recorder(app)
+    assert run(write_config(tmp_path), recorder, "set", "--frequency", "monthly") == 0
+    assert json.loads(recorder.requests[-1].content)["previewText"] == "Line one\nLine two"
+    assert app.state.emulator.digest["frequency"] == "monthly"
