@@ -18,17 +18,112 @@ import json
 import logging
 import os
 import tempfile
+from datetime import datetime
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, ValidationError
 
 from sitegen import __version__
+from sitegen.fetch.records import (
+    Article,
+    CodeBlock,
+    HeaderBlock,
+    ImageBlock,
+    ListBlock,
+    Meta,
+    TextBlock,
+    UnknownBlock,
+    VideoBlock,
+)
 from sitegen.workspace import ApiVersion, Workspace
 
 log = logging.getLogger("sitegen.fetch")
 
 CACHE_FORMAT = 1
 CACHE_FILE = "content.json"
+
+
+# --- fast loading ----------------------------------------------------------------
+# The cache holds records this sitegen already repaired, so reading it needs none of the
+# records' tolerant (Python) validators. These subclasses re-declare the same fields with
+# plain types, so pydantic-core validates the whole file natively; the objects are still
+# instances of the record classes (and dump to the very same JSON).
+
+
+class _Text(TextBlock):
+    pass
+
+
+class _Header(HeaderBlock):
+    level: int = 2
+
+
+class _Image(ImageBlock):
+    caption: str | None = None
+
+
+class _List(ListBlock):
+    items: list[str] = []
+    ordered: bool | None = False
+
+
+class _Code(CodeBlock):
+    language: str | None = None
+
+
+class _Video(VideoBlock):
+    title: str | None = None
+
+
+_KNOWN_BLOCKS = {"text", "header", "image", "list", "code", "video"}
+
+
+def _block_kind(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in _KNOWN_BLOCKS else "unknown"
+
+
+_CachedBlock = Annotated[
+    Annotated[_Text, Tag("text")] | Annotated[_Header, Tag("header")]
+    | Annotated[_Image, Tag("image")] | Annotated[_List, Tag("list")]
+    | Annotated[_Code, Tag("code")] | Annotated[_Video, Tag("video")]
+    | Annotated[UnknownBlock, Tag("unknown")],
+    Discriminator(_block_kind),
+]
+
+
+class _Meta(Meta):
+    keywords: str | None = None
+    description: str | None = None
+    tags: list[str] = []
+
+
+class _Article(Article):
+    id: str
+    workspaceId: str | None = None
+    agentId: str | None = None
+    clusterId: str | None = None
+    authorIdentityId: str | None = None
+    title: str | None = None
+    slug: str | None = None
+    description: str | None = None
+    content: str | None = None
+    status: str | None = None
+    language: str | None = None
+    model: str | None = None
+    tone: str | None = None
+    tags: list[str] = []
+    blocks: list[_CachedBlock] | None = None  # type: ignore[assignment]
+    meta: _Meta | None = None
+    createdBy: str | None = None
+    updatedBy: str | None = None
+    createdAt: datetime | None = None
+    updatedAt: datetime | None = None
+
+
+class _Workspace(Workspace):
+    articles: list[_Article] = []  # type: ignore[assignment]
 
 
 class CacheFile(BaseModel):
@@ -42,6 +137,10 @@ class CacheFile(BaseModel):
     workspace_id: str
     api_version: ApiVersion
     workspace: Workspace
+
+
+class _CachedFile(CacheFile):
+    workspace: _Workspace
 
 
 class ContentCache:
@@ -70,7 +169,7 @@ class ContentCache:
                         self.path, error.strerror or type(error).__name__)
             return None
         try:
-            cached = CacheFile.model_validate_json(data)
+            cached = _CachedFile.model_validate_json(data)
         except ValidationError:
             log.warning("discarded the content cache %s: %s; fetching everything",
                         self.path, _why_unreadable(data))

@@ -1,0 +1,184 @@
+"""Benchmark of the sync over real HTTP: request counts and wall time against their targets.
+
+Runs the emulator under uvicorn on a loopback port (port 0, in a thread) with a
+simulated latency, over a generated workspace (about 1,000 published articles by
+default), and measures:
+
+- a cold sync: requests vs published + ceil(N/100) x list endpoints walked + 10, and
+  wall time vs requests x latency / concurrency (target within 1.3x);
+- a no-change re-sync: zero detail requests, requests <= ceil(N/100) + clusters +
+  authors + 10;
+- one article changed: exactly one detail request;
+- loading the content cache of a larger workspace (4,000 articles by default).
+
+It prints a table; it is not a test and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from sitegen.config import Config, parse_config
+from sitegen.emulator.app import create_app
+from sitegen.emulator.generator import generate_workspace
+from sitegen.emulator.state import EmulatorState
+from sitegen.fetch.cache import ContentCache
+from sitegen.fetch.records import Agent, Article, AuthorIdentity, Cluster, WorkspaceInfo
+from sitegen.fetch.sync import SyncResult, sync
+from sitegen.workspace import Workspace
+
+KEY = "bench-key"
+
+
+class Server:
+    """uvicorn on 127.0.0.1:0 in a daemon thread."""
+
+    def __init__(self, app: Any) -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                lifespan="off", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def site_config(root: Path, url: str, workspace: str, concurrency: int) -> Config:
+    return parse_config({"site": {"title": "Bench", "url": "https://bench.test/"},
+                         "api": {"url": url, "workspace": workspace,
+                                 "concurrency": concurrency}}, root)
+
+
+def timed_sync(config: Config, **options: Any) -> tuple[SyncResult, float]:
+    start = time.perf_counter()
+    result = sync(config, key=KEY, **options)
+    return result, time.perf_counter() - start
+
+
+def list_endpoints(result: SyncResult) -> int:
+    calls = result.ledger.by_endpoint()
+    return sum(1 for name in calls if not name.endswith("{id}") and not name.endswith("digest"))
+
+
+def cache_load_figures(count: int, runs: int, folder: Path) -> tuple[int, float, float, int]:
+    data = generate_workspace(count, seed=1)
+    workspace = Workspace(
+        api_version="v2", info=WorkspaceInfo.model_validate(data["workspace"]),
+        agents=[Agent.model_validate(a) for a in data["agents"]],
+        articles=[Article.model_validate(a) for a in data["articles"]
+                  if a.get("status") == "published"],
+        clusters=[Cluster.model_validate(c) for c in data["clusters"]],
+        authors=[AuthorIdentity.model_validate(a) for a in data["authorIdentities"]],
+        social_posts=[],
+    )
+    cache = ContentCache(folder, "http://bench.test", workspace.info.id)
+    cache.save(workspace)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        loaded = cache.load()
+        times.append(time.perf_counter() - start)
+        assert loaded is not None
+    return (len(workspace.articles), statistics.median(times), min(times),
+            cache.path.stat().st_size)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--articles", type=int, default=1180,
+                        help="articles generated (about 85%% published; default 1180)")
+    parser.add_argument("--latency", type=float, default=50.0, help="emulator latency, ms")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--cache-articles", type=int, default=4700,
+                        help="articles generated for the cache-load figure (≈4,000 published)")
+    parser.add_argument("--runs", type=int, default=5, help="cache-load runs")
+    parser.add_argument("--seed", type=int, default=0)
+    options = parser.parse_args(argv)
+
+    data = generate_workspace(options.articles, seed=options.seed)
+    app = create_app(data)
+    state: EmulatorState = app.state.emulator
+    state.faults.latency_ms = options.latency
+    published = sum(1 for a in data["articles"] if a.get("status") == "published")
+    pages = math.ceil(published / 100)
+    rtt = options.latency / 1000.0
+    rows: list[tuple[str, str, str, str]] = []
+
+    with tempfile.TemporaryDirectory() as tmp, Server(app) as url:
+        config = site_config(Path(tmp), url, data["workspace"]["id"], options.concurrency)
+
+        cold, cold_wall = timed_sync(config)
+        walked = list_endpoints(cold)
+        target = published + pages * walked + 10
+        ideal = cold.ledger.total * rtt / options.concurrency
+        rows.append(("cold sync: requests", str(cold.ledger.total),
+                     f"<= {target}", _ok(cold.ledger.total <= target)))
+        rows.append(("cold sync: detail requests", str(cold.stats.details_made),
+                     f"= {published}", _ok(cold.stats.details_made == published)))
+        rows.append(("cold sync: wall time", f"{cold_wall:.2f} s",
+                     f"<= {ideal * 1.3:.2f} s (1.3 x {ideal:.2f})",
+                     _ok(cold_wall <= ideal * 1.3)))
+
+        state.calls.clear()
+        warm, warm_wall = timed_sync(config)
+        clusters, authors = len(data["clusters"]), len(data["authorIdentities"])
+        warm_target = pages + clusters + authors + 10
+        rows.append(("no-change re-sync: detail requests", str(warm.stats.details_made), "= 0",
+                     _ok(warm.stats.details_made == 0)))
+        rows.append(("no-change re-sync: requests", str(warm.ledger.total),
+                     f"<= {warm_target}", _ok(warm.ledger.total <= warm_target)))
+        rows.append(("no-change re-sync: wall time", f"{warm_wall:.2f} s", "", ""))
+
+        changed_id = next(a["id"] for a in data["articles"] if a.get("status") == "published")
+        state.update_article(changed_id, title="Changed for the benchmark")
+        one, one_wall = timed_sync(config)
+        rows.append(("one article changed: detail requests", str(one.stats.details_made), "= 1",
+                     _ok(one.stats.details_made == 1)))
+        rows.append(("one article changed: requests / wall", str(one.ledger.total),
+                     f"{one_wall:.2f} s", ""))
+
+        count, median, best, size = cache_load_figures(options.cache_articles, options.runs,
+                                                       Path(tmp) / "cache")
+        rows.append((f"cache load, {count} articles ({size / 1e6:.1f} MB)",
+                     f"{median:.3f} s (min {best:.3f})", "< 0.3 s", _ok(median < 0.3)))
+
+    print(f"workspace: {options.articles} articles generated, {published} published; "
+          f"latency {options.latency:.0f} ms; concurrency {options.concurrency}; "
+          f"list endpoints walked {walked}")
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{width}}  {'figure':>22}  {'target':<30}  ok")
+    for name, figure, goal, ok in rows:
+        print(f"{name:<{width}}  {figure:>22}  {goal:<30}  {ok}")
+    print("calls of the cold sync:")
+    for endpoint, number in cold.ledger.by_endpoint().items():
+        print(f"  {number:>6}  {endpoint}")
+    return 0
+
+
+def _ok(flag: bool) -> str:
+    return "yes" if flag else "NO"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
