@@ -176,8 +176,8 @@ def demo_config(base: Config | None, root: Path) -> Config:
     site: dict[str, object] = (
         base.site.model_dump(mode="json")
         if base is not None
-        else {"title": "The Demo Workshop", "url": "http://localhost:8000/",
-              "description": "Notes from the sitegen demo workspace"}
+        else {"title": "Northwind Field Notes", "url": "http://localhost:8000/",
+              "description": "Slow travel, patient fermentation and quiet tooling"}
     )
     analytics: dict[str, object] = {"enabled": False}
     data: dict[str, object] = {
