@@ -80,8 +80,12 @@ _KNOWN_BLOCKS = {"text", "header", "image", "list", "code", "video"}
 
 
 def _block_kind(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in _KNOWN_BLOCKS else "unknown"
+    """The tag of a cached block; only UnknownBlock carries `reason` (e.g. an image sans url)."""
+    if isinstance(value, dict):
+        kind, unknown = value.get("type"), "reason" in value
+    else:
+        kind, unknown = getattr(value, "type", None), isinstance(value, UnknownBlock)
+    return kind if kind in _KNOWN_BLOCKS and not unknown else "unknown"
 
 
 _CachedBlock = Annotated[

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.fetch.cache import CACHE_FORMAT, ContentCache
-from sitegen.fetch.records import Article, WorkspaceInfo
+from sitegen.fetch.records import Article, HeaderBlock, UnknownBlock, WorkspaceInfo
 from sitegen.workspace import Workspace
 from tests.fetch.conftest import BASE, WS, make_article
 
@@ -80,3 +80,20 @@ def test_unwritable_folder_is_a_warning(tmp_path: Path, caplog: pytest.LogCaptur
     blocker.write_text("x")
     assert not ContentCache(blocker, BASE, WS).save(workspace())
     assert "could not write the content cache" in caplog.text
+
+
+def test_loaded_records_are_record_instances_and_unknown_blocks_survive(tmp_path: Path) -> None:
+    raw = make_article(9)
+    raw["blocks"] = [{"type": "image"}, {"type": "poll", "q": 1}, {"type": "header",
+                                                                   "content": "H", "level": 3}]
+    original = Workspace(api_version="v1", info=WorkspaceInfo(id=WS),
+                         articles=[Article.model_validate(raw)])
+    cache = ContentCache(tmp_path, BASE, WS)
+    cache.save(original)
+    loaded = cache.load()
+    assert loaded is not None and loaded.model_dump() == original.model_dump()
+    article = loaded.articles[0]
+    assert isinstance(article, Article) and article.blocks is not None
+    assert [type(b).__mro__[0 if type(b) is UnknownBlock else 1] for b in article.blocks] == [
+        UnknownBlock, UnknownBlock, HeaderBlock]
+    assert article.blocks[2].level == 3  # type: ignore[union-attr]
