@@ -36,7 +36,9 @@ def test_minimal_config_gets_defaults(tmp_path: Path) -> None:
     assert config.output_path() == (tmp_path / "_site").resolve()
 
 
-def test_output_override_is_relative_to_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_output_override_is_relative_to_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = load_config(write(tmp_path, VALID))
     other = tmp_path / "elsewhere"
     other.mkdir()
