@@ -28,7 +28,6 @@ from sitegen.fetch.records import (
 from sitegen.render.urls import safe_http_url
 
 WORDS_PER_MINUTE = 220
-_WORD = re.compile(r"\w+", re.UNICODE)
 _MD_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)")
 
 
@@ -52,11 +51,11 @@ class Body:
 
 def _block_words(block: KnownBlock) -> int:
     if isinstance(block, TextBlock | HeaderBlock | CodeBlock):
-        return len(_WORD.findall(block.content))
+        return len(block.content.split())
     if isinstance(block, ListBlock):
-        return sum(len(_WORD.findall(item)) for item in block.items)
+        return sum(len(item.split()) for item in block.items)
     if isinstance(block, ImageBlock):
-        return len(_WORD.findall(block.caption or ""))
+        return len((block.caption or "").split())
     return 0
 
 
@@ -109,6 +108,6 @@ def article_body(article: Article) -> Body:
         )
         words = sum(_block_words(b) for b in blocks)
         return Body("blocks", blocks, content, words, image, _hash("blocks", blocks, ""), repairs)
-    words = len(_WORD.findall(content))
+    words = len(content.split())
     image = _first_markdown_image(content)
     return Body("markdown", [], content, words, image, _hash("markdown", [], content), repairs)

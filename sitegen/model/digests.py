@@ -19,11 +19,8 @@ from sitegen.model.views import ArticleView, Section, Site
 
 def stable_hash(parts: Iterable[object]) -> str:
     """SHA-256 (32 hex chars) over the `repr` of each part, separated by NULs."""
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(repr(part).encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-    return digest.hexdigest()[:32]
+    text = "\x00".join(map(repr, parts))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _ref(section: Section | None) -> tuple[str, str] | None:

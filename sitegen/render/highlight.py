@@ -46,8 +46,12 @@ def _lexer(name: str) -> Lexer | None:
         return None
 
 
+@lru_cache(maxsize=2048)
 def highlight_code(code: str, language: str | None) -> Highlighted:
-    """Highlight *code* as *language*; unknown or missing languages give escaped text."""
+    """Highlight *code* as *language*; unknown or missing languages give escaped text.
+
+    Results are cached (listings repeat across articles and rebuilds in `serve`).
+    """
     name = (language or "").strip().split()[0].lower() if (language or "").strip() else ""
     if not _LANGUAGE.match(name):
         name = ""

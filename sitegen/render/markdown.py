@@ -11,6 +11,7 @@ HTML, a script or an unsafe URL through, and never do I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +29,11 @@ THEME_IDS = frozenset({
     "top", "main", "content", "site-header", "site-nav", "site-footer", "toc", "related",
     "article", "article-body", "comments", "footnotes", "pagination", "search",
 })
+
+INLINE_CACHE_SIZE = 20_000
+# Characters that can start inline markdown (or an entity / autolink), and hard breaks.
+_INLINE_SYNTAX = re.compile(r"[\\*_\[\]!`<>&~]| {2,}\n|https?:|\t")
+_LINE_SPACE = re.compile(r"[ \t]*\n[ \t]*")
 
 CodeRenderer = Callable[[str, "str | None"], str]
 
@@ -102,6 +108,7 @@ class MarkdownRenderer:
         md.add_render_rule("fence", fence_rule)
         md.add_render_rule("code_block", fence_rule)
         self.md = md
+        self._inline_cache: dict[str, str] = {}
 
     # --- public ---------------------------------------------------------------
 
@@ -113,13 +120,28 @@ class MarkdownRenderer:
         return html, ids.toc[start:]
 
     def inline(self, source: str) -> str:
-        """Inline markdown only (emphasis, code, links): for text blocks, list items."""
-        return str(self.md.renderInline(source, {"ids": HeadingIds()}))
+        """Inline markdown only (emphasis, code, links): for text blocks, list items.
+
+        Plain text (no markdown punctuation, entities or hard breaks) skips the parser:
+        escaping it gives the same HTML. Other results are cached by source text.
+        """
+        if not _INLINE_SYNTAX.search(source):
+            return str(escape(_LINE_SPACE.sub("\n", source.strip())))
+        return self._inline_cached(source)
+
+    def _inline_cached(self, source: str) -> str:
+        found = self._inline_cache.get(source)
+        if found is None:
+            found = str(self.md.renderInline(source, {"ids": HeadingIds()}))
+            if len(self._inline_cache) >= INLINE_CACHE_SIZE:
+                self._inline_cache.clear()
+            self._inline_cache[source] = found
+        return found
 
     # --- rules ----------------------------------------------------------------
 
     def _sanitize(self, state: StateCore) -> None:
-        ids: HeadingIds = state.env["ids"]
+        ids: HeadingIds = state.env.get("ids") or HeadingIds()
         tokens = state.tokens
         for index, token in enumerate(tokens):
             if token.type == "inline" and token.children:

@@ -86,6 +86,8 @@ class Renderer:
         self._bodies: dict[str, tuple[Markup, list[Heading]]] = {}
         self._templates: dict[str, Template] = {}
         self._base_path = urlsplit(site.base_url).path.rstrip("/")
+        self._cards: dict[tuple[str, str], Markup] = {}
+        self._card_macro: Callable[..., str] | None = None
         self._fingerprint = self._compute_fingerprint()
 
     # --- hashing ----------------------------------------------------------------
@@ -162,6 +164,25 @@ class Renderer:
         """The URL of a theme static file (through `asset_url`, then `link`)."""
         return self.link(self.asset_url(name))
 
+    def card(self, article: ArticleView, heading: str = "h2") -> Markup:
+        """The `card` macro of `partials/card.html` for *article*, rendered once and reused.
+
+        A card sees only its arguments and `site`, `link`, `asset`, `absolute` (not the
+        page), so the same article's card is identical on every list it appears on.
+        """
+        key = (article.id, heading)
+        found = self._cards.get(key)
+        if found is None:
+            if self._card_macro is None:
+                module = self.env.get_template("partials/card.html").make_module({
+                    "site": self.site, "link": self.link, "asset": self.asset,
+                    "absolute": self.site.absolute,
+                })
+                self._card_macro = getattr(module, "card")  # noqa: B009
+            found = Markup(self._card_macro(article, heading))
+            self._cards[key] = found
+        return found
+
     def context(self, page: Page) -> dict[str, object]:
         """Everything a page template sees (documented in THEMES.md)."""
         site = self.site
@@ -172,6 +193,7 @@ class Renderer:
             "lang": page.language or site.language,
             "asset": self.asset,
             "link": self.link,
+            "card": self.card,
             "absolute": site.absolute,
             "feed_url": page.feed_url or site.feed_url,
             "beacon": self._beacon_attrs(page),

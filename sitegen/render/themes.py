@@ -124,7 +124,10 @@ class ThemeSet:
         return self._environment
 
     def _compile_all(self, env: Environment) -> None:
-        for name in sorted(env.list_templates(extensions=["html", "xml", "txt"])):
+        # Every file is reachable under its plain name except ones an override shadows;
+        # those compile (and report syntax errors the same way) when first extended.
+        names = env.list_templates(extensions=["html", "xml", "txt"])
+        for name in sorted(n for n in names if not n.startswith(("theme/", "default/"))):
             try:
                 env.get_template(name)
             except TemplateSyntaxError as error:
