@@ -69,7 +69,7 @@ def _check_blocks(article: Article) -> tuple[list[KnownBlock], list[str]]:
             unknown[label] = unknown.get(label, 0) + 1
         elif isinstance(block, ImageBlock | VideoBlock) and safe_http_url(block.url) is None:
             repairs.append(
-                f"article {article.id}: a {block.type} block with an unusable URL was left out"
+                f"article {article.id}: {block.type} block with an unusable URL was left out"
             )
         else:
             kept.append(block)

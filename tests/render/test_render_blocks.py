@@ -1,0 +1,79 @@
+"""Blocks: each type through its template, video classification, URL checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from sitegen.config import Config
+from sitegen.fetch.records import parse_block
+from sitegen.render.blocks import BlockRenderer, classify_video
+from sitegen.render.markdown import HeadingIds, MarkdownRenderer
+from sitegen.render.themes import ThemeSet
+
+
+@pytest.fixture
+def blocks(config: Config) -> BlockRenderer:
+    renderer = BlockRenderer(ThemeSet(config).environment(), MarkdownRenderer())
+    renderer.markdown = MarkdownRenderer(code=renderer.code)
+    return renderer
+
+
+def render(blocks: BlockRenderer, *raw: dict[str, object]) -> str:
+    parsed = [parse_block(r) for r in raw]
+    return blocks.render(parsed, HeadingIds())  # type: ignore[arg-type]
+
+
+def test_text_header_list(blocks: BlockRenderer) -> None:
+    html = render(blocks, {"type": "text", "content": "Hello *world*"},
+                  {"type": "header", "content": "Title", "level": 1},
+                  {"type": "header", "content": "Title", "level": 9},
+                  {"type": "list", "items": ["a", "**b**"], "ordered": True},
+                  {"type": "list", "items": ["c"]})
+    assert "<p>Hello <em>world</em></p>" in html
+    assert '<h2 id="title">Title</h2>' in html
+    assert '<h6 id="title-2">Title</h6>' in html
+    assert "<ol>" in html and "<li><strong>b</strong></li>" in html and "<ul>" in html
+
+
+def test_image_figure(blocks: BlockRenderer) -> None:
+    html = render(blocks, {"type": "image", "url": "https://i.test/a.png", "caption": "A cat"})
+    assert '<img src="https://i.test/a.png" alt="A cat" loading="lazy" decoding="async">' in html
+    assert "<figcaption>A cat</figcaption>" in html
+    assert render(blocks, {"type": "image", "url": "javascript:alert(1)"}) == ""
+
+
+def test_code_is_highlighted_or_escaped(blocks: BlockRenderer) -> None:
+    html = render(blocks, {"type": "code", "content": "print('<x>')", "language": "python"})
+    assert '<span class="nb">print</span>' in html and "Python" in html
+    plain = render(blocks, {"type": "code", "content": "<b>x</b>", "language": "nosuchlang"})
+    assert "&lt;b&gt;x&lt;/b&gt;" in plain and "<span" not in plain
+
+
+@pytest.mark.parametrize("url, kind, src", [
+    ("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "youtube",
+     "https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ"),
+    ("https://youtu.be/dQw4w9WgXcQ?t=3", "youtube",
+     "https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ"),
+    ("https://www.youtube.com/shorts/dQw4w9WgXcQ", "youtube",
+     "https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ"),
+    ("https://vimeo.com/123456", "vimeo", "https://player.vimeo.com/video/123456?dnt=1"),
+    ("https://player.vimeo.com/video/42", "vimeo", "https://player.vimeo.com/video/42?dnt=1"),
+    ("https://cdn.test/clip.MP4", "file", "https://cdn.test/clip.MP4"),
+    ("/media/clip.webm", "file", "/media/clip.webm"),
+    ("https://www.youtube.com/watch?v=bad", "link", "https://www.youtube.com/watch?v=bad"),
+    ("https://example.test/page", "link", "https://example.test/page"),
+])
+def test_classify_video(url: str, kind: str, src: str) -> None:
+    video = classify_video(url)
+    assert video is not None and (video.kind, video.src) == (kind, src)
+
+
+def test_video_markup(blocks: BlockRenderer) -> None:
+    html = render(blocks, {"type": "video", "url": "https://youtu.be/dQw4w9WgXcQ", "title": "T"})
+    assert 'src="https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ"' in html
+    assert 'loading="lazy"' in html and 'title="T"' in html
+    file = render(blocks, {"type": "video", "url": "https://cdn.test/a.ogg"})
+    assert '<video controls preload="none"' in file and 'type="video/ogg"' in file
+    assert classify_video("javascript:alert(1)") is None
+
+

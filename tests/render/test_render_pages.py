@@ -1,0 +1,156 @@
+"""Renderer: page contexts, SEO, beacon tag, hashes, parallel rendering, hostile content."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from render_factory import XSS, article, hostile_workspace, make_config, make_workspace
+from render_safety import problems
+
+from sitegen.config import Config
+from sitegen.model import build_site
+from sitegen.render.pages import BeaconSettings, Renderer
+from sitegen.render.themes import ThemeSet
+
+AGENT = "a" * 24
+
+
+def rich_site(config: Config):  # type: ignore[no-untyped-def]
+    arts = [article(n, agentId=AGENT, clusterId="c" * 24, authorIdentityId="b" * 24,
+                    language="de" if n == 3 else "en", tags=["Alpha"],
+                    meta={"keywords": "one, two"},
+                    blocks=[{"type": "header", "content": "Part", "level": 1},
+                            {"type": "image", "url": "/media/x.png", "caption": "Cap"},
+                            {"type": "text", "content": "Words"}] if n % 2 else None)
+            for n in range(1, 6)]
+    ws = make_workspace(arts, agents=[{"id": AGENT, "name": "Bot"}],
+                        clusters=[{"id": "c" * 24, "name": "Topic", "color": "#123456"}],
+                        authors=[{"id": "b" * 24, "name": "Ann", "bio": "Writes."}],
+                        social_posts=[{"id": "d" * 24, "title": "Post", "content": "Hi"}])
+    return build_site(config, ws)
+
+
+def page_html(renderer: Renderer, kind: str, number: int = 1) -> str:
+    page = next(p for p in renderer.site.pages if p.kind == kind and p.number == number)
+    return renderer.render(page).decode()
+
+
+def test_every_kind_renders_with_seo(tmp_path: Path) -> None:
+    config = make_config(tmp_path, per_page=2)
+    site = rich_site(config)
+    renderer = Renderer(config, site, ThemeSet(config))
+    kinds = {p.kind for p in site.pages}
+    assert kinds == {"home", "article", "agent", "cluster", "author", "tag", "language",
+                     "social", "404"}
+    for page in site.pages:
+        html = renderer.render(page).decode()
+        assert html.startswith("<!doctype html>")
+        assert f'<link rel="canonical" href="https://site.example.test{page.url}">' in html
+        assert html.count("<h1") == 1
+        assert problems(html, allow_scripts=True) == []
+    art = next(p for p in site.pages if p.kind == "article" and p.article
+               and p.article.body_kind == "blocks")
+    html = renderer.render(art).decode()
+    assert '<html lang="en">' in html
+    assert '<meta name="keywords" content="one, two">' in html
+    assert '<meta property="og:image" content="https://site.example.test/media/x.png">' in html
+    data = json.loads(re.search(r'ld\+json">(.*?)</script>', html).group(1))  # type: ignore
+    assert data["@type"] == "BlogPosting" and data["author"]["name"] == "Ann"
+    assert '<h2 id="part">Part</h2>' in html
+    german = next(p for p in site.pages if p.article and p.article.language == "de")
+    assert '<html lang="de">' in renderer.render(german).decode()
+    home2 = page_html(renderer, "home", 2)
+    assert '<link rel="prev" href="/">' in home2 and '<link rel="next" href="/page/3/">' in home2
+    assert 'type="application/atom+xml"' in home2 and 'href="/feed.xml"' in home2
+    tag = page_html(renderer, "tag")
+    assert 'href="/tags/alpha/feed.xml"' in tag
+    assert "noindex" in page_html(renderer, "404")
+
+
+def test_beacon_tag(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    site = rich_site(config)
+    beacon = BeaconSettings("https://api.test/api/v2/workspaces/w/analytics", "pub-key",
+                            "my-site", "/static/beacon.js")
+    renderer = Renderer(config, site, ThemeSet(config), beacon=beacon)
+    art = next(p for p in site.pages if p.kind == "article")
+    tag = re.search(r"<script src=[^>]*></script>", renderer.render(art).decode())
+    assert tag is not None
+    text = tag.group(0)
+    assert text.startswith('<script src="/static/beacon.js" defer ')
+    for expected in ['data-endpoint="https://api.test/api/v2/workspaces/w/analytics"',
+                     'data-key="pub-key"', 'data-site-slug="my-site"',
+                     'data-page-type="article"', f'data-article-id="{art.article.id}"',
+                     f'data-agent-id="{AGENT}"', f'data-article-slug="{art.article.slug}"']:
+        assert expected in text
+    assert 'data-page-type="workspace"' in page_html(renderer, "home")
+    agent = page_html(renderer, "agent")
+    assert 'data-page-type="agent"' in agent and f'data-agent-id="{AGENT}"' in agent
+    tag_page = page_html(renderer, "tag")
+    assert 'data-page-type="unknown"' in tag_page and "data-article-id" not in tag_page
+    assert "pub-key" not in repr(beacon)
+    plain = Renderer(config, site, ThemeSet(config))
+    assert "<script src" not in plain.render(art).decode()
+
+
+def test_asset_url_and_subpath(tmp_path: Path) -> None:
+    config = make_config(tmp_path, url="https://x.test/blog/")
+    site = rich_site(config)
+    renderer = Renderer(config, site, ThemeSet(config),
+                        asset_url=lambda name: f"/static/{name}?v=1")
+    html = page_html(renderer, "home")
+    assert 'href="/blog/static/style.css?v=1"' in html
+    assert 'href="/blog/"' in html
+    assert '<link rel="canonical" href="https://x.test/blog/">' in html
+
+
+def test_page_hash_is_cheap_stable_and_sensitive(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    site = rich_site(config)
+    a = Renderer(config, site, ThemeSet(config))
+    b = Renderer(config, rich_site(config), ThemeSet(config))
+    assert [a.page_hash(p) for p in a.site.pages] == [b.page_hash(p) for p in b.site.pages]
+    assert len({a.page_hash(p) for p in site.pages}) == len(site.pages)
+    beacon = Renderer(config, site, ThemeSet(config),
+                      beacon=BeaconSettings("https://e.test/x", "k", "s", "/b.js"))
+    assets = Renderer(config, site, ThemeSet(config), asset_url=lambda n: "/s/" + n)
+    page = site.pages[0]
+    assert len({a.page_hash(page), beacon.page_hash(page), assets.page_hash(page)}) == 3
+    other = make_config(tmp_path, title="Other")
+    assert Renderer(other, build_site(other, make_workspace([article(1)])),
+                    ThemeSet(other)).page_hash(page) != a.page_hash(page)
+
+
+def test_parallel_rendering_matches_serial(tmp_path: Path) -> None:
+    config = make_config(tmp_path, per_page=1)
+    ws = make_workspace([article(n, tags=[f"t{n % 7}"]) for n in range(1, 120)])
+    site = build_site(config, ws)
+    assert len(site.pages) > 200
+    renderer = Renderer(config, site, ThemeSet(config))
+    serial = list(renderer.render_pages(site.pages, workers=1))
+    parallel = list(Renderer(config, site, ThemeSet(config)).render_pages(site.pages, workers=2))
+    assert [p for p, _ in serial] == [p.path for p in site.pages]
+    assert serial == parallel
+
+
+def test_article_html_is_the_sanitized_body(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    site = build_site(config, make_workspace([article(1, content="# T\n\n[x](javascript:y)")]))
+    html = Renderer(config, site, ThemeSet(config)).article_html(site.articles[0])
+    assert html.startswith('<h2 id="t">T</h2>') and "<a" not in html
+
+
+def test_hostile_workspace_renders_nothing_executable(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    site = build_site(config, hostile_workspace())
+    renderer = Renderer(config, site, ThemeSet(config))
+    assert site.clusters[0].colour == "#6b7280"
+    for page in site.pages:
+        html = renderer.render(page).decode()
+        assert problems(html, allow_scripts=True) == [], page.path
+        assert XSS not in html
+        assert "<script>" not in html
+    for art in site.articles:
+        assert problems(renderer.article_html(art)) == []

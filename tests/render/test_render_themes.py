@@ -1,0 +1,76 @@
+"""ThemeSet: lookup chain, prefixes, errors, static folders and fingerprint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from render_factory import make_config
+
+from sitegen.errors import BuildError, ConfigError
+from sitegen.render.highlight import pygments_css
+from sitegen.render.themes import ThemeSet, builtin_themes_root
+
+
+def test_unknown_theme_names_it_and_the_available_ones(tmp_path: Path) -> None:
+    (tmp_path / "themes" / "mine" / "templates").mkdir(parents=True)
+    with pytest.raises(ConfigError) as error:
+        ThemeSet(make_config(tmp_path, theme="nope"))
+    message = str(error.value)
+    assert "'nope'" in message and "default" in message and "mine" in message
+
+
+def test_theme_name_cannot_escape(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        ThemeSet(make_config(tmp_path, theme="../default"))
+
+
+def test_site_override_extends_what_it_replaces(tmp_path: Path) -> None:
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "404.html").write_text(
+        '{% extends "theme/404.html" %}{% block content %}OVERRIDE {{ super() }}{% endblock %}')
+    env = ThemeSet(make_config(tmp_path)).environment()
+    assert env.get_template("404.html").filename.startswith(str(tmp_path))
+    assert "default" in (env.get_template("default/404.html").filename or "")
+
+
+def test_local_theme_falls_back_to_default(tmp_path: Path) -> None:
+    theme = tmp_path / "themes" / "mine"
+    (theme / "templates").mkdir(parents=True)
+    (theme / "static").mkdir()
+    (theme / "templates" / "home.html").write_text('{% extends "default/home.html" %}')
+    themes = ThemeSet(make_config(tmp_path, theme="mine"))
+    env = themes.environment()
+    assert str(theme) in (env.get_template("home.html").filename or "")
+    assert str(builtin_themes_root()) in (env.get_template("article.html").filename or "")
+    assert str(theme) in (env.get_template("theme/home.html").filename or "")
+    assert themes.static_dirs() == [theme / "static", builtin_themes_root() / "default" / "static"]
+
+
+def test_syntax_error_is_a_build_error_with_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "home.html").write_text("line one\n{% if %}\n")
+    with pytest.raises(BuildError) as error:
+        ThemeSet(make_config(tmp_path)).environment()
+    assert "home.html" in str(error.value) and "line 2" in str(error.value)
+
+
+def test_strict_undefined(tmp_path: Path) -> None:
+    env = ThemeSet(make_config(tmp_path)).environment()
+    with pytest.raises(Exception, match="typo"):
+        env.from_string("{{ typo }}").render()
+
+
+def test_fingerprint_changes_with_any_template(tmp_path: Path) -> None:
+    before = ThemeSet(make_config(tmp_path)).fingerprint()
+    assert before == ThemeSet(make_config(tmp_path)).fingerprint()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "extra.html").write_text("x")
+    assert ThemeSet(make_config(tmp_path)).fingerprint() != before
+
+
+def test_shipped_pygments_css_is_current_and_css_is_small() -> None:
+    static = builtin_themes_root() / "default" / "static"
+    assert (static / "pygments.css").read_text() == pygments_css()
+    total = sum(p.stat().st_size for p in static.glob("*.css"))
+    assert total < 20_000
