@@ -132,7 +132,7 @@ def _run_build(
         site = build_site(config, workspace)
     report.articles = len(site.articles)
     report.html_pages = len(site.pages)
-    with OutputWriter(output, lock_timeout=lock_timeout) as writer:
+    with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True) as writer:
         with timings.stage("assets"):
             assets = _assets(config, key is not None, demo)
             beacon = _beacon(config, key, assets)

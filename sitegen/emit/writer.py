@@ -56,7 +56,8 @@ class OutputWriter:
     killed build; leaving without a commit throws the staging folder away.
     """
 
-    def __init__(self, output: Path, *, lock_timeout: float = 60.0) -> None:
+    def __init__(self, output: Path, *, lock_timeout: float = 60.0,
+                 background_cleanup: bool = False) -> None:
         self.output = Path(os.path.abspath(output))
         if self.output.parent == self.output or self.output == Path.home():
             raise BuildError(
@@ -66,6 +67,8 @@ class OutputWriter:
         name = self.output.name
         self.staging = self.output.parent / f".{name}.sitegen-staging"
         self.old = self.output.parent / f".{name}.sitegen-old"
+        self.trash = self.output.parent / f".{name}.sitegen-trash"
+        self.background_cleanup = background_cleanup
         self._lock = OutputLock(self.output.parent / f".{name}.sitegen-lock", lock_timeout)
         self._previous = Manifest()
         self._new: dict[str, FileEntry] = {}
@@ -101,6 +104,9 @@ class OutputWriter:
         self._open = True
         try:
             recover_leftovers(self.output, self.staging, self.old)
+            for leftover in sorted(self.output.parent.glob(f"{self.trash.name}*")):
+                if leftover.is_dir() and not leftover.is_symlink():
+                    self._discard(leftover)
             self._previous = self._read_manifest()
         except BaseException:
             self.close()
@@ -213,9 +219,8 @@ class OutputWriter:
                     f"the output path {rel!r} runs through a file this build also writes: "
                     "rename the slug or tag that produces it"
                 ) from None
-            real = os.path.realpath(parent)
-            if real != str(self.staging) and not real.startswith(str(self.staging) + os.sep):
-                raise BuildError(f"refusing to write {rel!r}: it resolves outside the output")
+            # No symlink can be on the way: staging is fresh, only real folders are made in
+            # it, and the user's symlinks are carried over after every sitegen file is placed.
             for ancestor in (parent, *parent.parents):
                 if ancestor in self._made_dirs:
                     break
@@ -273,10 +278,26 @@ class OutputWriter:
         exchange_dirs(self.staging, self.output, self.old)
         self._committed = True
         self._staged = False
-        shutil.rmtree(self.staging, ignore_errors=True)
+        if self.staging.exists():  # the previous tree, now swapped out
+            try:
+                os.rename(self.staging, self.trash)
+            except OSError:
+                shutil.rmtree(self.staging, ignore_errors=True)
+            else:
+                self._discard(self.trash)
         log.debug("swapped the new output in (%.3f s)", time.perf_counter() - started)
         result.touched_output = True
         return result
+
+    def _discard(self, folder: Path) -> None:
+        """Delete a swapped-out tree: in a detached `rm -rf` when asked (fast), else inline.
+
+        The old tree is never needed again, and deleting thousands of folders is the
+        slowest part of a small rebuild; a leftover (rm killed) is removed next time.
+        """
+        if self.background_cleanup and _detached_remove(folder):
+            return
+        shutil.rmtree(folder, ignore_errors=True)
 
     def _carry_user_files(self) -> list[str]:
         """Hard-link every file sitegen did not write from the old output into staging."""
@@ -358,6 +379,26 @@ def exchange_dirs(staging: Path, output: Path, old: Path) -> None:
         os.rename(old, staging)
     except OSError as error:
         raise BuildError(f"cannot swap the new output into {output}: {error.strerror}") from None
+
+
+def _detached_remove(folder: Path) -> bool:
+    """Start `rm -rf folder` in the background (orphaned, so never a zombie); False if not."""
+    shell = shutil.which("sh")
+    if shell is None or shutil.which("rm") is None:
+        return False
+    target = folder.parent / f"{folder.name.split('.sitegen-trash')[0]}.sitegen-trash." \
+        f"{os.getpid()}.{time.monotonic_ns()}"
+    try:
+        os.rename(folder, target)
+    except OSError:
+        return False
+    try:
+        pid = os.posix_spawn(shell, [shell, "-c", 'rm -rf -- "$1" >/dev/null 2>&1 &', "sh",
+                                     os.fspath(target)], dict(os.environ))
+        os.waitpid(pid, 0)
+    except OSError:
+        shutil.rmtree(target, ignore_errors=True)
+    return True
 
 
 def recover_leftovers(output: Path, staging: Path, old: Path) -> None:

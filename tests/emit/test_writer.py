@@ -232,3 +232,32 @@ def test_the_output_must_be_a_folder_and_not_the_root(tmp_path: Path) -> None:
         OutputWriter(target).open()
     with pytest.raises(BuildError, match="refusing"):
         OutputWriter(Path("/"))
+
+
+def test_background_cleanup_removes_the_old_tree(tmp_path: Path) -> None:
+    import time
+
+    out = tmp_path / "_site"
+    build(out, SITE)
+    with OutputWriter(out, background_cleanup=True) as writer:
+        for path, data in SITE.items():
+            writer.write(path, data + b"!")
+        result = writer.commit()
+    assert result.written == sorted(SITE)
+    assert all((out / p).read_bytes() == d + b"!" for p, d in SITE.items())
+    for _ in range(200):
+        if not [p for p in tmp_path.iterdir() if "trash" in p.name]:
+            break
+        time.sleep(0.05)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["._site.sitegen-lock", "_site"]
+
+
+def test_a_user_symlink_in_the_output_is_never_written_through(tmp_path: Path) -> None:
+    out, outside = tmp_path / "_site", tmp_path / "outside"
+    outside.mkdir()
+    build(out, SITE)
+    (out / "evil").symlink_to(outside, target_is_directory=True)
+    build(out, {**SITE, "evil/index.html": b"page"})
+    assert list(outside.iterdir()) == []
+    assert (out / "evil").is_dir() and not (out / "evil").is_symlink()
+    assert (out / "evil" / "index.html").read_bytes() == b"page"

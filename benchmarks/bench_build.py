@@ -1,0 +1,129 @@
+"""Benchmark `sitegen build` as whole processes: full, no-change and one-article rebuilds.
+
+Generates an N-article workspace (default 4,000) with the emulator's generator in a
+temporary folder, fills the content cache once through the in-process emulator (the
+same fetch code path as a real sync), then times `sitegen build --offline` in fresh
+processes: a full build into an empty output, a rebuild with no change, and a rebuild
+after one article's body changed in the cache. Prints wall time and the peak RSS of
+each build process (from os.wait4, the per-child form of getrusage RUSAGE_CHILDREN),
+with the targets beside them. Nothing is written inside the repository.
+
+    .venv/bin/python benchmarks/bench_build.py [--articles 4000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+TARGETS = {"full": 5.75, "no-change": 0.6, "one-changed": 1.0}
+SITE_TOML = """\
+[site]
+title = "Bench"
+url = "https://bench.example.test/"
+
+[api]
+url = "https://cas.example.test"
+workspace = "{workspace}"
+"""
+
+
+def prepare(folder: Path, articles: int) -> Path:
+    """A site folder with a warm content cache of *articles* generated articles."""
+    import httpx
+
+    from sitegen.config import load_config
+    from sitegen.emulator.app import create_app
+    from sitegen.emulator.generator import generate_workspace
+    from sitegen.fetch.sync import sync
+
+    data = generate_workspace(articles, seed=1)
+    config_path = folder / "site.toml"
+    config_path.write_text(SITE_TOML.format(workspace=data["workspace"]["id"]))
+    config = load_config(config_path)
+    started = time.perf_counter()
+    sync(config, key="bench", transport=httpx.ASGITransport(app=create_app(data)))
+    print(f"filled the cache with {articles} articles in {time.perf_counter() - started:.1f} s")
+    return config_path
+
+
+def run_build(config: Path, output: Path) -> tuple[float, float, dict[str, object]]:
+    """One `sitegen build --offline` process: (wall seconds, peak RSS MiB, its report)."""
+    report = output.parent / "report.json"
+    command = [sys.executable, "-m", "sitegen", "build", "-q", "--offline", "-c", str(config),
+               "-o", str(output), "--report", str(report)]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=config.parent)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"the build failed with exit status {process.returncode}")
+    return wall, usage.ru_maxrss / 1024, json.loads(report.read_text())
+
+
+def touch_one_article(config: Path) -> None:
+    """Change the body of one published article in the content cache."""
+    cache = config.parent / ".sitegen" / "content.json"
+    data = json.loads(cache.read_text())
+    for article in data["workspace"]["articles"]:
+        if article.get("status") == "published":
+            article["content"] = (article.get("content") or "") + f"\n\nEdit {time.time_ns()}.\n"
+            article["blocks"] = None
+            break
+    cache.write_text(json.dumps(data))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--articles", type=int, default=4000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="sitegen-bench-"))
+    try:
+        config = prepare(folder, args.articles)
+        output = folder / "_site"
+        results: dict[str, list[tuple[float, float]]] = {name: [] for name in TARGETS}
+        last: dict[str, dict[str, object]] = {}
+        for _ in range(args.runs):
+            shutil.rmtree(output, ignore_errors=True)
+            wall, rss, last["full"] = run_build(config, output)
+            results["full"].append((wall, rss))
+            wall, rss, last["no-change"] = run_build(config, output)
+            results["no-change"].append((wall, rss))
+            touch_one_article(config)
+            wall, rss, last["one-changed"] = run_build(config, output)
+            results["one-changed"].append((wall, rss))
+        print(f"\nsitegen build --offline, {args.articles} articles, {args.runs} run(s), "
+              f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+        print(f"{'step':<12} {'median s':>9} {'min–max s':>14} {'target':>7} {'peak RSS':>10}  "
+              "files written/unchanged")
+        for name, runs in results.items():
+            walls = [w for w, _ in runs]
+            pages = last[name].get("pages", {})
+            assert isinstance(pages, dict)
+            print(f"{name:<12} {statistics.median(walls):>9.2f} "
+                  f"{min(walls):>6.2f}–{max(walls):<6.2f} {TARGETS[name]:>7.2f} "
+                  f"{max(r for _, r in runs):>7.0f} MiB  "
+                  f"{pages.get('written')}/{pages.get('unchanged')}")
+        for name in TARGETS:
+            print(f"stages of the last {name}: {last[name].get('timings')}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
