@@ -65,7 +65,8 @@ class _AdaptiveLimit:
     async def __aexit__(self, *exc: object) -> None:
         async with self._condition:
             self.active -= 1
-            self._condition.notify_all()
+            # wake only as many waiters as there are free slots (no thundering herd)
+            self._condition.notify(max(0, self.limit - self.active))
 
     def throttle(self) -> None:
         self.limit = max(1, self.limit // 2)
