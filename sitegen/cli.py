@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--refresh", action="store_true", help="ignore the cache, fetch all")
     fetch.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
     fetch.add_argument("--dry-run", action="store_true",
-                       help="print how many calls a build would make now (spends only the cheap list calls)")
+                       help="print how many calls a build would make now "
+                       "(spends only the cheap list calls)")
 
     emulate = commands.add_parser("emulate", help="run a local emulator of the service's API")
     emulate.add_argument("--data", metavar="FILE", help="workspace JSON (default: the demo)")
