@@ -2,7 +2,7 @@
 
 Role: small, pure helpers for templates — dates in a fixed, locale-free
 format, ISO timestamps, JSON that is safe inside `<script type="application/ld+json">`,
-and reading-time words. They must never return unescaped content from their
+reading-time words, and a readable text colour for a (validated) background colour. They must never return unescaped content from their
 input (only `jsonld` returns Markup, and it escapes `<`, `>`, `&`, U+2028/9)
 and never do I/O.
 """
@@ -47,9 +47,44 @@ def minutes(value: int) -> str:
     return f"{value} min read"
 
 
+#: The two text colours `contrast_text` chooses between: black and white, the only pair
+#: for which one of them reaches 4.5:1 on every background.
+DARK_TEXT = "#000000"
+LIGHT_TEXT = "#ffffff"
+
+
+def _luminance(colour: str) -> float:
+    """WCAG relative luminance of a `#rgb`/`#rrggbb` colour (anything else counts as grey)."""
+    digits = colour.lstrip("#")
+    if len(digits) == 3:
+        digits = "".join(c * 2 for c in digits)
+    try:
+        channels = [int(digits[i:i + 2], 16) / 255 for i in (0, 2, 4)] if len(digits) == 6 else []
+    except ValueError:
+        channels = []
+    if not channels:
+        channels = [0.42, 0.45, 0.5]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast_ratio(first: str, second: str) -> float:
+    """The WCAG contrast ratio (1–21) of two hex colours."""
+    a, b = sorted((_luminance(first), _luminance(second)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def contrast_text(background: str) -> str:
+    """The more readable of black and white on *background* (always ≥ 4.5:1, WCAG AA)."""
+    dark = contrast_ratio(background, DARK_TEXT)
+    light = contrast_ratio(background, LIGHT_TEXT)
+    return LIGHT_TEXT if light >= dark else DARK_TEXT
+
+
 def install(env: Environment) -> None:
     """Register sitegen's filters on *env* (before any template is compiled)."""
     env.filters["human_date"] = human_date
     env.filters["iso_date"] = iso_date
     env.filters["jsonld"] = jsonld
     env.filters["minutes"] = minutes
+    env.filters["contrast_text"] = contrast_text
