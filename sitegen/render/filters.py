@@ -2,9 +2,9 @@
 
 Role: small, pure helpers for templates — dates in a fixed, locale-free
 format, ISO timestamps, JSON that is safe inside `<script type="application/ld+json">`,
-reading-time words, and a readable text colour for a (validated) background colour. They must never return unescaped content from their
-input (only `jsonld` returns Markup, and it escapes `<`, `>`, `&`, U+2028/9)
-and never do I/O.
+reading-time words, and a readable (WCAG AA) text colour for a background colour.
+They must never return unescaped content from their input (only `jsonld` returns
+Markup, and it escapes `<`, `>`, `&`, U+2028/9) and never do I/O.
 """
 
 from __future__ import annotations
