@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 
 from sitegen.errors import BuildError
@@ -20,6 +21,7 @@ from sitegen.errors import BuildError
 MANIFEST_NAME = ".sitegen-manifest.json"
 MANIFEST_VERSION = 1
 _MAX_SEGMENT_BYTES = 255
+_CONTROL = re.compile("[\x00-\x1f]")
 
 
 def sha256_hex(data: bytes) -> str:
@@ -33,6 +35,8 @@ def path_problem(path: str) -> str | None:
         return "it is empty"
     if "\x00" in path:
         return "it contains a NUL character"
+    if _CONTROL.search(path):
+        return "it contains a control character"
     if "\\" in path:
         return "it contains a backslash"
     if path.startswith("/"):
@@ -41,10 +45,9 @@ def path_problem(path: str) -> str | None:
     for segment in segments:
         if segment in ("", ".", ".."):
             return "it has an empty, '.' or '..' segment"
-        if len(segment.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT_BYTES:
+        if len(segment) * 4 > _MAX_SEGMENT_BYTES and \
+                len(segment.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT_BYTES:
             return "a segment is longer than 255 bytes"
-        if any(ord(ch) < 32 for ch in segment):
-            return "it contains a control character"
     if path == MANIFEST_NAME:
         return "the name is reserved for sitegen's manifest"
     return None

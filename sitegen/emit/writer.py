@@ -74,7 +74,8 @@ class OutputWriter:
         self._new: dict[str, FileEntry] = {}
         self._reused: set[str] = set()
         self._written: set[str] = set()
-        self._made_dirs: set[Path] = set()
+        self._made: set[str] = set()
+        self._staging_str = os.fspath(self.staging)
         self._staged = False
         self._open = False
         self._committed = False
@@ -204,16 +205,17 @@ class OutputWriter:
         self.staging.mkdir(mode=0o755)
         if self.output.is_dir():
             shutil.copymode(self.output, self.staging)
-        self._made_dirs.add(self.staging)
+        self._made.add(self._staging_str)
         self._staged = True
 
-    def _parent(self, rel: str) -> Path:
+    def _parent(self, rel: str) -> str:
+        """The staging path of *rel* (a str: this is the hot loop), its folders made."""
         self._ensure_staging()
-        target = self.staging / rel
-        parent = target.parent
-        if parent not in self._made_dirs:
+        target = os.path.join(self._staging_str, rel)
+        parent = os.path.dirname(target)
+        if parent not in self._made:
             try:
-                parent.mkdir(parents=True, exist_ok=True)
+                os.makedirs(parent, exist_ok=True)
             except (FileExistsError, NotADirectoryError):
                 raise BuildError(
                     f"the output path {rel!r} runs through a file this build also writes: "
@@ -221,10 +223,9 @@ class OutputWriter:
                 ) from None
             # No symlink can be on the way: staging is fresh, only real folders are made in
             # it, and the user's symlinks are carried over after every sitegen file is placed.
-            for ancestor in (parent, *parent.parents):
-                if ancestor in self._made_dirs:
-                    break
-                self._made_dirs.add(ancestor)
+            while parent not in self._made and len(parent) > len(self._staging_str):
+                self._made.add(parent)
+                parent = os.path.dirname(parent)
         return target
 
     def _stage_bytes(self, rel: str, data: bytes) -> None:
@@ -267,8 +268,9 @@ class OutputWriter:
             return result
         started = time.perf_counter()
         self._ensure_staging()
+        output = os.fspath(self.output)
         for rel in sorted(self._reused):
-            place_file(self.output / rel, self._parent(rel))
+            place_file(os.path.join(output, rel), self._parent(rel))
         replaced = self._carry_user_files()
         if replaced:
             shown = ", ".join(replaced[:5]) + (" ..." if len(replaced) > 5 else "")
@@ -321,7 +323,7 @@ class OutputWriter:
                     replaced.append(rel)
                     continue
                 try:
-                    place_file(base / name, self._parent(rel))
+                    place_file(os.path.join(top, name), self._parent(rel))
                 except BuildError:
                     replaced.append(rel)
         return replaced
@@ -416,22 +418,23 @@ def recover_leftovers(output: Path, staging: Path, old: Path) -> None:
         log.debug("removed the staging folder of an interrupted build")
 
 
-def place_file(source: Path, target: Path) -> None:
+def place_file(source: str, target: str) -> None:
     """Hard-link *source* at *target* (symlinks are recreated, not followed).
 
     Falls back to a copy that keeps the mtime where the file system has no hard links.
     """
     try:
-        if source.is_symlink():
-            os.symlink(os.readlink(source), target)
-            return
         try:
             os.link(source, target, follow_symlinks=False)
         except OSError as error:
             if error.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
                 raise
-            shutil.copy2(source, target, follow_symlinks=False)
+            if os.path.islink(source):
+                os.symlink(os.readlink(source), target)
+            else:
+                shutil.copy2(source, target, follow_symlinks=False)
     except (FileExistsError, IsADirectoryError, NotADirectoryError):
-        raise BuildError(f"{target.name} collides with a path of the new site") from None
+        raise BuildError(f"{os.path.basename(target)} collides with a path of the new "
+                         "site") from None
     except OSError as error:
         raise BuildError(f"cannot carry {source} into the new output: {error.strerror}") from None
