@@ -11,7 +11,7 @@ build markup; callers escape what they put in attributes.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 DEFAULT_COLOUR = "#6b7280"
@@ -20,6 +20,7 @@ _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEX_COLOUR = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
 MAX_URL_LENGTH = 4096
+_URL_SAFE = "/:?#[]@!$&'()*+,;=%~-._"
 
 
 def safe_url(value: str | None) -> str | None:
@@ -35,6 +36,9 @@ def safe_url(value: str | None) -> str | None:
     url = value.strip()
     if not url or len(url) > MAX_URL_LENGTH or _CONTROL.search(url):
         return None
+    # Characters a URL may not hold literally (quotes, spaces, <>, non-ASCII...) are
+    # percent-encoded, so what goes into an attribute is always a valid URL.
+    url = quote(url, safe=_URL_SAFE)
     match = _SCHEME.match(url)
     if match is not None:
         return url if match.group(1).lower() in SAFE_SCHEMES else None

@@ -1,0 +1,74 @@
+"""Property tests: any block JSON and any markdown render without executable markup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from render_factory import make_config
+from render_safety import problems
+
+from sitegen.fetch.records import Article, KnownBlock, UnknownBlock, parse_block
+from sitegen.model.body import article_body
+from sitegen.render.blocks import BlockRenderer
+from sitegen.render.markdown import HeadingIds, MarkdownRenderer
+from sitegen.render.themes import ThemeSet
+
+_ROOT = Path(__file__).parent
+_THEMES = ThemeSet(make_config(_ROOT))
+_MD = MarkdownRenderer("https://site.example.test")
+_BLOCKS = BlockRenderer(_THEMES.environment(), _MD)
+_MD.code = _BLOCKS.code
+
+NASTY = st.sampled_from([
+    "javascript:alert(1)", "JaVaScRiPt:x", "java\tscript:x", "data:text/html,<script>",
+    "vbscript:x", "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "\" onload=\"x",
+    "' onmouseover='x", "&#106;avascript:x", "https://ok.test/a.png", "/rel/a.mp4",
+    "https://youtu.be/dQw4w9WgXcQ", "[x](javascript:y)", "![i](data:x)", "<javascript:x>",
+    "`code`", "**b**", "# h", "```\n<script>\n```", "\n", "|a|\n|-|\n|<b>|",
+])
+TEXT = st.one_of(st.text(max_size=80), NASTY,
+                 st.lists(NASTY, max_size=4).map(" ".join))
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+BLOCK = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "header", "image", "list", "code", "video", "x", 3])},
+    optional={"content": JSON | TEXT, "level": JSON, "url": JSON | TEXT, "caption": JSON | TEXT,
+              "items": JSON | st.lists(TEXT, max_size=4), "ordered": JSON,
+              "language": JSON | TEXT, "title": JSON | TEXT},
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(BLOCK | JSON, max_size=6))
+def test_any_blocks_render_safely(raw: list[object]) -> None:
+    blocks = [parse_block(item) for item in raw]
+    record = Article(id="x" * 24, title="t", blocks=blocks)  # type: ignore[arg-type]
+    body = article_body(record)
+    known: list[KnownBlock] = [b for b in body.blocks if not isinstance(b, UnknownBlock)]
+    html = _BLOCKS.render(known, HeadingIds())
+    assert problems(html) == [], html
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(TEXT, max_size=8).map("\n".join))
+def test_any_markdown_renders_safely(source: str) -> None:
+    html, toc = _MD.render(source)
+    assert problems(html) == [], html
+    assert "<h1" not in html
+    assert len({h.id for h in toc}) == len(toc)
+    assert problems(_MD.inline(source)) == []
+
+
+def test_the_scanner_itself_finds_executable_markup() -> None:
+    assert problems('<a href=" JavaScript:x">a</a>')
+    assert problems('<img src="data:image/png;base64,AA">')
+    assert problems('<p onclick="x">a</p>')
+    assert problems("<script>alert(1)</script>")
+    assert problems('<iframe src="https://evil.test/"></iframe>')
+    assert not problems('<a href="https://ok.test/">ok</a><img src="/a.png" alt="">')
