@@ -145,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = Path(tmp)
         bench = Bench(work=work, runs=options.runs, articles=options.articles,
                       sync_articles=options.sync_articles, latency_ms=options.latency,
-                      concurrency=options.concurrency, seed=options.seed)
+                      concurrency=options.concurrency, seed=options.seed,
+                      ab_with_hugo="hugo" in options.steps and shutil.which("hugo") is not None)
         try:
             failures = run_steps(bench, options.steps)
         except KeyboardInterrupt:

@@ -162,6 +162,7 @@ class Bench:
     latency_ms: float
     concurrency: int
     seed: int = 0
+    ab_with_hugo: bool = False  # the Hugo step measures sitegen's large full build (A/B)
     rows: list[Row] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     _data: dict[int, Path] = field(default_factory=dict)
