@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from jinja2 import (
+    BytecodeCache,
     ChoiceLoader,
     Environment,
     FileSystemLoader,
@@ -24,11 +25,34 @@ from jinja2 import (
     TemplateSyntaxError,
     select_autoescape,
 )
+from jinja2.bccache import Bucket
 
 from sitegen import __version__
 from sitegen.config import Config
 from sitegen.errors import BuildError, ConfigError
 from sitegen.render.filters import install as install_filters
+
+
+class _MemoryBytecodeCache(BytecodeCache):
+    """Compiled templates kept for the life of the process, checked against their source.
+
+    `sitegen serve` rebuilds many times in one process: templates whose source did not change
+    are not compiled again (Jinja compares the source checksum before using an entry).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        data = self._entries.get(bucket.key)
+        if data is not None:
+            bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._entries[bucket.key] = bucket.bytecode_to_string()
+
+
+_BYTECODE = _MemoryBytecodeCache()
 
 #: Bump when render code changes what pages look like for the same templates.
 RENDER_VERSION = "1"
@@ -117,6 +141,7 @@ class ThemeSet:
                 lstrip_blocks=True,
                 auto_reload=False,
                 cache_size=-1,
+                bytecode_cache=_BYTECODE,
             )
             install_filters(env)
             self._compile_all(env)
