@@ -1,0 +1,158 @@
+"""Both built-in themes in a real browser: axe-core finds no serious or critical violation.
+
+The demo workspace is built once per theme (`default`, `magazine`) and served over
+loopback; every page kind a reader lands on — home, articles with every block type,
+topic, tag, author, social, 404 — is checked with axe-core (every rule in the light
+colour scheme, the colour rules again in the dark one),
+whose `axe.min.js` comes from the `axe-playwright-python` test dependency. A second
+test loads each page at 360 px and checks nothing makes the page scroll sideways.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from sitegen.build import run_build
+from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
+from sitegen.fetch.sync import demo_transport, sync
+
+pytestmark = pytest.mark.browser
+
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--no-first-run"]
+THEMES = ("default", "magazine")
+PAGES = {
+    "home": "/",
+    "article-code-image": "/makefile-readme-that-runs/",
+    "article-video": "/video-embeds-that-respect-readers/",
+    "topic": "/topics/the-fermenting-kitchen/",
+    "tag": "/tags/shell/",
+    "author": "/authors/mara-lindqvist/",
+    "404": "/404.html",
+    "social": "/social/",
+}
+BLOCKING = {"serious", "critical"}
+#: In dark mode only colours change, so only the colour rules run again there.
+DARK_RULES = ["color-contrast", "link-in-text-block"]
+
+
+def _axe_source() -> str:
+    """axe.min.js from the test extras; a missing copy fails under CI and skips elsewhere."""
+    try:
+        path = resources.files("axe_playwright_python") / "axe.min.js"
+        return path.read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError) as error:
+        message = ("axe-core is missing: install the test extras "
+                   f"(pip install -e '.[test]' brings axe-playwright-python): {error}")
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        pass
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """Base URLs of the demo site built in each theme, served from loopback."""
+    root = tmp_path_factory.mktemp("themes")
+    workspace = sync(demo_config(None, root), key="demo", transport=demo_transport()).workspace
+    servers: list[ThreadingHTTPServer] = []
+    urls: dict[str, str] = {}
+    try:
+        for theme in THEMES:
+            config = parse_config({
+                "site": {"title": "Northwind Field Notes", "url": "http://127.0.0.1/",
+                         "description": "Slow travel, patient fermentation and quiet tooling",
+                         "theme": theme},
+                "api": {"url": "http://127.0.0.1:9/", "workspace": DEMO_WORKSPACE_ID},
+                "analytics": {"enabled": False},
+            }, root / theme)
+            output = root / theme / "_site"
+            run_build(config, output=output, workspace=workspace, demo=True)
+            handler = functools.partial(_QuietHandler, directory=str(output))
+            server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            servers.append(server)
+            urls[theme] = f"http://127.0.0.1:{server.server_address[1]}"
+        yield urls
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=LAUNCH_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _describe(violations: list[dict[str, Any]]) -> str:
+    lines = []
+    for violation in violations:
+        targets = [", ".join(node["target"]) for node in violation["nodes"][:5]]
+        lines.append(f"{violation['impact']} {violation['id']}: {violation['help']} "
+                     f"at {targets}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("theme", THEMES)
+def test_axe_finds_no_serious_violations(
+    sites: dict[str, str], browser: Browser, theme: str, scheme: str
+) -> None:
+    axe = _axe_source()
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        failures: dict[str, str] = {}
+        checked = 0
+        for name, path in PAGES.items():
+            response = page.goto(sites[theme] + path)
+            assert response is not None and response.status == 200, f"{theme} {path}"
+            page.add_script_tag(content=axe)
+            options: dict[str, Any] = {"resultTypes": ["violations"]}
+            if scheme == "dark":
+                options["runOnly"] = {"type": "rule", "values": DARK_RULES}
+            results = page.evaluate("options => axe.run(document, options)", options)
+            checked += len(results["passes"]) + len(results["violations"])
+            blocking = [v for v in results["violations"] if v["impact"] in BLOCKING]
+            if blocking:
+                failures[name] = _describe(blocking)
+        assert checked > 0, "axe ran no rule at all"
+        assert not failures, "\n".join(f"[{theme}/{scheme}] {name}:\n{text}"
+                                       for name, text in failures.items())
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_pages_fit_a_360px_screen(sites: dict[str, str], browser: Browser, theme: str) -> None:
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    try:
+        page = context.new_page()
+        overflowing: dict[str, int] = {}
+        for name, path in PAGES.items():
+            page.goto(sites[theme] + path)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            if width > 360:
+                overflowing[name] = width
+        assert not overflowing, f"{theme}: pages wider than 360 px: {overflowing}"
+    finally:
+        context.close()
