@@ -33,7 +33,7 @@ def _card(article: ArticleView) -> str:
         article.published.isoformat(), article.updated.isoformat(), article.reading_minutes,
         article.image, [(t.name, t.url) for t in article.tags], _ref(article.agent),
         _ref(article.cluster), article.cluster.colour if article.cluster else None,
-        _ref(article.author),
+        _ref(article.author), article.author.image if article.author else None,
     ))
 
 
