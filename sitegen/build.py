@@ -126,6 +126,9 @@ def _run_build(
             report.api = {"version": workspace.api_version, "calls": {}, "total": 0,
                           "retries": 0, "bytes": 0, "saved": 0}
             report.from_cache = True
+    calls = report.api.get("total")
+    if isinstance(calls, int) and calls > 0:
+        report.api["monthly"] = _budget(config, workspace, calls)
     with timings.stage("model"):
         from sitegen.model import build_site
 
@@ -167,6 +170,24 @@ def _run_build(
     report.timings = dict(timings.stages)
     report.seconds = timings.total()
     return report
+
+
+def _budget(config: Config, workspace: Workspace, calls: int) -> dict[str, float | int | None]:
+    """Project this build's calls over a month of scheduled builds; warn over the quota."""
+    from sitegen.quota import plan_quota, project
+
+    quota = config.api.monthly_quota
+    if quota is None:
+        quota = plan_quota(workspace.info.plan)
+    projection = project(calls, config.api.schedule, quota)
+    if projection.over_budget:
+        log.warning(
+            "this build made %d API calls; at [api] schedule '%s' (%.0f builds a month) that "
+            "is about %d calls a month, over the monthly quota of %d: build less often or "
+            "raise [api] monthly_quota if your plan allows more",
+            calls, config.api.schedule, projection.runs_per_month, projection.monthly,
+            projection.quota)
+    return projection.to_report()
 
 
 def _assets(config: Config, with_beacon: bool, demo: bool) -> AssetSet:

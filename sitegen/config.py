@@ -72,6 +72,17 @@ class ApiSection(_Strict):
     monthly_quota: int | None = Field(default=None, ge=0)
     schedule: str = "0 6 * * *"
 
+    @field_validator("schedule")
+    @classmethod
+    def _schedule_is_cron(cls, value: str) -> str:
+        from sitegen.quota import CronError, parse_schedule
+
+        try:
+            parse_schedule(value)
+        except CronError as error:
+            raise ValueError(f"not a cron schedule ({error}), e.g. '0 6 * * *'") from None
+        return " ".join(value.split())
+
     @property
     def base_url(self) -> str:
         """The service base URL without a trailing slash."""

@@ -78,11 +78,17 @@ class BuildReport:
         calls = int(self.api.get("total") or 0)
         saved = int(self.api.get("saved") or 0)
         offline = " offline" if self.from_cache else ""
+        monthly = self.api.get("monthly")
+        budget = ""
+        if isinstance(monthly, dict) and monthly.get("projected") is not None:
+            budget = f", ~{monthly['projected']}/month at the schedule"
+            if monthly.get("quota") is not None:
+                budget += f" of {monthly['quota']} allowed"
         return (
             f"built {_plural(self.files, 'page')} ({len(self.written)} written, "
             f"{len(self.unchanged)} unchanged, {len(self.removed)} removed) "
             f"from {_plural(self.articles, 'article')}; API: {_plural(calls, 'call')}{offline} "
-            f"({saved} saved by the cache); {self.seconds:.2f} s"
+            f"({saved} saved by the cache{budget}); {self.seconds:.2f} s"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -1,0 +1,97 @@
+"""Quota budgeting: cron parsing, builds per month, projections against the plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sitegen.config import load_config
+from sitegen.errors import ConfigError
+from sitegen.quota import CronError, parse_schedule, plan_quota, project
+
+
+@pytest.mark.parametrize(("schedule", "runs"), [
+    ("0 6 * * *", 30.44),          # daily
+    ("0 */6 * * *", 121.75),       # four times a day
+    ("*/15 * * * *", 2922.0),      # every quarter hour
+    ("0 6 * * 1", 4.35),           # Mondays
+    ("0 6 * * mon-fri", 21.77),    # weekdays, by name
+    ("0 0 1 * *", 1.0),            # first of the month
+    ("0 0 1 1,7 *", 2 / 12),       # twice a year
+    ("0 6 1 * 1", 5.17),           # cron's OR rule: the 1st or any Monday
+    ("0 6 * * 7", 4.33),           # 7 is Sunday too
+])
+def test_runs_per_month(schedule: str, runs: float) -> None:
+    assert parse_schedule(schedule).runs_per_month() == pytest.approx(runs, abs=0.01)
+
+
+@pytest.mark.parametrize("schedule", ["", "0 6 * *", "61 * * * *", "0 6 * * 8", "x * * * *",
+                                      "0 6 5-1 * *", "*/0 * * * *"])
+def test_bad_schedules_are_refused(schedule: str) -> None:
+    with pytest.raises(CronError):
+        parse_schedule(schedule)
+
+
+def test_plan_quotas() -> None:
+    assert plan_quota("Pro") == 10_000
+    assert plan_quota("free") == 0
+    assert plan_quota("Enterprise") is None
+    assert plan_quota("Agency") is None
+    assert plan_quota(None) is None
+
+
+def test_projection_over_budget() -> None:
+    daily = project(29, "0 6 * * *", 10_000)
+    assert daily.monthly == 883
+    assert not daily.over_budget
+    hourly = project(29, "0 * * * *", 10_000)
+    assert hourly.monthly == round(29 * 730.5)
+    assert hourly.over_budget
+    assert project(29, "0 * * * *", None).over_budget is False
+
+
+def test_config_refuses_a_bad_schedule(tmp_path: Path) -> None:
+    path = tmp_path / "site.toml"
+    path.write_text('[site]\ntitle = "T"\nurl = "https://t.test"\n[api]\n'
+                    'url = "https://a.test"\nworkspace = "65f0c0ffee0123456789abcd"\n'
+                    'schedule = "every day"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="api.schedule"):
+        load_config(path)
+
+
+def _config(tmp_path: Path, **api: object) -> object:
+    from sitegen.config import DEMO_API_URL, DEMO_WORKSPACE_ID, parse_config
+
+    return parse_config({"site": {"title": "Budget", "url": "https://b.test/"},
+                         "api": {"url": DEMO_API_URL, "workspace": DEMO_WORKSPACE_ID, **api}},
+                        tmp_path)
+
+
+def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
+    from sitegen.build import run_build
+    from sitegen.fetch.sync import demo_transport
+
+    config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
+    report = run_build(config, output=tmp_path / "out", demo=True,  # type: ignore[arg-type]
+                       transport=demo_transport())
+    calls = report.api["total"]
+    assert calls > 0
+    assert report.api["monthly"] == {"runs_per_month": 30.44, "projected": round(calls * 30.4375),
+                                     "quota": 10_000}
+    assert f"~{round(calls * 30.4375)}/month" in report.summary()
+
+
+def test_a_projection_over_the_quota_warns_and_fails_strict(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from sitegen.build import run_build
+    from sitegen.errors import StrictError
+    from sitegen.fetch.sync import demo_transport
+
+    config = _config(tmp_path, schedule="*/5 * * * *", monthly_quota=1000)
+    with pytest.raises(StrictError):
+        run_build(config, output=tmp_path / "out", demo=True, strict=True,  # type: ignore[arg-type]
+                  transport=demo_transport())
+    assert any("over the monthly quota of 1000" in r.getMessage() for r in caplog.records)
+    assert not (tmp_path / "out").exists()
