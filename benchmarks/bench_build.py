@@ -4,11 +4,13 @@ Generates an N-article workspace (default 4,000) with the emulator's generator i
 temporary folder, fills the content cache once through the in-process emulator (the
 same fetch code path as a real sync), then times `sitegen build --offline` in fresh
 processes: a full build into an empty output, a rebuild with no change, and a rebuild
-after one article's body changed in the cache. Prints wall time and the peak RSS of
-each build process (from os.wait4, the per-child form of getrusage RUSAGE_CHILDREN),
-with the targets beside them. Nothing is written inside the repository.
+after one article's body changed in the cache. Prints wall time, CPU time (user +
+system of the build and its workers) and peak RSS of each build process (from
+os.wait4, the per-child form of getrusage RUSAGE_CHILDREN), with the targets beside
+them and the load average. Nothing is written inside the repository; `--folder DIR`
+keeps the prepared site (and its warm cache) in DIR for later runs.
 
-    .venv/bin/python benchmarks/bench_build.py [--articles 4000] [--runs 3]
+    .venv/bin/python benchmarks/bench_build.py [--articles 4000] [--runs 3] [--folder DIR]
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ workspace = "{workspace}"
 """
 
 
-def prepare(folder: Path, articles: int) -> Path:
+def prepare(folder: Path, articles: int, seed: int = 0) -> Path:
     """A site folder with a warm content cache of *articles* generated articles."""
     import httpx
 
@@ -49,18 +51,25 @@ def prepare(folder: Path, articles: int) -> Path:
     from sitegen.emulator.generator import generate_workspace
     from sitegen.fetch.sync import sync
 
-    data = generate_workspace(articles, seed=1)
     config_path = folder / "site.toml"
+    marker = folder / f".prepared-{articles}-{seed}"
+    if marker.exists() and (folder / ".sitegen" / "content.json").exists():
+        return config_path
+    data = generate_workspace(articles, seed=seed)
     config_path.write_text(SITE_TOML.format(workspace=data["workspace"]["id"]))
     config = load_config(config_path)
     started = time.perf_counter()
     sync(config, key="bench", transport=httpx.ASGITransport(app=create_app(data)))
     print(f"filled the cache with {articles} articles in {time.perf_counter() - started:.1f} s")
+    marker.write_text("")
     return config_path
 
 
-def run_build(config: Path, output: Path) -> tuple[float, float, dict[str, object]]:
-    """One `sitegen build --offline` process: (wall seconds, peak RSS MiB, its report)."""
+Run = tuple[float, float, float]  # wall seconds, CPU seconds, peak RSS MiB
+
+
+def run_build(config: Path, output: Path) -> tuple[Run, dict[str, object]]:
+    """One `sitegen build --offline` process: ((wall s, CPU s, peak RSS MiB), its report)."""
     report = output.parent / "report.json"
     command = [sys.executable, "-m", "sitegen", "build", "-q", "--offline", "-c", str(config),
                "-o", str(output), "--report", str(report)]
@@ -71,7 +80,8 @@ def run_build(config: Path, output: Path) -> tuple[float, float, dict[str, objec
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"the build failed with exit status {process.returncode}")
-    return wall, usage.ru_maxrss / 1024, json.loads(report.read_text())
+    cpu = usage.ru_utime + usage.ru_stime
+    return (wall, cpu, usage.ru_maxrss / 1024), json.loads(report.read_text())
 
 
 def touch_one_article(config: Path) -> None:
@@ -90,38 +100,55 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--articles", type=int, default=4000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--folder", type=Path, default=None,
+                        help="prepare (or reuse) the site here and keep it afterwards")
+    parser.add_argument("--only", default=",".join(TARGETS),
+                        help="comma-separated steps among full, no-change, one-changed")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="sitegen-bench-"))
+    steps = [name for name in TARGETS if name in args.only.split(",")]
+    keep = args.folder is not None
+    folder = args.folder or Path(tempfile.mkdtemp(prefix="sitegen-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()[0]
     try:
-        config = prepare(folder, args.articles)
+        config = prepare(folder, args.articles, args.seed)
         output = folder / "_site"
-        results: dict[str, list[tuple[float, float]]] = {name: [] for name in TARGETS}
+        results: dict[str, list[Run]] = {name: [] for name in steps}
         last: dict[str, dict[str, object]] = {}
         for _ in range(args.runs):
-            shutil.rmtree(output, ignore_errors=True)
-            wall, rss, last["full"] = run_build(config, output)
-            results["full"].append((wall, rss))
-            wall, rss, last["no-change"] = run_build(config, output)
-            results["no-change"].append((wall, rss))
-            touch_one_article(config)
-            wall, rss, last["one-changed"] = run_build(config, output)
-            results["one-changed"].append((wall, rss))
+            if "full" in steps or not output.exists():
+                shutil.rmtree(output, ignore_errors=True)
+                run, last["full"] = run_build(config, output)
+                if "full" in steps:
+                    results["full"].append(run)
+            if "no-change" in steps:
+                run, last["no-change"] = run_build(config, output)
+                results["no-change"].append(run)
+            if "one-changed" in steps:
+                touch_one_article(config)
+                run, last["one-changed"] = run_build(config, output)
+                results["one-changed"].append(run)
         print(f"\nsitegen build --offline, {args.articles} articles, {args.runs} run(s), "
-              f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-        print(f"{'step':<12} {'median s':>9} {'min–max s':>14} {'target':>7} {'peak RSS':>10}  "
-              "files written/unchanged")
+              f"{os.cpu_count()} CPUs, load average {load_before:.1f} before, "
+              f"{os.getloadavg()[0]:.1f} after")
+        print(f"{'step':<12} {'wall s':>6} {'min–max':>12} {'CPU s':>6} {'min–max':>12} "
+              f"{'target':>6} {'peak RSS':>9}  files written/unchanged")
         for name, runs in results.items():
-            walls = [w for w, _ in runs]
+            walls = [w for w, _, _ in runs]
+            cpus = [c for _, c, _ in runs]
             pages = last[name].get("pages", {})
             assert isinstance(pages, dict)
-            print(f"{name:<12} {statistics.median(walls):>9.2f} "
-                  f"{min(walls):>6.2f}–{max(walls):<6.2f} {TARGETS[name]:>7.2f} "
-                  f"{max(r for _, r in runs):>7.0f} MiB  "
+            print(f"{name:<12} {statistics.median(walls):>6.2f} "
+                  f"{min(walls):>5.2f}–{max(walls):<6.2f} {statistics.median(cpus):>6.2f} "
+                  f"{min(cpus):>5.2f}–{max(cpus):<6.2f} {TARGETS[name]:>6.2f} "
+                  f"{max(r for _, _, r in runs):>5.0f} MiB  "
                   f"{pages.get('written')}/{pages.get('unchanged')}")
-        for name in TARGETS:
+        for name in steps:
             print(f"stages of the last {name}: {last[name].get('timings')}")
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from sitegen.config import Config, resolve_config
 from sitegen.errors import BuildError, ConfigError, StrictError
 from sitegen.logs import LOGGER_NAME, WarningCounter
 from sitegen.report import BuildReport, Progress, Timings
@@ -28,7 +27,9 @@ from sitegen.report import BuildReport, Progress, Timings
 if TYPE_CHECKING:
     import httpx
 
+    from sitegen.config import Config
     from sitegen.emit.assets import AssetSet
+    from sitegen.emit.stamp import StampedBuild, StampKey
     from sitegen.emit.writer import OutputWriter
     from sitegen.model.views import ArticleView, Site
     from sitegen.render.pages import BeaconSettings, Renderer
@@ -84,11 +85,14 @@ def run_build(
     demo: bool = False, strict: bool = False, max_calls: int | None = None,
     transport: httpx.AsyncBaseTransport | None = None, workspace: Workspace | None = None,
     progress: Progress | None = None, lock_timeout: float = 60.0,
+    stamp: StampKey | None = None, output_as_given: Path | None = None,
 ) -> BuildReport:
     """Build the site into *output*; with *workspace* given, nothing is fetched.
 
     Warnings logged during the build are counted here (whoever set up logging), so
     `strict` fails the build before the commit and the report tells how many there were.
+    With *stamp* (an offline build's key, taken before anything was read), the
+    committed build is recorded for `build_command`'s no-change fast path.
     """
     counter = WarningCounter()
     logger = logging.getLogger(LOGGER_NAME)
@@ -97,7 +101,8 @@ def run_build(
         return _run_build(config, output=output, offline=offline, refresh=refresh, demo=demo,
                           strict=strict, max_calls=max_calls, transport=transport,
                           workspace=workspace, progress=progress, lock_timeout=lock_timeout,
-                          counter=counter)
+                          counter=counter, stamp=stamp if offline and workspace is None else None,
+                          output_as_given=output_as_given or output)
     finally:
         logger.removeHandler(counter)
 
@@ -106,7 +111,7 @@ def _run_build(
     config: Config, *, output: Path, offline: bool, refresh: bool, demo: bool, strict: bool,
     max_calls: int | None, transport: httpx.AsyncBaseTransport | None,
     workspace: Workspace | None, progress: Progress | None, lock_timeout: float,
-    counter: WarningCounter,
+    counter: WarningCounter, stamp: StampKey | None, output_as_given: Path,
 ) -> BuildReport:
     from sitegen.emit.writer import OutputWriter
 
@@ -163,6 +168,15 @@ def _run_build(
             )
         with timings.stage("commit"):
             result = writer.commit()
+            if stamp is not None:
+                from sitegen.emit.stamp import save_stamp
+
+                save_stamp(stamp, os.fspath(output), result.written + result.unchanged,
+                           output_as_given=os.path.abspath(output_as_given),
+                           env_names=[config.analytics.key_env, config.api.key_env],
+                           warnings=counter.messages[warnings_before:],
+                           articles=len(site.articles), html_pages=len(site.pages),
+                           api=report.api)
     report.written, report.unchanged, report.removed = (
         result.written, result.unchanged, result.removed)
     report.output_changed = result.touched_output
@@ -256,19 +270,60 @@ def _demo_media() -> Iterator[tuple[str, bytes]]:
             yield f"media/demo/{entry.name}", entry.read_bytes()
 
 
+def _stamped_report(stamped: StampedBuild, strict: bool, timings: Timings) -> BuildReport:
+    """The report of a build the stamp proved unchanged (its warnings logged again)."""
+    for message in stamped.warnings:
+        log.warning("%s", message)
+    if strict and stamped.warnings:
+        raise StrictError(
+            f"--strict: the build logged {len(stamped.warnings)} warning(s); the previous "
+            "output was kept (fix them, or build without --strict)"
+        )
+    report = BuildReport(html_pages=stamped.html_pages, articles=stamped.articles,
+                         unchanged=stamped.files, api=stamped.api, from_cache=True,
+                         warnings=len(stamped.warnings))
+    report.timings = {"stamp": timings.total()}
+    report.seconds = timings.total()
+    return report
+
+
 def build_command(options: argparse.Namespace) -> int:
-    """`sitegen build [-c site.toml] [-o DIR] [--offline] [--refresh] [--strict] ...`."""
+    """`sitegen build [-c site.toml] [-o DIR] [--offline] [--refresh] [--strict] ...`.
+
+    An offline build first checks the no-change stamp (`sitegen.emit.stamp`): when every
+    input and output file is as the last offline build left them, it reports that build
+    again without loading the content, the config models or the renderer.
+    """
+    timings = Timings()
     demo = bool(getattr(options, "demo", False))
-    config = resolve_config(options.config, demo)
-    output = config.output_path(getattr(options, "output", None))
-    quiet = bool(getattr(options, "quiet", False))
-    report = run_build(
-        config, output=output, offline=bool(getattr(options, "offline", False)),
-        refresh=bool(getattr(options, "refresh", False)), demo=demo,
-        strict=bool(getattr(options, "strict", False)),
-        max_calls=getattr(options, "max_calls", None),
-        progress=Progress(enabled=None if not quiet else False),
-    )
+    offline = bool(getattr(options, "offline", False))
+    refresh = bool(getattr(options, "refresh", False))
+    strict = bool(getattr(options, "strict", False))
+    override = getattr(options, "output", None)
+    stamp = None
+    report: BuildReport | None = None
+    if offline and not refresh:
+        from sitegen.emit.stamp import StampKey, check_stamp
+
+        stamp = StampKey.locate(options.config, demo=demo, output=override)
+        stamped = check_stamp(stamp) if stamp is not None else None
+        if stamped is not None:
+            report = _stamped_report(stamped, strict, timings)
+        elif stamp is not None:
+            stamp = stamp.with_content_sha()
+    if report is None:
+        from sitegen.config import resolve_config
+
+        config = resolve_config(options.config, demo)
+        output = config.output_path(override)
+        given = Path(override) if override is not None else config.root / config.site.output
+        quiet = bool(getattr(options, "quiet", False))
+        report = run_build(
+            config, output=output, offline=offline, refresh=refresh, demo=demo, strict=strict,
+            max_calls=getattr(options, "max_calls", None),
+            progress=Progress(enabled=None if not quiet else False),
+            stamp=stamp, output_as_given=given,
+        )
     report_path = getattr(options, "report", None)
     if report_path:
         try:

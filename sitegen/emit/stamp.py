@@ -1,0 +1,256 @@
+"""The no-change stamp: answer "nothing changed" for an offline build without building.
+
+Role: an offline build's output is decided by its inputs alone — the sitegen code
+and its dependencies, site.toml, the content cache, the theme files, a few
+environment variables, the command's output folder. `StampKey.locate` hashes all
+of them cheaply (file sizes, mtimes and inodes; the content cache by its bytes
+only when its stat changed), *before* a build reads them, and after a committed
+build `save_stamp` records that key with the stat (size, mtime_ns, inode) of every
+output file and the warnings the build logged. The next offline build with the
+same key and an untouched output can then report everything unchanged in a few
+milliseconds (`check_stamp`), replaying the recorded warnings so `--strict` gives
+the same answer. Any doubt means "build normally": a missing, foreign or corrupt
+stamp, a changed input, a tampered or missing output file, leftovers of a killed
+build. This module imports only the standard library (it runs before config
+validation, jinja2 or pydantic are loaded); it must never write anything but its
+own stamp file in the cache folder, never touch the output, and never record an
+environment value (only its hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sitegen import __version__
+
+STAMP_FORMAT = 1
+DEFAULT_CACHE_DIR = ".sitegen"  # ApiSection.cache_dir's default (a test keeps them equal)
+DEMO_CACHE_DIR = ".sitegen/demo"  # demo_config's cache_dir
+CONTENT_FILE = "content.json"  # sitegen.fetch.cache.CACHE_FILE
+MANIFEST_FILE = ".sitegen-manifest.json"  # sitegen.emit.manifest.MANIFEST_NAME
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+FIXED_ENV = ("SOURCE_DATE_EPOCH",)
+
+Stat = tuple[int, int, int]  # size, mtime_ns, inode
+
+
+def _stat(path: str) -> Stat | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _tree(digest: Any, root: Path) -> None:
+    """Feed every folder and (relative path, size, mtime_ns) of every file under *root*."""
+    digest.update(f"\x01{root}".encode("utf-8", "surrogateescape"))
+    stack = [(os.fspath(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == "__pycache__":
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=True):
+                    stack.append((entry.path, prefix + entry.name + "/"))
+                    digest.update(f"\x00{prefix}{entry.name}/".encode("utf-8", "surrogateescape"))
+                    continue
+                st = entry.stat(follow_symlinks=True)
+            except OSError:
+                continue
+            digest.update(f"\x00{prefix}{entry.name}|{st.st_size}|{st.st_mtime_ns}"
+                          .encode("utf-8", "surrogateescape"))
+
+
+def _env_hash(names: Iterable[str]) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(set(names)):
+        value = os.environ.get(name)
+        digest.update(f"\x00{name}=".encode())
+        if value is not None:
+            digest.update(hashlib.sha256(value.encode("utf-8", "surrogateescape")).digest())
+    return digest.hexdigest()
+
+
+def _cache_folder(config_path: Path, demo: bool, cwd: Path) -> Path | None:
+    """Where the content cache of this command lives, from the raw site.toml (no validation)."""
+    if demo:
+        root = config_path.parent if config_path.is_file() else cwd
+        return (root / DEMO_CACHE_DIR).resolve()
+    try:
+        raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    api = raw.get("api")
+    cache_dir = api.get("cache_dir", DEFAULT_CACHE_DIR) if isinstance(api, dict) else None
+    if not isinstance(cache_dir, str):
+        return None
+    return (config_path.parent / cache_dir).resolve()
+
+
+@dataclass(frozen=True)
+class StampKey:
+    """Where an offline build's stamp lives and the hash of its inputs (bar content and env)."""
+
+    path: Path
+    inputs: str
+    content_path: str
+    content: Stat | None
+    content_sha: str = field(default="", compare=False)
+
+    @classmethod
+    def locate(cls, config: str, *, demo: bool, output: str | None) -> StampKey | None:
+        """The key of `build --offline [-c config] [-o output] [--demo]`, or None (no stamp)."""
+        cwd = Path.cwd()
+        config_path = (cwd / config).resolve()
+        folder = _cache_folder(config_path, demo, cwd)
+        if folder is None:
+            return None
+        override = os.fspath((cwd / output).resolve()) if output is not None else ""
+        digest = hashlib.sha256(f"{STAMP_FORMAT}|{__version__}|{sys.version}|{sys.executable}"
+                                .encode())
+        for part in (os.fspath(config_path), str(demo), os.fspath(cwd), override):
+            digest.update(f"\x00{part}".encode("utf-8", "surrogateescape"))
+        try:
+            digest.update(b"\x00" + config_path.read_bytes())
+        except OSError:
+            digest.update(b"\x00-")
+        for entry in sys.path:  # an installed, upgraded or removed dependency changes these
+            if os.path.isabs(entry):
+                digest.update(f"\x00{entry}|{_stat(entry)}".encode("utf-8", "surrogateescape"))
+        _tree(digest, PACKAGE_DIR)  # sitegen's code, built-in themes, demo media, beacon
+        root = config_path.parent if not demo or config_path.is_file() else cwd
+        for local in ("templates", "themes"):
+            _tree(digest, root / local)
+        name = hashlib.sha256(f"{config_path}|{demo}|{override}|{cwd}".encode(
+            "utf-8", "surrogateescape")).hexdigest()[:16]
+        content_path = os.fspath(folder / CONTENT_FILE)
+        return cls(folder / f"build-stamp-{name}.json", digest.hexdigest(), content_path,
+                   _stat(content_path))
+
+    def with_content_sha(self) -> StampKey:
+        """This key with the content cache's hash (read once, before the build reads it)."""
+        return StampKey(self.path, self.inputs, self.content_path, self.content,
+                        _file_sha(self.content_path))
+
+
+def _file_sha(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return ""
+
+
+@dataclass
+class StampedBuild:
+    """What a matching stamp says about the output: its files, warnings and report values."""
+
+    output: str
+    files: list[str]
+    warnings: list[str]
+    articles: int
+    html_pages: int
+    api: dict[str, Any]
+
+
+def check_stamp(key: StampKey) -> StampedBuild | None:
+    """The recorded build when *key* matches and its output is exactly as it was left."""
+    try:
+        raw = json.loads(key.path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict) or raw.get("format") != STAMP_FORMAT:
+        return None
+    try:
+        output = raw["output"]
+        if raw["inputs"] != key.inputs or os.path.realpath(raw["output_as_given"]) != output:
+            return None
+        if raw["env"] != _env_hash([*raw["env_names"], *FIXED_ENV]):
+            return None
+        content = raw["content"]
+        if key.content is None or content["path"] != key.content_path:
+            return None
+        if list(key.content) != content["stat"] and _file_sha(key.content_path) != content["sha"]:
+            return None
+        if not _output_intact(output, raw["files"]):
+            return None
+        files = sorted(rel for rel in raw["files"] if rel != MANIFEST_FILE)
+        return StampedBuild(output, files, list(raw["warnings"]),
+                            int(raw["articles"]), int(raw["html_pages"]), dict(raw["api"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _output_intact(output: str, files: dict[str, list[int]]) -> bool:
+    name = os.path.basename(output)
+    parent = os.path.dirname(output)
+    for sibling in (f".{name}.sitegen-staging", f".{name}.sitegen-old"):
+        if os.path.lexists(os.path.join(parent, sibling)):
+            return False  # a killed build to repair first
+    if MANIFEST_FILE not in files:
+        return False
+    join = os.path.join
+    for rel, recorded in files.items():
+        try:
+            st = os.stat(join(output, rel), follow_symlinks=False)
+        except OSError:
+            return False
+        if (st.st_size != recorded[0] or st.st_mtime_ns != recorded[1]
+                or st.st_ino != recorded[2]):
+            return False
+    return True
+
+
+def save_stamp(key: StampKey, output: str, files: Sequence[str], *, output_as_given: str,
+               env_names: Sequence[str], warnings: Sequence[str], articles: int,
+               html_pages: int, api: dict[str, Any]) -> bool:
+    """Record a committed build under *key*; False (and no stamp) when anything is off."""
+    stats: dict[str, list[int]] = {}
+    for rel in [*files, MANIFEST_FILE]:
+        found = _stat(os.path.join(output, rel))
+        if found is None:
+            return False
+        stats[rel] = list(found)
+    if key.content is None or not key.content_sha:
+        return False
+    record = {
+        "format": STAMP_FORMAT, "inputs": key.inputs, "output": output,
+        "output_as_given": output_as_given,
+        "env_names": sorted(set(env_names)), "env": _env_hash([*env_names, *FIXED_ENV]),
+        "content": {"path": key.content_path, "stat": list(key.content),
+                    "sha": key.content_sha},
+        "warnings": list(warnings), "articles": articles, "html_pages": html_pages,
+        "api": api, "files": stats,
+    }
+    temporary: str | None = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".build-stamp.", suffix=".tmp",
+                                             dir=key.path.parent)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(record, stream, separators=(",", ":"))
+        os.replace(temporary, key.path)
+        temporary = None
+    except OSError:
+        return False
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+    return True

@@ -1,0 +1,218 @@
+"""The no-change stamp of offline builds: every input invalidates it, so does a tampered output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sitegen.cli import main
+from sitegen.config import ApiSection, demo_config, parse_config
+from sitegen.emit import stamp as stamp_module
+from sitegen.fetch.cache import CACHE_FILE, ContentCache
+from sitegen.fetch.sync import demo_transport, sync
+from sitegen.workspace import Workspace
+
+SITE_TOML = """\
+[site]
+title = "Stamped"
+url = "https://stamped.example.test/"
+
+[api]
+url = "https://cas.example.test"
+workspace = "65f0c0ffee0123456789abcd"
+
+[analytics]
+enabled = {analytics}
+key_env = "SITEGEN_STAMP_TEST_KEY"
+"""
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    root = tmp_path_factory.mktemp("fetch")
+    return sync(demo_config(None, root), key="demo", transport=demo_transport()).workspace
+
+
+@pytest.fixture
+def site(tmp_path: Path, workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A site folder with site.toml and a warm content cache; the cwd is that folder."""
+    monkeypatch.chdir(tmp_path)
+    # sitegen's own files are part of the key; other people editing this tree while the
+    # tests run must not flip a result (test_sitegen_code_changes_... covers the package).
+    (tmp_path / "package").mkdir()
+    monkeypatch.setattr(stamp_module, "PACKAGE_DIR", tmp_path / "package")
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.delenv("SITEGEN_STAMP_TEST_KEY", raising=False)
+    (tmp_path / "site.toml").write_text(SITE_TOML.format(analytics="false"))
+    config = parse_config({"site": {"title": "x", "url": "https://x.test/"},
+                           "api": {"url": "https://cas.example.test",
+                                   "workspace": "65f0c0ffee0123456789abcd"}}, tmp_path)
+    assert ContentCache(config.cache_path, config.api.base_url,
+                        config.api.workspace).save(workspace)
+    return tmp_path
+
+
+def build(site: Path, *extra: str) -> dict[str, object]:
+    """One `sitegen build --offline` through the CLI; its report."""
+    status = main(["build", "-q", "--offline", "--report", str(site / "report.json"), *extra])
+    assert status == 0
+    report = json.loads((site / "report.json").read_text())
+    assert isinstance(report, dict)
+    return report
+
+
+def stamped(report: dict[str, object]) -> bool:
+    timings = report["timings"]
+    assert isinstance(timings, dict)
+    return "stamp" in timings
+
+
+def tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_default_cache_folder_matches_the_config() -> None:
+    assert ApiSection.model_fields["cache_dir"].default == stamp_module.DEFAULT_CACHE_DIR
+    assert CACHE_FILE == stamp_module.CONTENT_FILE
+
+
+def test_a_second_offline_build_is_answered_by_the_stamp(site: Path) -> None:
+    first = build(site)
+    assert not stamped(first)
+    before = tree(site / "_site")
+    second = build(site)
+    assert stamped(second)
+    assert tree(site / "_site") == before
+    for key in ("articles", "api", "from_cache", "warnings"):
+        assert second[key] == first[key], key
+    pages, first_pages = second["pages"], first["pages"]
+    assert isinstance(pages, dict) and isinstance(first_pages, dict)
+    assert pages["written"] == 0 and pages["unchanged"] == first_pages["written"]
+    assert pages["html"] == first_pages["html"]
+
+
+def _rewrite_content(site: Path) -> None:
+    path = site / ".sitegen" / CACHE_FILE
+    data = json.loads(path.read_text())
+    for article in data["workspace"]["articles"]:
+        if article.get("status") == "published":
+            article["title"] = (article.get("title") or "") + " (revised)"
+            break
+    path.write_text(json.dumps(data))
+
+
+def _touch_content(site: Path) -> None:
+    path = site / ".sitegen" / CACHE_FILE
+    path.write_bytes(path.read_bytes())
+
+
+CHANGES: dict[str, Callable[[Path, pytest.MonkeyPatch], None]] = {
+    "site.toml": lambda site, _: (site / "site.toml").write_text(
+        (site / "site.toml").read_text().replace('"Stamped"', '"Restamped"')),
+    "content cache": lambda site, _: _rewrite_content(site),
+    "site template": lambda site, _: (site / "templates").mkdir() or (
+        site / "templates" / "404.html").write_text(
+        '{% extends "default/404.html" %}{% block title %}Gone{% endblock %}'),
+    "local theme": lambda site, _: (site / "themes" / "default" / "static").mkdir(parents=True)
+    or (site / "themes" / "default" / "static" / "extra.css").write_text("p{}"),
+    "theme folder": lambda site, _: (site / "themes" / "default" / "templates").mkdir(
+        parents=True),
+    "SOURCE_DATE_EPOCH": lambda _, mp: mp.setenv("SOURCE_DATE_EPOCH", "1700000000"),
+    "analytics key": lambda _, mp: mp.setenv("SITEGEN_STAMP_TEST_KEY", "beacon-key"),
+    "tampered output": lambda site, _: (site / "_site" / "404.html").write_text("defaced"),
+    "deleted output": lambda site, _: (site / "_site" / "robots.txt").unlink(),
+    "deleted manifest": lambda site, _: (site / "_site" / ".sitegen-manifest.json").unlink(),
+    "killed build": lambda site, _: (site / "._site.sitegen-staging").mkdir(),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_every_input_invalidates_the_stamp(site: Path, monkeypatch: pytest.MonkeyPatch,
+                                           change: str) -> None:
+    build(site)
+    assert stamped(build(site))
+    CHANGES[change](site, monkeypatch)
+    assert not stamped(build(site))
+    assert stamped(build(site))  # the rebuild stamps the new state
+
+
+def test_the_stamped_tree_is_what_a_full_build_gives(site: Path) -> None:
+    build(site)
+    (site / "_site" / "404.html").write_text("defaced")
+    (site / "_site" / "index.html").unlink()
+    assert not stamped(build(site))
+    repaired = tree(site / "_site")
+    assert (site / "_site" / "404.html").read_text() != "defaced"
+    build(site, "-o", "fresh")
+    assert tree(site / "fresh") == repaired
+
+
+def test_the_same_bytes_rewritten_keep_the_stamp(site: Path) -> None:
+    build(site)
+    _touch_content(site)
+    assert stamped(build(site))
+
+
+def test_another_output_folder_has_its_own_stamp(site: Path) -> None:
+    build(site)
+    assert not stamped(build(site, "-o", "other"))
+    assert stamped(build(site, "-o", "other"))
+    assert stamped(build(site))
+
+
+def test_sitegen_code_changes_invalidate_the_stamp(site: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    package = stamp_module.PACKAGE_DIR
+    (package / "module.py").write_text("x = 1\n")
+    build(site)
+    assert stamped(build(site))
+    (package / "module.py").write_text("x = 22\n")
+    assert not stamped(build(site))
+
+
+def test_strict_gets_the_same_answer_from_the_stamp(
+        site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (site / "site.toml").write_text(SITE_TOML.format(analytics="true"))
+    first = build(site)
+    warned = capsys.readouterr().err
+    assert "SITEGEN_STAMP_TEST_KEY is not set" in warned
+    report = build(site)
+    assert stamped(report) and report["warnings"] == first["warnings"]
+    assert capsys.readouterr().err == warned
+    assert main(["build", "-q", "--offline", "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert "SITEGEN_STAMP_TEST_KEY is not set" in err and "--strict" in err
+
+
+def test_online_and_refresh_builds_never_use_the_stamp(site: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    build(site)
+    calls: list[str] = []
+    real = stamp_module.check_stamp
+
+    def spy(key: stamp_module.StampKey) -> stamp_module.StampedBuild | None:
+        calls.append("checked")
+        return real(key)
+
+    monkeypatch.setattr(stamp_module, "check_stamp", spy)
+    assert stamped(build(site))
+    assert calls == ["checked"]
+    monkeypatch.delenv("SITEGEN_API_KEY", raising=False)
+    assert main(["build", "-q"]) == 2  # online: needs the key, no stamp consulted
+    assert main(["build", "-q", "--refresh"]) == 2
+    assert calls == ["checked"]
+
+
+def test_a_corrupt_stamp_means_a_normal_build(site: Path) -> None:
+    build(site)
+    (stamp_file,) = (site / ".sitegen").glob("build-stamp-*.json")
+    stamp_file.write_text("{not json")
+    assert not stamped(build(site))
+    assert stamped(build(site))
+    assert not os.path.exists(site / "_site" / stamp_file.name)
