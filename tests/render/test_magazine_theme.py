@@ -237,3 +237,21 @@ def test_magazine_pages_are_valid_html(tmp_path: Path, demo_workspace: Workspace
                 r'Attribute "fetchpriority" not allowed on element "img"']
     assert Validator(errors_only=True, stack_size=2048, ignore_re=outdated).validate(
         sorted(written)) == 0
+
+
+def test_site_overrides_extend_magazine_templates(tmp_path: Path) -> None:
+    """A site's `templates/` override that extends `theme/…` fills magazine's blocks too."""
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "article.html").write_text(
+        '{% extends "theme/article.html" %}'
+        '{% block after_body %}<p class="disclosure">Written by an agent.</p>{% endblock %}')
+    (tmp_path / "templates" / "home.html").write_text(
+        '{% extends "theme/home.html" %}{% block intro %}<h1>Front page</h1>{% endblock %}')
+    config = magazine(tmp_path)
+    site, _, pages = render_all(config, make_workspace([article(1), article(2)]))
+    art = next(p for p in site.pages if p.kind == "article")
+    html = pages[art.path]
+    assert html.index('id="article-body"') < html.index("Written by an agent.")
+    assert html.index("Written by an agent.") < html.index('class="article__footer"')
+    home = pages["index.html"]
+    assert "<h1>Front page</h1>" in home and "lead-story" in home
