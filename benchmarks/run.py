@@ -41,7 +41,7 @@ STEPS: dict[str, Callable[[Bench], None]] = {
     "rebuild": step_rebuild,
     "preview": step_preview,
 }
-QUICK = {"articles": 400, "sync_articles": 200, "runs": 1}
+QUICK = {"articles": 300, "sync_articles": 100, "runs": 1}
 DEFAULTS = {"articles": 4000, "sync_articles": 1000, "runs": 3}
 NO_CHANGE_SPEEDUP = 10.0
 
@@ -57,7 +57,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--json", metavar="FILE", default=str(REPO / "benchmarks" / "results"
                                                               / "latest.json"))
     parser.add_argument("--quick", action="store_true",
-                        help="a smoke run of about a minute (400/200 articles, 1 run)")
+                        help="a smoke run of about a minute (300/100 articles, 1 run)")
     parser.add_argument("--latency", type=float, default=50.0, metavar="MS",
                         help="latency the emulator adds in the cold-sync step (50)")
     parser.add_argument("--concurrency", type=int, default=8, help="[api] concurrency (8)")
@@ -137,24 +137,9 @@ def _loads(loads: list[float] | None) -> str:
     return "/".join(f"{value:.1f}" for value in loads) if loads else "unknown"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    options = parse_args(sys.argv[1:] if argv is None else argv)
-    started = time.perf_counter()
-    load_at_start = load_average()
-    with tempfile.TemporaryDirectory(prefix="sitegen-bench-") as tmp:
-        work = Path(tmp)
-        bench = Bench(work=work, runs=options.runs, articles=options.articles,
-                      sync_articles=options.sync_articles, latency_ms=options.latency,
-                      concurrency=options.concurrency, seed=options.seed,
-                      ab_with_hugo="hugo" in options.steps and shutil.which("hugo") is not None)
-        try:
-            failures = run_steps(bench, options.steps)
-        except KeyboardInterrupt:
-            failures = [("run", "interrupted; the table below is partial")]
-        if options.keep:
-            kept = Path(tempfile.mkdtemp(prefix="sitegen-bench-kept-"))
-            shutil.copytree(work, kept, dirs_exist_ok=True, symlinks=True)
-            print(f"kept the work folder as {kept}", file=sys.stderr)
+def report(options: argparse.Namespace, bench: Bench, failures: list[tuple[str, str]],
+           started: float, load_at_start: list[float] | None) -> None:
+    """Print the table and write the JSON results file."""
     bench.rows.extend(derived_rows(bench.rows))
     elapsed = time.perf_counter() - started
     print(format_table(bench.rows, failures))
@@ -168,9 +153,31 @@ def main(argv: Sequence[str] | None = None) -> int:
           "at end (other work on the host inflates wall times; CPU times are steadier)")
     target = Path(options.json)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(results_json(options, bench, failures, elapsed, machine), indent=2,
-                                 ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"results written to {target}")
+    target.write_text(json.dumps(results_json(options, bench, failures, elapsed, machine),
+                                 indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"results written to {target}", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = parse_args(sys.argv[1:] if argv is None else argv)
+    started = time.perf_counter()
+    load_at_start = load_average()
+    with tempfile.TemporaryDirectory(prefix="sitegen-bench-") as tmp:
+        work = Path(tmp)
+        bench = Bench(work=work, runs=options.runs, articles=options.articles,
+                      sync_articles=options.sync_articles, latency_ms=options.latency,
+                      concurrency=options.concurrency, seed=options.seed,
+                      ab_with_hugo="hugo" in options.steps and shutil.which("hugo") is not None)
+        try:
+            failures = run_steps(bench, options.steps)
+        except KeyboardInterrupt:
+            failures = [("run", "interrupted; the table is partial")]
+        report(options, bench, failures, started, load_at_start)
+        if options.keep:
+            kept = Path(tempfile.mkdtemp(prefix="sitegen-bench-kept-"))
+            shutil.copytree(work, kept, dirs_exist_ok=True, symlinks=True)
+            print(f"kept the work folder as {kept}", file=sys.stderr)
+        print("removing the temporary work folder ...", file=sys.stderr, flush=True)
     return 1 if failures else 0
 
 

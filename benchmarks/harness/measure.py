@@ -72,6 +72,12 @@ def run_process(
         timer.start()
         try:
             _, status, usage = os.wait4(process.pid, 0)
+        except BaseException:  # Ctrl-C: the child has its own session, so stop it here
+            with lock:
+                state["reaped"] = True
+                os.killpg(process.pid, signal.SIGKILL)
+            os.waitpid(process.pid, 0)
+            raise
         finally:
             with lock:
                 state["reaped"] = True

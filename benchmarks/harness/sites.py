@@ -189,18 +189,21 @@ class Bench:
         return str(self.workspace(articles)["workspace"]["id"])
 
     def warm_site(self, articles: int) -> Site:
-        """A site of *articles* articles with a full cache and output (built once, no latency)."""
+        """A site of *articles* articles with a full content cache (`sitegen fetch`, no latency).
+
+        Its output folder is not built here: each step builds what it measures.
+        """
         if articles not in self._sites:
             data, port = self.data(articles), free_port()
             config = write_site(self.work / f"site-{articles}", api_url=f"http://127.0.0.1:{port}",
                                 workspace_id=self.workspace_id(articles),
                                 concurrency=self.concurrency)
             with emulator(data, port=port, latency_ms=0, log=self.log(f"emulator-{articles}")):
-                sample = run_process(sitegen("build", "-c", str(config), "-q"),
-                                     label=f"warm the cache of {articles} articles",
+                sample = run_process(sitegen("fetch", "-c", str(config), "-q"),
+                                     label=f"fill the cache of {articles} articles",
                                      env=bench_env(), timeout=900)
-            if not (config.parent / "_site" / "index.html").is_file():
-                raise StepFailed(f"the warm-up build of {articles} articles wrote no index.html "
-                                 f"({last_line(sample.output) or 'no output'})")
+            if not any((config.parent / ".sitegen").rglob("*.json")):
+                raise StepFailed(f"`sitegen fetch` of {articles} articles left no cache in "
+                                 f".sitegen/ ({last_line(sample.output) or 'no output'})")
             self._sites[articles] = Site(config, data, port, articles)
         return self._sites[articles]
