@@ -7,6 +7,7 @@ the benchmark itself is a script that prints figures, never a timed test.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.harness.measure import StepFailed, last_line, run_process  # noqa: E402
-from benchmarks.harness.preview import with_marker  # noqa: E402
+from benchmarks.harness.preview import tail, with_marker  # noqa: E402
 from benchmarks.harness.stats import Row, Target, format_table, row_json, summarize  # noqa: E402
 from benchmarks.hugo.content import (  # noqa: E402
     assign_slugs,
@@ -174,3 +175,22 @@ def test_run_process_measures_the_child_and_reports_failures() -> None:
 def test_marker_goes_before_body_end() -> None:
     assert with_marker("<body>x</body>", "m1") == "<body>x<!-- bench m1 --></body>"
     assert with_marker("{% block x %}{% endblock %}", "m2").endswith("<!-- bench m2 -->")
+    assert tail(["a\n", "b\n", "\n", "c\n"]) == "b | c" and tail([]) == "no output"
+
+
+def test_edited_copy_changes_one_published_article(tmp_path: Path) -> None:
+    from benchmarks.harness.steps import _edited_copy
+
+    source = tmp_path / "ws.json"
+    workspace = _five()
+    source.write_text(json.dumps(workspace), encoding="utf-8")
+    changed = _edited_copy(source, tmp_path / "edit.json", 1)
+    edited = json.loads((tmp_path / "edit.json").read_text(encoding="utf-8"))
+    differing = [(a, b) for a, b in zip(workspace["articles"], edited["articles"], strict=True)
+                 if a != b]
+    assert len(differing) == 1
+    before, after = differing[0]
+    assert after["id"] == changed and after["status"] == "published"
+    assert after["content"].startswith(before["content"]) and "edit number 2" in after["content"]
+    newest = max(a["updatedAt"] for a in workspace["articles"])
+    assert after["updatedAt"] > newest and after["updatedAt"].endswith("Z")
