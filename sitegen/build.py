@@ -145,14 +145,20 @@ def _run_build(
             assets = _assets(config, key is not None, demo)
             beacon = _beacon(config, key, assets)
         with timings.stage("render"):
+            from sitegen.render.bodies import BodyStore, body_fingerprint
             from sitegen.render.pages import Renderer
             from sitegen.render.themes import ThemeSet
 
-            renderer = Renderer(config, site, ThemeSet(config), asset_url=assets.url,
-                                beacon=beacon)
+            themes = ThemeSet(config)
+            store = BodyStore(config.cache_path, body_fingerprint(
+                themes.template_dirs(), site.base_url, themes.fingerprint()))
+            renderer = Renderer(config, site, themes, asset_url=assets.url, beacon=beacon,
+                                bodies=store)
             report.rendered = _render(site, renderer, writer, progress)
         with timings.stage("feeds"):
             _feeds(site, renderer, writer)
+            renderer.save_bodies(site.articles)
+            store.close()
         with timings.stage("sitemap"):
             _sitemap(site, writer)
             for asset in assets.assets():
@@ -228,6 +234,7 @@ def _beacon(config: Config, key: str | None, assets: AssetSet) -> BeaconSettings
 def _render(site: Site, renderer: Renderer, writer: OutputWriter, progress: Progress) -> int:
     hashes = {page.path: renderer.page_hash(page) for page in site.pages}
     todo = [page for page in site.pages if not writer.keep(page.path, hashes[page.path])]
+    renderer.preload_bodies(page.article for page in todo if page.article is not None)
     done = 0
     for path, data in renderer.render_pages(todo):
         writer.write(path, data, input_hash=hashes[path])

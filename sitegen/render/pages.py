@@ -15,7 +15,7 @@ import hashlib
 import multiprocessing
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -26,6 +26,7 @@ from sitegen.config import Config
 from sitegen.errors import BuildError
 from sitegen.model.views import ArticleView, Page, Site
 from sitegen.render.blocks import BlockRenderer
+from sitegen.render.bodies import Body, BodyStore
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
 from sitegen.render.seo import page_meta
 from sitegen.render.themes import ThemeSet
@@ -60,10 +61,13 @@ def static_asset_url(name: str) -> str:
 _FORK_STATE: tuple[Renderer, Sequence[Page]] | None = None
 
 
-def _render_chunk(bounds: tuple[int, int]) -> list[tuple[str, bytes]]:
+def _render_chunk(bounds: tuple[int, int]) -> tuple[list[tuple[str, bytes]], dict[str, Body]]:
+    """Render pages[start:end] in a worker: their bytes, and the bodies it had to render."""
     assert _FORK_STATE is not None
     renderer, pages = _FORK_STATE
-    return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
+    done = [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
+    fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
+    return done, fresh
 
 
 class Renderer:
@@ -72,7 +76,7 @@ class Renderer:
     def __init__(
         self, config: Config, site: Site, themes: ThemeSet, *,
         asset_url: Callable[[str], str] = static_asset_url,
-        beacon: BeaconSettings | None = None,
+        beacon: BeaconSettings | None = None, bodies: BodyStore | None = None,
     ) -> None:
         self.config = config
         self.site = site
@@ -84,6 +88,10 @@ class Renderer:
         self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code)
         self.blocks.markdown = self.markdown
         self._bodies: dict[str, tuple[Markup, list[Heading]]] = {}
+        #: Bodies rendered (not found in the store) since the last `save_bodies`.
+        self.fresh_bodies: dict[str, Body] = {}
+        self.store = bodies
+        self._owner = os.getpid()
         self._templates: dict[str, Template] = {}
         self._base_path = urlsplit(site.base_url).path.rstrip("/")
         self._cards: dict[tuple[str, str], Markup] = {}
@@ -116,6 +124,9 @@ class Renderer:
     def body(self, article: ArticleView) -> tuple[Markup, list[Heading]]:
         """The sanitized body HTML of *article* and its table of contents (cached by hash)."""
         cached = self._bodies.get(article.body_hash)
+        if cached is None and self.store is not None and os.getpid() == self._owner:
+            self.preload_bodies([article])
+            cached = self._bodies.get(article.body_hash)
         if cached is None:
             ids = HeadingIds()
             if article.body_kind == "blocks":
@@ -124,7 +135,22 @@ class Renderer:
                 html, _ = self.markdown.render(article.content, ids)
             cached = (Markup(html), list(ids.toc))
             self._bodies[article.body_hash] = cached
+            self.fresh_bodies[article.body_hash] = (html, cached[1])
         return cached
+
+    def preload_bodies(self, articles: Iterable[ArticleView]) -> None:
+        """Fetch the stored bodies of *articles* into memory (before forking workers)."""
+        if self.store is None or os.getpid() != self._owner:
+            return
+        missing = {a.body_hash for a in articles} - self._bodies.keys()
+        for body_hash, (html, toc) in self.store.get_many(missing).items():
+            self._bodies[body_hash] = (Markup(html), toc)
+
+    def save_bodies(self, keep: Iterable[ArticleView]) -> None:
+        """Store the bodies rendered in this build; drop stored bodies of other articles."""
+        if self.store is not None:
+            self.store.update(self.fresh_bodies, (a.body_hash for a in keep))
+        self.fresh_bodies = {}
 
     def article_html(self, article: ArticleView) -> str:
         """The sanitized body HTML of *article* (for Atom feeds)."""
@@ -242,7 +268,10 @@ class Renderer:
                       for i in range(0, len(pages), CHUNK_SIZE)]
             context = multiprocessing.get_context("fork")
             with context.Pool(count) as pool:
-                for results in pool.imap(_render_chunk, bounds):
+                for results, fresh in pool.imap(_render_chunk, bounds):
+                    for body_hash, (html, toc) in fresh.items():
+                        self._bodies.setdefault(body_hash, (Markup(html), toc))
+                        self.fresh_bodies[body_hash] = (html, toc)
                     yield from results
         finally:
             _FORK_STATE = None
