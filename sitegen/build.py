@@ -141,6 +141,10 @@ def _run_build(
     report.articles = len(site.articles)
     report.html_pages = len(site.pages)
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True) as writer:
+        if stamp is not None:
+            from sitegen.emit.stamp import recorded_stats
+
+            writer.trust_stats(recorded_stats(stamp, os.fspath(output)))
         with timings.stage("assets"):
             assets = _assets(config, key is not None, demo)
             beacon = _beacon(config, key, assets)
@@ -260,12 +264,34 @@ def _feeds(site: Site, renderer: Renderer, writer: OutputWriter) -> None:
 
 
 def _sitemap(site: Site, writer: OutputWriter) -> None:
-    from sitegen.emit.sitefiles import sitemap_entries
-    from sitegen.emit.sitemap import render_robots, render_sitemaps
+    """Sitemaps and robots.txt, reused unchanged when their entries hash the same."""
+    import hashlib
 
-    for path, data in render_sitemaps(sitemap_entries(site), site.base_url):
-        writer.write(path, data)
-    writer.write("robots.txt", render_robots(site.base_url))
+    from sitegen import __version__
+    from sitegen.emit.sitefiles import sitemap_entries
+    from sitegen.emit.sitemap import MAX_URLS, render_robots, render_sitemaps
+
+    entries = sitemap_entries(site)
+    digest = hashlib.sha256(f"sitemap|{__version__}|{site.base_url}".encode())
+    for entry in entries:
+        lastmod = entry.lastmod.isoformat() if entry.lastmod is not None else ""
+        digest.update(f"\x00{entry.url}|{lastmod}".encode("utf-8", "surrogatepass"))
+    input_hash = digest.hexdigest()[:32]
+    count = len({entry.url for entry in entries})
+    paths = ["sitemap.xml"]
+    if count > MAX_URLS:
+        paths += [f"sitemap-{n}.xml" for n in range(1, (count + MAX_URLS - 1) // MAX_URLS + 1)]
+    previous = [writer.previous.get(path) for path in paths]
+    kept = set()
+    if all(entry is not None and entry.input_hash == input_hash for entry in previous):
+        kept = {path for path in paths if writer.keep(path, input_hash)}
+    if len(kept) < len(paths):
+        for path, data in render_sitemaps(entries, site.base_url):
+            if path not in kept:
+                writer.write(path, data, input_hash=input_hash)
+    robots = hashlib.sha256(f"robots|{__version__}|{site.base_url}".encode()).hexdigest()[:32]
+    if not writer.keep("robots.txt", robots):
+        writer.write("robots.txt", render_robots(site.base_url), input_hash=robots)
 
 
 def _demo_media() -> Iterator[tuple[str, bytes]]:

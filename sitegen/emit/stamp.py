@@ -196,6 +196,21 @@ def check_stamp(key: StampKey) -> StampedBuild | None:
         return None
 
 
+def recorded_stats(key: StampKey, output: str) -> dict[str, tuple[int, int, int]]:
+    """The output files' stats as the last stamped build of *output* left them (or empty).
+
+    Valid whatever the inputs are now: the writer uses them only to skip re-reading a
+    file whose stat did not change since that build checked its bytes.
+    """
+    try:
+        raw = json.loads(key.path.read_bytes())
+        if raw.get("format") != STAMP_FORMAT or raw.get("output") != output:
+            return {}
+        return {rel: (int(st[0]), int(st[1]), int(st[2])) for rel, st in raw["files"].items()}
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return {}
+
+
 def _output_intact(output: str, files: dict[str, list[int]]) -> bool:
     name = os.path.basename(output)
     parent = os.path.dirname(output)

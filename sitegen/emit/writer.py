@@ -75,7 +75,9 @@ class OutputWriter:
         self._reused: set[str] = set()
         self._written: set[str] = set()
         self._made: set[str] = set()
+        self._trusted: dict[str, tuple[int, int, int]] = {}
         self._staging_str = os.fspath(self.staging)
+        self._output_str = os.fspath(self.output)
         self._staged = False
         self._open = False
         self._committed = False
@@ -159,25 +161,47 @@ class OutputWriter:
             )
         return rel
 
+    def trust_stats(self, stats: dict[str, tuple[int, int, int]]) -> None:
+        """(size, mtime_ns, inode) of output files as the last commit left them.
+
+        `keep` then accepts a file whose stat is unchanged without reading and hashing
+        it again (any change of bytes changes its size or mtime, a replacement its inode).
+        """
+        self._trusted = stats
+
     def keep(self, path: str, input_hash: str) -> bool:
         """Reuse the previous build's file at *path* when its inputs and bytes are unchanged.
 
         True means the caller need not produce the file: the previous manifest lists
-        the same input hash and the file on disk still has the recorded content hash.
+        the same input hash and the file on disk still has the recorded content hash
+        (or the very stat it had when that was checked, see `trust_stats`).
         """
         entry = self._previous.get(path)
         if entry is None or entry.input_hash != input_hash:
             return False
         rel = self._claim(path)
-        try:
-            data = (self.output / rel).read_bytes()
-        except OSError:
-            return False
-        if sha256_hex(data) != entry.sha256:
-            return False
+        target = os.path.join(self._output_str, rel)
+        if not self._unchanged_stat(rel, target):
+            try:
+                with open(target, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                return False
+            if sha256_hex(data) != entry.sha256:
+                return False
         self._new[rel] = entry
         self._reused.add(rel)
         return True
+
+    def _unchanged_stat(self, rel: str, target: str) -> bool:
+        known = self._trusted.get(rel)
+        if known is None:
+            return False
+        try:
+            st = os.stat(target, follow_symlinks=False)
+        except OSError:
+            return False
+        return (st.st_size, st.st_mtime_ns, st.st_ino) == known
 
     def write(self, path: str, data: bytes, input_hash: str | None = None) -> None:
         """Add one file of the new site; bytes equal to the previous file reuse it (same mtime)."""
@@ -306,26 +330,37 @@ class OutputWriter:
         if not self.output.is_dir():
             return []
         replaced: list[str] = []
-        for top, dirs, files in os.walk(self.output):
-            dirs.sort()
-            base = Path(top)
-            rel_dir = base.relative_to(self.output).as_posix()
-            prefix = "" if rel_dir == "." else rel_dir + "/"
-            links = [d for d in dirs if (base / d).is_symlink()]
-            dirs[:] = [d for d in dirs if d not in links]
-            if not dirs and not files and not links and prefix:
+        stack = [(self._output_str, "")]
+        while stack:
+            top, prefix = stack.pop()
+            try:
+                with os.scandir(top) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                continue
+            if not entries and prefix:
                 self._carry_empty_dir(prefix.rstrip("/"))
-            for name in sorted(files) + links:
-                rel = prefix + name
-                if rel in self._previous or (not prefix and name == MANIFEST_NAME):
+                continue
+            folders: list[tuple[str, str]] = []
+            for entry in entries:
+                rel = prefix + entry.name
+                try:
+                    is_folder = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_folder = False
+                if is_folder:
+                    folders.append((entry.path, rel + "/"))
+                    continue
+                if rel in self._previous or (not prefix and entry.name == MANIFEST_NAME):
                     continue
                 if rel in self._new:
                     replaced.append(rel)
                     continue
                 try:
-                    place_file(os.path.join(top, name), self._parent(rel))
+                    place_file(entry.path, self._parent(rel))
                 except BuildError:
                     replaced.append(rel)
+            stack.extend(reversed(folders))
         return replaced
 
     def _carry_empty_dir(self, rel: str) -> None:

@@ -17,24 +17,25 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from sitegen.config import Config
 from sitegen.errors import CacheError, ConfigError, UnreachableError
-from sitegen.fetch import v1, v2
 from sitegen.fetch.cache import ContentCache
-from sitegen.fetch.client import ApiClient, NotFound
 from sitegen.fetch.ledger import CallLedger
 from sitegen.fetch.records import Article
-from sitegen.fetch.v2 import Structure, gather_all
 from sitegen.workspace import Workspace
+
+if TYPE_CHECKING:  # the network side (httpx) is imported only when a sync makes requests
+    import httpx
+
+    from sitegen.fetch.client import ApiClient
+    from sitegen.fetch.v2 import Structure
 
 log = logging.getLogger("sitegen.fetch")
 
 BODY_FIELDS = frozenset({"content", "blocks", "meta"})
-ArticleReader = Callable[[ApiClient, str, str], Awaitable[dict[str, Any]]]
+ArticleReader = Callable[["ApiClient", str, str], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -93,6 +94,8 @@ def _usable(article: Article) -> bool:
 
 def _client(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
             ledger: CallLedger, max_calls: int | None) -> ApiClient:
+    from sitegen.fetch.client import ApiClient
+
     api = config.api
     return ApiClient(api.base_url, key, transport=transport, timeout=api.timeout,
                      concurrency=api.concurrency, retry_budget=api.retry_budget,
@@ -100,6 +103,9 @@ def _client(config: Config, key: str, transport: httpx.AsyncBaseTransport | None
 
 
 async def _read_structure(client: ApiClient, config: Config) -> tuple[Structure, ArticleReader]:
+    from sitegen.fetch import v1, v2
+    from sitegen.fetch.client import NotFound
+
     workspace_id, wanted, url = config.api.workspace, config.api.version, config.api.base_url
     if wanted != "v1":
         try:
@@ -150,6 +156,9 @@ def _plan_bodies(articles: list[Article], previous: Workspace | None
 
 async def _detail(client: ApiClient, reader: ArticleReader, workspace_id: str,
                   listed: Article) -> Article | None:
+    from sitegen.fetch import v2
+    from sitegen.fetch.client import NotFound
+
     try:
         raw = await reader(client, workspace_id, listed.id)
     except NotFound:
@@ -206,6 +215,8 @@ def _count(workspace: Workspace, stats: SyncStats) -> None:
 async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
                 previous: Workspace | None, ledger: CallLedger,
                 max_calls: int | None) -> tuple[Workspace, SyncStats]:
+    from sitegen.fetch.v2 import gather_all
+
     stats = SyncStats()
     async with _client(config, key, transport, ledger, max_calls) as client:
         structure, reader = await _read_structure(client, config)
@@ -269,6 +280,8 @@ def plan_sync(config: Config, *, key: str | None,
 
 def demo_transport() -> httpx.AsyncBaseTransport:
     """The in-process emulator over the bundled demo workspace (`--demo`; key "demo")."""
+    import httpx
+
     from sitegen.emulator.app import create_app
     from sitegen.emulator.demo import load_demo
 

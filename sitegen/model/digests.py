@@ -50,12 +50,20 @@ def digest_articles(site: Site) -> None:
     """Fill `card_digest` and `digest` on every article, and `site.nav_digest`."""
     for article in site.articles:
         article.card_digest = _card(article)
+    sections: dict[int, str] = {}  # by id(): each section is hashed once, not per article
+
+    def about(section: Section | None) -> str | None:
+        if section is None:
+            return None
+        found = sections.get(id(section))
+        if found is None:
+            found = sections[id(section)] = section_digest(section)
+        return found
+
     for article in site.articles:
         article.digest = stable_hash((
             article.card_digest, article.body_hash, article.keywords,
-            section_digest(article.author) if article.author else None,
-            section_digest(article.cluster) if article.cluster else None,
-            section_digest(article.agent) if article.agent else None,
+            about(article.author), about(article.cluster), about(article.agent),
             [r.card_digest for r in article.related],
             _ref_article(article.newer), _ref_article(article.older),
         ))

@@ -31,6 +31,7 @@ def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> N
     """
     by_tag: dict[str, list[int]] = {}
     by_cluster: dict[str, list[int]] = {}
+    by_cluster_tag: dict[tuple[str, str], list[int]] = {}
     tag_sets: list[frozenset[str]] = []
     for index, article in enumerate(articles):
         tags = frozenset(t.slug for t in article.tags)
@@ -39,15 +40,14 @@ def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> N
             by_tag.setdefault(slug, []).append(index)
         if article.cluster is not None:
             by_cluster.setdefault(article.cluster.id, []).append(index)
+            for slug in tags:
+                by_cluster_tag.setdefault((article.cluster.id, slug), []).append(index)
     for index, article in enumerate(articles):
         tags = tag_sets[index]
         chosen: list[int] = []
-        members = by_cluster.get(article.cluster.id, []) if article.cluster else []
-        if members:
-            scored = (
-                (len(tags & tag_sets[other]), -other) for other in members if other != index
-            )
-            chosen = [-neg for _, neg in heapq.nlargest(limit, scored)]
+        if article.cluster is not None:
+            chosen = _same_cluster(index, article.cluster.id, tags, by_cluster, by_cluster_tag,
+                                   limit)
         if len(chosen) < limit and tags:
             counts: Counter[int] = Counter()
             for slug in tags:
@@ -58,3 +58,25 @@ def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> N
             rest = ((count, -other) for other, count in counts.items() if other not in taken)
             chosen += [-neg for _, neg in heapq.nlargest(limit - len(chosen), rest)]
         article.related = [articles[i] for i in chosen]
+
+
+def _same_cluster(index: int, cluster: str, tags: frozenset[str],
+                  by_cluster: dict[str, list[int]],
+                  by_cluster_tag: dict[tuple[str, str], list[int]], limit: int) -> list[int]:
+    """Up to *limit* other members of the cluster: most shared tags first, then newest.
+
+    Only members sharing a tag are counted; the rest (no shared tag) rank by position,
+    which `by_cluster` already holds in order.
+    """
+    shared: Counter[int] = Counter()
+    for slug in tags:
+        shared.update(by_cluster_tag[(cluster, slug)])
+    del shared[index]
+    chosen = [-neg for _, neg in heapq.nlargest(limit, ((n, -o) for o, n in shared.items()))]
+    if len(chosen) < limit:
+        for other in by_cluster[cluster]:
+            if other != index and other not in shared:
+                chosen.append(other)
+                if len(chosen) == limit:
+                    break
+    return chosen

@@ -10,8 +10,10 @@ sentence for the caller to log. This module must never do I/O or log.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from datetime import datetime
+from functools import lru_cache
 
 from slugify import slugify as _slugify
 
@@ -27,10 +29,20 @@ RESERVED = frozenset({
 })
 
 
+_ALREADY_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
 def slugify(text: str | None) -> str:
     """A URL-safe slug (`[a-z0-9-]`, at most 80 characters), or "" when nothing is left."""
     if not text:
         return ""
+    if len(text) <= MAX_SLUG_LENGTH and _ALREADY_SLUG.fullmatch(text):
+        return text  # python-slugify gives such text back unchanged
+    return _slugify_cached(text)
+
+
+@lru_cache(maxsize=32_768)
+def _slugify_cached(text: str) -> str:
     return str(_slugify(text, max_length=MAX_SLUG_LENGTH, word_boundary=True))
 
 

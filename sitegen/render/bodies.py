@@ -57,10 +57,9 @@ def body_fingerprint(template_dirs: Iterable[Path], base_url: str, whole_chain: 
     for name in _RENDER_CODE:
         digest.update(b"\x00" + (here / name).read_bytes())
     digest.update(b"\x00" + (here.parent / "model" / "slugs.py").read_bytes())
-    for layer, folder in enumerate(template_dirs):
+    layers = [folder for folder in template_dirs if (folder / "blocks").is_dir()]
+    for layer, folder in enumerate(layers):  # only layers with blocks/ count (their order)
         blocks = folder / "blocks"
-        if not blocks.is_dir():
-            continue
         for path in sorted(p for p in blocks.rglob("*") if p.is_file()):
             data = path.read_bytes()
             if any(marker.encode() in data for marker in _NESTING):

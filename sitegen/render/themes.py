@@ -12,6 +12,7 @@ chain. It must never write files or render pages.
 from __future__ import annotations
 
 import hashlib
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -52,7 +53,51 @@ class _MemoryBytecodeCache(BytecodeCache):
         self._entries[bucket.key] = bucket.bytecode_to_string()
 
 
+class _DiskBytecodeCache(BytecodeCache):
+    """The process-wide memory cache, backed by `<cache folder>/templates/` between builds.
+
+    A fresh `sitegen build` process then loads compiled templates instead of compiling
+    them all again. Entries carry Jinja's Python-version magic and the source checksum, so
+    a stale or foreign one is ignored and replaced; an unwritable folder is ignored.
+    """
+
+    def __init__(self, memory: _MemoryBytecodeCache, folder: Path) -> None:
+        self.memory = memory
+        self.folder = folder
+
+    def _file(self, bucket: Bucket) -> Path:
+        return self.folder / (hashlib.sha256(bucket.key.encode()).hexdigest()[:32] + ".jinja")
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        self.memory.load_bytecode(bucket)
+        if bucket.code is not None:
+            return
+        try:
+            data = self._file(bucket).read_bytes()
+        except OSError:
+            return
+        bucket.bytecode_from_string(data)
+        if bucket.code is not None:
+            self.memory.dump_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self.memory.dump_bytecode(bucket)
+        target = self._file(bucket)
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            temporary.write_bytes(bucket.bytecode_to_string())
+            os.replace(temporary, target)
+        except OSError:
+            try:
+                temporary.unlink()
+            except OSError:
+                pass
+
+
 _BYTECODE = _MemoryBytecodeCache()
+TEMPLATE_CACHE_DIR = "templates"
+
 
 #: Bump when render code changes what pages look like for the same templates.
 RENDER_VERSION = "1"
@@ -141,7 +186,8 @@ class ThemeSet:
                 lstrip_blocks=True,
                 auto_reload=False,
                 cache_size=-1,
-                bytecode_cache=_BYTECODE,
+                bytecode_cache=_DiskBytecodeCache(
+                    _BYTECODE, self.config.cache_path / TEMPLATE_CACHE_DIR),
             )
             install_filters(env)
             self._compile_all(env)

@@ -223,6 +223,7 @@ def test_config_title_change_shows(page: Page, preview: Preview) -> None:
 def test_invalid_config_shows_overlay_and_keeps_serving(page: Page, preview: Preview) -> None:
     config = preview.root / "site.toml"
     good = config.read_text(encoding="utf-8")
+    page.evaluate("window.__previewMarker = 'before the fix'")
     _save(config, good.replace('title = "Preview Test"', "title = "))
     try:
         location = page.wait_for_function(OVERLAY_LOCATION, timeout=WAIT_MS).json_value()
@@ -230,5 +231,8 @@ def test_invalid_config_shows_overlay_and_keeps_serving(page: Page, preview: Pre
         assert httpx.get(preview.url).status_code == 200
     finally:
         _save(config, good)
-    page.wait_for_function("() => document.getElementById('sitegen-overlay') === null",
-                           timeout=WAIT_MS)
+    # Fixing the file reloads the page: a fresh document, stream connected, no overlay.
+    page.wait_for_function(
+        """() => window.__previewMarker === undefined && document.readyState === 'complete'
+            && window.__sitegenPreview !== undefined
+            && document.getElementById('sitegen-overlay') === null""", timeout=WAIT_MS)

@@ -216,3 +216,21 @@ def test_a_corrupt_stamp_means_a_normal_build(site: Path) -> None:
     assert not stamped(build(site))
     assert stamped(build(site))
     assert not os.path.exists(site / "_site" / stamp_file.name)
+
+
+def test_an_incremental_build_equals_a_cold_full_build(site: Path) -> None:
+    build(site)
+    _rewrite_content(site)
+    path = site / ".sitegen" / CACHE_FILE
+    data = json.loads(path.read_text())
+    published = [a for a in data["workspace"]["articles"] if a.get("status") == "published"]
+    published[-1]["content"] = (published[-1].get("content") or "") + "\n\nA new *line*.\n"
+    published[-1]["blocks"] = None
+    path.write_text(json.dumps(data))
+    incremental = build(site)
+    pages = incremental["pages"]
+    assert isinstance(pages, dict) and 0 < pages["written"] < pages["files"]
+    for stored in (site / ".sitegen").glob("bodies.sqlite*"):
+        stored.unlink()
+    build(site, "-o", "cold")
+    assert tree(site / "_site") == tree(site / "cold")
