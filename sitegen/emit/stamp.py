@@ -129,9 +129,13 @@ class StampKey:
             digest.update(b"\x00" + config_path.read_bytes())
         except OSError:
             digest.update(b"\x00-")
+        here = os.fspath(cwd)
         for entry in sys.path:  # an installed, upgraded or removed dependency changes these
             if os.path.isabs(entry):
-                digest.update(f"\x00{entry}|{_stat(entry)}".encode("utf-8", "surrogateescape"))
+                # Not the working folder's stat (`python -m sitegen` puts it on sys.path):
+                # the output's siblings (staging, lock, trash) change its mtime every build.
+                found = _stat(entry) if os.path.normpath(entry) != here else None
+                digest.update(f"\x00{entry}|{found}".encode("utf-8", "surrogateescape"))
         _tree(digest, PACKAGE_DIR)  # sitegen's code, built-in themes, demo media, beacon
         root = config_path.parent if not demo or config_path.is_file() else cwd
         for local in ("templates", "themes"):

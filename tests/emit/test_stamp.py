@@ -166,6 +166,17 @@ def test_another_output_folder_has_its_own_stamp(site: Path) -> None:
     assert stamped(build(site))
 
 
+def test_the_working_folder_on_sys_path_does_not_break_the_stamp(
+        site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `python -m sitegen` run in the site folder puts that folder on sys.path; the output's
+    # siblings (staging, trash, lock) change its mtime at every committed build.
+    monkeypatch.syspath_prepend(str(site))
+    build(site)
+    (site / "._site.sitegen-trash.1.2").mkdir()
+    (site / "._site.sitegen-trash.1.2").rmdir()
+    assert stamped(build(site))
+
+
 def test_sitegen_code_changes_invalidate_the_stamp(site: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     package = stamp_module.PACKAGE_DIR
