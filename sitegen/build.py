@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -86,8 +86,13 @@ def run_build(
     transport: httpx.AsyncBaseTransport | None = None, workspace: Workspace | None = None,
     progress: Progress | None = None, lock_timeout: float = 60.0,
     stamp: StampKey | None = None, output_as_given: Path | None = None,
+    site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
 ) -> BuildReport:
     """Build the site into *output*; with *workspace* given, nothing is fetched.
+
+    The preview's hooks: *site* (built from this same config and workspace) skips the
+    model stage; *before_render* is called with the renderer before any page is rendered
+    (to render the pages open browsers show first).
 
     Warnings logged during the build are counted here (whoever set up logging), so
     `strict` fails the build before the commit and the report tells how many there were.
@@ -102,7 +107,8 @@ def run_build(
                           strict=strict, max_calls=max_calls, transport=transport,
                           workspace=workspace, progress=progress, lock_timeout=lock_timeout,
                           counter=counter, stamp=stamp if offline and workspace is None else None,
-                          output_as_given=output_as_given or output)
+                          output_as_given=output_as_given or output, site=site,
+                          before_render=before_render)
     finally:
         logger.removeHandler(counter)
 
@@ -112,6 +118,7 @@ def _run_build(
     max_calls: int | None, transport: httpx.AsyncBaseTransport | None,
     workspace: Workspace | None, progress: Progress | None, lock_timeout: float,
     counter: WarningCounter, stamp: StampKey | None, output_as_given: Path,
+    site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
 ) -> BuildReport:
     from sitegen.emit.writer import OutputWriter
 
@@ -137,7 +144,8 @@ def _run_build(
     with timings.stage("model"):
         from sitegen.model import build_site
 
-        site = build_site(config, workspace)
+        if site is None:
+            site = build_site(config, workspace)
     report.articles = len(site.articles)
     report.html_pages = len(site.pages)
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True) as writer:
@@ -158,6 +166,8 @@ def _run_build(
                 themes.template_dirs(), site.base_url, themes.fingerprint()))
             renderer = Renderer(config, site, themes, asset_url=assets.url, beacon=beacon,
                                 bodies=store)
+            if before_render is not None:
+                before_render(renderer)
             report.rendered = _render(site, renderer, writer, progress)
         with timings.stage("feeds"):
             _feeds(site, renderer, writer)
