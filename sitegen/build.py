@@ -148,7 +148,8 @@ def _run_build(
             site = build_site(config, workspace)
     report.articles = len(site.articles)
     report.html_pages = len(site.pages)
-    with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True) as writer:
+    with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True,
+                      keep_spare=True) as writer:
         if stamp is not None:
             from sitegen.emit.stamp import recorded_stats
 

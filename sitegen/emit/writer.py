@@ -10,9 +10,12 @@ the kernel has one). A failed, interrupted or killed build therefore leaves the
 previous output byte-for-byte as it was; leftovers are cleaned by the next build,
 which also holds an exclusive lock so two builds never write the same output.
 Files whose bytes did not change keep their inode and mtime. When nothing changed
-at all, the output is not touched. This module must never write outside the
-output folder and its two siblings (staging, lock), and never remove a file that
-sitegen did not write.
+at all, the output is not touched. With `keep_spare` the swapped-out tree is kept
+as `.NAME.sitegen-spare` and recycled as the next staging folder
+(`sitegen.emit.spare`), so a small rebuild repairs a few files instead of making
+thousands of folders and links. This module must never write outside the output
+folder and its siblings (staging, spare, lock, trash), and never remove a file
+that sitegen did not write.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from sitegen.emit import spare as spare_tree
 from sitegen.emit.lock import OutputLock
 from sitegen.emit.manifest import (
     MANIFEST_NAME,
@@ -57,7 +61,7 @@ class OutputWriter:
     """
 
     def __init__(self, output: Path, *, lock_timeout: float = 60.0,
-                 background_cleanup: bool = False) -> None:
+                 background_cleanup: bool = False, keep_spare: bool = False) -> None:
         self.output = Path(os.path.abspath(output))
         if self.output.parent == self.output or self.output == Path.home():
             raise BuildError(
@@ -68,7 +72,10 @@ class OutputWriter:
         self.staging = self.output.parent / f".{name}.sitegen-staging"
         self.old = self.output.parent / f".{name}.sitegen-old"
         self.trash = self.output.parent / f".{name}.sitegen-trash"
+        self.spare = self.output.parent / f".{name}.sitegen-spare"
         self.background_cleanup = background_cleanup
+        self.keep_spare = keep_spare
+        self._index: spare_tree.SpareIndex | None = None
         self._lock = OutputLock(self.output.parent / f".{name}.sitegen-lock", lock_timeout)
         self._previous = Manifest()
         self._new: dict[str, FileEntry] = {}
@@ -106,6 +113,12 @@ class OutputWriter:
         self._lock.acquire()
         self._open = True
         try:
+            if self.keep_spare and not os.path.lexists(self.spare):
+                try:  # a killed build's staging is as good a spare as any: all is checked
+                    if self.staging.is_dir() and not self.staging.is_symlink():
+                        os.rename(self.staging, self.spare)
+                except OSError:
+                    pass
             recover_leftovers(self.output, self.staging, self.old)
             for leftover in sorted(self.output.parent.glob(f"{self.trash.name}*")):
                 if leftover.is_dir() and not leftover.is_symlink():
@@ -121,7 +134,7 @@ class OutputWriter:
             return
         try:
             if self.staging.exists():
-                shutil.rmtree(self.staging, ignore_errors=True)
+                self._retire(self.staging)
         finally:
             self._open = False
             self._lock.release()
@@ -226,7 +239,10 @@ class OutputWriter:
     def _ensure_staging(self) -> None:
         if self._staged:
             return
-        self.staging.mkdir(mode=0o755)
+        if self.keep_spare and self.output.is_dir():
+            self._index = spare_tree.adopt(os.fspath(self.spare), self._staging_str)
+        if self._index is None:
+            self.staging.mkdir(mode=0o755)
         if self.output.is_dir():
             shutil.copymode(self.output, self.staging)
         self._made.add(self._staging_str)
@@ -239,7 +255,13 @@ class OutputWriter:
         parent = os.path.dirname(target)
         if parent not in self._made:
             try:
-                os.makedirs(parent, exist_ok=True)
+                try:
+                    os.makedirs(parent, exist_ok=True)
+                except (FileExistsError, NotADirectoryError):
+                    if self._index is None or not spare_tree.clear_file_parents(
+                            self._staging_str, rel, self._new):
+                        raise
+                    os.makedirs(parent, exist_ok=True)
             except (FileExistsError, NotADirectoryError):
                 raise BuildError(
                     f"the output path {rel!r} runs through a file this build also writes: "
@@ -254,6 +276,8 @@ class OutputWriter:
 
     def _stage_bytes(self, rel: str, data: bytes) -> None:
         target = self._parent(rel)
+        if self._index is not None:
+            self._clear_spare(rel, target)
         try:
             with open(target, "xb") as handle:
                 handle.write(data)
@@ -266,6 +290,30 @@ class OutputWriter:
             raise BuildError(f"the output path {rel!r} was produced twice in one build") from None
         except OSError as error:
             raise BuildError(f"cannot write {rel!r} into the output: {error.strerror}") from None
+
+    def _clear_spare(self, rel: str, target: str) -> None:
+        """Remove what the adopted spare holds at *rel* (unless this build put it there)."""
+        assert self._index is not None
+        self._index.forget(rel)
+        if not os.path.lexists(target):
+            return
+        if target in self._made or rel in self._written:
+            return  # a real collision: reported by the caller's own checks
+        try:
+            spare_tree.clear_path(self._staging_str, rel)
+        except OSError as error:
+            raise BuildError(f"cannot replace {rel!r} in the staging folder: "
+                             f"{error.strerror}") from None
+
+    def _retire(self, tree: Path) -> None:
+        """Keep a tree that is no longer the output as the next build's spare, or delete it."""
+        if self.keep_spare and not os.path.lexists(self.spare):
+            try:
+                os.rename(tree, self.spare)
+                return
+            except OSError:
+                pass
+        self._discard(tree)
 
     # --- commit ------------------------------------------------------------------
 
@@ -292,10 +340,16 @@ class OutputWriter:
             return result
         started = time.perf_counter()
         self._ensure_staging()
+        live = self._live_inodes() if self._index is not None else {}
         output = os.fspath(self.output)
         for rel in sorted(self._reused):
-            place_file(os.path.join(output, rel), self._parent(rel))
-        replaced = self._carry_user_files()
+            self._place(os.path.join(output, rel), rel, live.get(rel))
+        replaced, carried, empty = self._carry_user_files(live)
+        if self._index is not None:
+            keep = set(self._new) | carried
+            keep.add(MANIFEST_NAME)
+            spare_tree.prune(self._staging_str, self._index, keep, empty)
+            self._clear_spare(MANIFEST_NAME, os.path.join(self._staging_str, MANIFEST_NAME))
         if replaced:
             shown = ", ".join(replaced[:5]) + (" ..." if len(replaced) > 5 else "")
             log.warning("%d file(s) in the output that sitegen did not write were replaced by "
@@ -304,13 +358,17 @@ class OutputWriter:
         exchange_dirs(self.staging, self.output, self.old)
         self._committed = True
         self._staged = False
+        self._index = None
         if self.staging.exists():  # the previous tree, now swapped out
-            try:
-                os.rename(self.staging, self.trash)
-            except OSError:
-                shutil.rmtree(self.staging, ignore_errors=True)
+            if self.keep_spare and not os.path.lexists(self.spare):
+                self._retire(self.staging)
             else:
-                self._discard(self.trash)
+                try:
+                    os.rename(self.staging, self.trash)
+                except OSError:
+                    shutil.rmtree(self.staging, ignore_errors=True)
+                else:
+                    self._discard(self.trash)
         log.debug("swapped the new output in (%.3f s)", time.perf_counter() - started)
         result.touched_output = True
         return result
@@ -325,10 +383,45 @@ class OutputWriter:
             return
         shutil.rmtree(folder, ignore_errors=True)
 
-    def _carry_user_files(self) -> list[str]:
-        """Hard-link every file sitegen did not write from the old output into staging."""
+    def _place(self, source: str, rel: str, inode: int | None) -> None:
+        """Hard-link *source* at *rel* in staging, unless the spare already holds that inode."""
+        index = self._index
+        if index is not None:
+            if inode is not None and index.in_place(rel, inode):
+                return
+            target = os.path.join(self._staging_str, rel)
+            if os.path.lexists(target):
+                self._clear_spare(rel, target)
+            index.forget(rel)
+        place_file(source, self._parent(rel))
+
+    def _live_inodes(self) -> dict[str, int]:
+        """rel → inode of every regular file and symlink in the live output (one walk)."""
+        found: dict[str, int] = {}
+        stack = [(self._output_str, "")]
+        while stack:
+            top, prefix = stack.pop()
+            try:
+                with os.scandir(top) as listing:
+                    for entry in listing:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append((entry.path, prefix + entry.name + "/"))
+                        else:
+                            found[prefix + entry.name] = entry.inode()
+            except OSError:
+                continue
+        return found
+
+    def _carry_user_files(self, live: dict[str, int]) -> tuple[list[str], set[str], set[str]]:
+        """Hard-link every file sitegen did not write from the old output into staging.
+
+        Returns the user's files the new site replaced, those carried, and the empty
+        folders kept.
+        """
+        carried: set[str] = set()
+        empty: set[str] = set()
         if not self.output.is_dir():
-            return []
+            return [], carried, empty
         replaced: list[str] = []
         stack = [(self._output_str, "")]
         while stack:
@@ -340,6 +433,7 @@ class OutputWriter:
                 continue
             if not entries and prefix:
                 self._carry_empty_dir(prefix.rstrip("/"))
+                empty.add(prefix.rstrip("/"))
                 continue
             folders: list[tuple[str, str]] = []
             for entry in entries:
@@ -357,11 +451,13 @@ class OutputWriter:
                     replaced.append(rel)
                     continue
                 try:
-                    place_file(entry.path, self._parent(rel))
+                    self._place(entry.path, rel, live.get(rel))
                 except BuildError:
                     replaced.append(rel)
+                else:
+                    carried.add(rel)
             stack.extend(reversed(folders))
-        return replaced
+        return replaced, carried, empty
 
     def _carry_empty_dir(self, rel: str) -> None:
         self._ensure_staging()
