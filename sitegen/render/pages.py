@@ -11,11 +11,13 @@ put an inline script or anything executable from content into a page.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -55,6 +57,25 @@ class BeaconSettings:
 def static_asset_url(name: str) -> str:
     """The default asset mapping: a theme static file is served from `/static/<name>`."""
     return "/static/" + name.lstrip("/")
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the cyclic GC off everything that exists now (the site graph, templates, bodies).
+
+    Rendering allocates a lot, and every full collection would walk the whole site graph
+    again (in forked workers it would also touch, and so copy, every inherited page of
+    memory). Objects made while frozen are collected as usual. Nested use is a no-op, and
+    nothing is unfrozen that someone else froze.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 # The renderer and pages a forked worker renders from (set in the parent just before fork).
@@ -255,6 +276,12 @@ class Renderer:
     ) -> Iterator[tuple[str, bytes]]:
         """(page.path, bytes) for every page, in order; many pages use a fork pool."""
         pages = list(pages)
+        with frozen_heap():
+            yield from self._render_pages(pages, workers)
+
+    def _render_pages(
+        self, pages: list[Page], workers: int | None
+    ) -> Iterator[tuple[str, bytes]]:
         count = workers if workers is not None else (os.cpu_count() or 1)
         if (count <= 1 or len(pages) < PARALLEL_THRESHOLD
                 or "fork" not in multiprocessing.get_all_start_methods()):
