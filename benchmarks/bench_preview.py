@@ -3,12 +3,15 @@
 For the demo site (`--demo`) and for a generated N-article workspace (default 1,000; its cache
 filled once in-process through the emulator, then served with `--offline`), this starts a real
 `sitegen serve --port 0` process, copies the theme's base template into the site's
-`templates/`, listens on the live-reload event stream like a page does, and for each run saves
-a new marker into the template and records three moments:
+`templates/`, listens on the live-reload event stream like a page open at the home page does
+(its stream reports the path `/`, so the preview renders that page first), and for each run
+saves a new marker into the template and records these moments:
 
-  event   the `reload` event arrived on the stream (rebuild done, output committed)
-  served  a GET of the home page returns the marker (first try after the event)
-  browser an open Chromium page shows the marker by itself (only with --browser)
+  event    the first `reload` event for the home page arrived (rendered ahead, or committed)
+  served   a GET of the home page returns the marker (first try after that event; one
+           keep-alive client, as a browser has)
+  browser  an open Chromium page shows the marker by itself (only with --browser)
+  complete the rebuild committed: every page of the site is the new one (its final `reload`)
 
 The first edit is a warm-up and not counted. Prints median and min–max per size, with the
 targets (0.5 s demo, 3 s at 1,000 articles) beside them. Nothing is written in the repository.
@@ -82,8 +85,9 @@ class Stream:
     """Reads the preview's event stream in a thread and timestamps every `reload` event."""
 
     def __init__(self, url: str) -> None:
-        self.url = url + "__sitegen/events"
+        self.url = url + "__sitegen/events?path=%2F"
         self.reloads: list[float] = []
+        self.completes: list[float] = []
         self.arrived = threading.Event()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -93,17 +97,25 @@ class Stream:
 
         try:
             with httpx.stream("GET", self.url, timeout=None) as response:
+                name = ""
                 for line in response.iter_lines():
-                    if line == "event: reload":
-                        self.reloads.append(time.perf_counter())
+                    if line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: ") and name == "reload":
+                        now = time.perf_counter()
+                        paths = json.loads(line[6:]).get("paths")
+                        if paths is None or "/" in paths:
+                            self.reloads.append(now)
+                        if paths is None:
+                            self.completes.append(now)
                         self.arrived.set()
         except httpx.HTTPError:
             return
 
-    def wait(self, after: float, timeout: float = 120.0) -> float:
+    def wait(self, after: float, timeout: float = 120.0, *, complete: bool = False) -> float:
         deadline = time.perf_counter() + timeout
         while time.perf_counter() < deadline:
-            later = [t for t in self.reloads if t >= after]
+            later = [t for t in (self.completes if complete else self.reloads) if t >= after]
             if later:
                 return later[0]
             self.arrived.wait(0.05)
@@ -163,8 +175,8 @@ def measure(site: Path, runs: int, use_browser: bool, *extra: str) -> dict[str, 
 
     (site / "templates").mkdir(exist_ok=True)
     save_marker(site, "start")
-    figures: dict[str, list[float]] = {"event": [], "served": [], "browser": []}
-    with serving(site, *extra) as url:
+    figures: dict[str, list[float]] = {"event": [], "served": [], "browser": [], "complete": []}
+    with serving(site, *extra) as url, httpx.Client(timeout=30) as client:
         stream = Stream(url)
         time.sleep(0.5)  # let the stream connect before the first save (not a figure)
         with browser_page(url, use_browser) as page:
@@ -173,7 +185,7 @@ def measure(site: Path, runs: int, use_browser: bool, *extra: str) -> dict[str, 
                 saved = time.perf_counter()
                 save_marker(site, marker)
                 event = stream.wait(saved)
-                while marker not in httpx.get(url, timeout=30).text:
+                while marker not in client.get(url).text:
                     time.sleep(0.005)
                 served = time.perf_counter()
                 shown = None
@@ -182,12 +194,14 @@ def measure(site: Path, runs: int, use_browser: bool, *extra: str) -> dict[str, 
                         "m => document.documentElement.outerHTML.includes(m)", arg=marker,
                         timeout=120_000, polling="raf")
                     shown = time.perf_counter()
+                complete = stream.wait(saved, complete=True)
                 if run == 0:
                     continue  # warm-up
                 figures["event"].append(event - saved)
                 figures["served"].append(served - saved)
                 if shown is not None:
                     figures["browser"].append(shown - saved)
+                figures["complete"].append(complete - saved)
     return figures
 
 
@@ -220,7 +234,8 @@ def main() -> int:
             if not values:
                 continue
             print(f"{name:<16} {moment:<8} {statistics.median(values):>9.3f} "
-                  f"{min(values):>6.3f}–{max(values):<7.3f} {targets[name]:>7.2f}")
+                  f"{min(values):>6.3f}–{max(values):<7.3f} "
+                  f"{'' if moment == 'complete' else f'{targets[name]:.2f}':>7}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
     return 0

@@ -3,7 +3,9 @@
 Role: adapt `sitegen.build.run_build` to what the preview needs — a build that fetches (`sync`,
 then `run_build(workspace=...)`), and a render-only build from the workspace already held (no
 request, no cache read) for template, static and configuration changes — and summarise each run
-in a `BuildSummary`. The preview builds into
+in a `BuildSummary`. The site model is kept between render-only builds of an unchanged
+configuration (templates do not change it), and a template-only build renders the pages open
+browsers show first (`fresh.FreshPages`). The preview builds into
 its own folder, `.sitegen/preview/` beside site.toml, never into `[site] output`: a preview build
 points its URLs at the local server and has the analytics beacon off, so it must never replace a
 deployable build. This module must never write files itself (the writer does, inside run_build).
@@ -21,6 +23,9 @@ import httpx
 from sitegen.config import Config, parse_config
 
 if TYPE_CHECKING:
+    from sitegen.model.views import Site
+    from sitegen.preview.fresh import FreshPages
+    from sitegen.render.pages import Renderer
     from sitegen.workspace import Workspace
 
 PREVIEW_DIR = Path(".sitegen") / "preview"
@@ -54,9 +59,12 @@ class BuildSummary:
 
 
 class Builder(Protocol):
-    """Builds *config* into the preview folder; `fetch=False` renders from the content held."""
+    """Builds *config* into the preview folder; `fetch=False` renders from the content held.
 
-    def __call__(self, config: Config, *, fetch: bool) -> BuildSummary: ...
+    `first=True` (a template-only change) may serve the open pages before the build ends.
+    """
+
+    def __call__(self, config: Config, *, fetch: bool, first: bool = False) -> BuildSummary: ...
 
 
 def _pages(paths: list[str]) -> int:
@@ -68,16 +76,20 @@ class SiteBuilder:
 
     The workspace of the last sync is kept in memory, so a render-only build neither makes a
     request nor re-reads the cache; the first render-only build of a session (`--offline`)
-    reads the cache once.
+    reads the cache once. The site model of the last build is reused while the workspace and
+    the configuration are the same.
     """
 
     def __init__(self, output: Path, *, demo: bool, offline: bool,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 fresh: FreshPages | None = None) -> None:
         self.output = output
         self.demo = demo
         self.offline = offline
         self.transport = transport
+        self.fresh = fresh
         self.workspace: Workspace | None = None
+        self._site: tuple[Workspace, Config, Site] | None = None
 
     def _sync(self, config: Config, *, fetch: bool) -> int:
         from sitegen.build import DEMO_KEY
@@ -92,13 +104,33 @@ class SiteBuilder:
         self.workspace = result.workspace
         return 0 if result.from_cache else result.ledger.total
 
-    def __call__(self, config: Config, *, fetch: bool) -> BuildSummary:
+    def _known_site(self, config: Config) -> Site | None:
+        if self._site is None:
+            return None
+        workspace, known_config, site = self._site
+        return site if workspace is self.workspace and known_config == config else None
+
+    def __call__(self, config: Config, *, fetch: bool, first: bool = False) -> BuildSummary:
         from sitegen.build import run_build
 
         started = time.perf_counter()
         calls = 0
         if fetch and not self.offline or self.workspace is None:
             calls = self._sync(config, fetch=fetch)
-        report = run_build(config, output=self.output, demo=self.demo, workspace=self.workspace)
+        workspace = self.workspace
+        assert workspace is not None
+        fresh = self.fresh if first else None
+
+        def before_render(renderer: Renderer) -> None:
+            self._site = (workspace, config, renderer.site)
+            if fresh is not None:
+                fresh.render_first(renderer)
+
+        try:
+            report = run_build(config, output=self.output, demo=self.demo, workspace=workspace,
+                               site=self._known_site(config), before_render=before_render)
+        finally:
+            if fresh is not None:
+                fresh.clear()
         return BuildSummary(written=_pages(report.written), removed=_pages(report.removed),
                             seconds=time.perf_counter() - started, api_calls=calls)

@@ -21,8 +21,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 from sitegen.errors import ConfigError
+from sitegen.preview.fresh import FreshPages
 from sitegen.preview.reload import KEEPALIVE_SECONDS, ReloadChannel
 from sitegen.preview.routing import (
     RESERVED_PREFIX,
@@ -65,10 +67,12 @@ class PreviewHTTPServer(ThreadingHTTPServer):
     daemon_threads = False  # server_close() joins every handler thread
     block_on_close = True
 
-    def __init__(self, host: str, port: int, root: Path, channel: ReloadChannel) -> None:
+    def __init__(self, host: str, port: int, root: Path, channel: ReloadChannel,
+                 fresh: FreshPages | None = None) -> None:
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.root = root
         self.channel = channel
+        self.fresh = fresh
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
         try:
@@ -143,9 +147,9 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse
 
     def _answer(self, body: bool) -> None:
-        path, _ = split_target(self.path)
+        path, query = split_target(self.path)
         if path == EVENTS_PATH:
-            self._stream()
+            self._stream(_reported_path(query))
             return
         if path in _ASSETS:
             name, kind = _ASSETS[path]
@@ -157,7 +161,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(301, b"", "text/plain; charset=utf-8", body,
                        {"Location": resolution.location})
         elif isinstance(resolution, ServeFile):
-            self._send_file(200, resolution.path, body)
+            if not self._send_fresh(resolution.path, body):
+                self._send_file(200, resolution.path, body)
         elif (root / "404.html").is_file():
             self._send_file(404, root / "404.html", body)
         elif not (root / "index.html").is_file() and isinstance(resolution, NotFound):
@@ -166,6 +171,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(503, page, "text/html; charset=utf-8", body)
         else:
             self._send(404, b"404 Not Found\n", "text/plain; charset=utf-8", body)
+
+    def _send_fresh(self, path: Path, body: bool) -> bool:
+        """Serve a page the rebuild in progress rendered ahead (see `fresh.py`), if it did."""
+        fresh = self.server.fresh
+        if fresh is None or not len(fresh):
+            return False
+        try:
+            rel = path.relative_to(self.server.root).as_posix()
+        except ValueError:
+            return False
+        found = fresh.get(rel)
+        if found is None:
+            return False
+        data, build_id = found
+        self._send(200, inject_script(data, build_id), "text/html; charset=utf-8", body)
+        return True
 
     def _send_file(self, status: int, path: Path, body: bool) -> None:
         try:
@@ -191,9 +212,9 @@ class _Handler(BaseHTTPRequestHandler):
         if body and data:
             self.wfile.write(data)
 
-    def _stream(self) -> None:
+    def _stream(self, page_path: str | None) -> None:
         channel = self.server.channel
-        subscription = channel.subscribe()
+        subscription = channel.subscribe(page_path)
         self.close_connection = True
         try:
             self.send_response(200)
@@ -219,3 +240,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         finally:
             channel.unsubscribe(subscription)
+
+
+def _reported_path(query: str) -> str | None:
+    """The page path a live-reload script reported (`?path=/a/`), if it is a plain URL path."""
+    try:
+        values = parse_qs(query, max_num_fields=4).get("path")
+    except ValueError:
+        return None
+    if not values or not values[0].startswith("/") or len(values[0]) > 2048:
+        return None
+    return values[0]

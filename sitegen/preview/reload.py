@@ -54,10 +54,14 @@ class Event:
 
 
 class Subscription:
-    """One open event stream's queue; `None` in the queue means the channel closed."""
+    """One open event stream's queue; `None` in the queue means the channel closed.
 
-    def __init__(self) -> None:
+    *path* is the URL path the page behind the stream shows (as its script reported it).
+    """
+
+    def __init__(self, path: str | None = None) -> None:
         self._queue: queue.Queue[Event | None] = queue.Queue()
+        self.path = path
 
     def put(self, event: Event | None) -> None:
         self._queue.put(event)
@@ -74,6 +78,7 @@ class ReloadChannel:
         self.instance = secrets.token_hex(4)
         self._lock = threading.Lock()
         self._generation = 0
+        self._pending: int | None = None  # a build whose open pages were served ahead
         self._problem: Problem | None = None
         self._notice: str | None = None
         self._subscribers: set[Subscription] = set()
@@ -95,9 +100,20 @@ class ReloadChannel:
         with self._lock:
             return self._closed
 
-    def subscribe(self) -> Subscription:
+    @property
+    def next_build_id(self) -> str:
+        """The id the build in progress will have when it commits."""
+        with self._lock:
+            return f"{self.instance}:{self._generation + 1}"
+
+    def open_paths(self) -> frozenset[str]:
+        """The URL paths open pages reported (pages to render first on a rebuild)."""
+        with self._lock:
+            return frozenset(s.path for s in self._subscribers if s.path)
+
+    def subscribe(self, path: str | None = None) -> Subscription:
         """A new stream; its first event is `hello` with the whole current state."""
-        subscription = Subscription()
+        subscription = Subscription(path)
         with self._lock:
             subscription.put(Event("hello", self._state()))
             if self._closed:
@@ -115,10 +131,23 @@ class ReloadChannel:
         with self._lock:
             return len(self._subscribers)
 
+    def early(self, paths: list[str]) -> None:
+        """The build in progress served the pages at *paths* ahead: those pages reload now.
+
+        Its id is taken (`next_build_id`); the `reload` event at its commit then reloads
+        only the other pages (the early ones already carry that id).
+        """
+        with self._lock:
+            self._pending = self._generation + 1
+            self._problem = None
+            self._publish(Event("reload", {"build": f"{self.instance}:{self._pending}",
+                                           "paths": list(paths)}))
+
     def built(self, *, css_only: bool = False) -> None:
         """A build succeeded: clear the problem; pages reload (or just swap stylesheets)."""
         with self._lock:
             self._generation += 1
+            self._pending = None
             self._problem = None
             name = "css" if css_only else "reload"
             self._publish(Event(name, {"build": f"{self.instance}:{self._generation}"}))
@@ -126,6 +155,8 @@ class ReloadChannel:
     def failed(self, problem: Problem) -> None:
         """A build or configuration reload failed: show the overlay; the old build stays."""
         with self._lock:
+            if self._pending is not None:  # its early pages carry its id: never reuse it
+                self._generation, self._pending = self._pending, None
             self._problem = problem
             self._publish(Event("problem", problem.as_data()))
 
@@ -148,6 +179,8 @@ class ReloadChannel:
     def _state(self) -> dict[str, Any]:
         return {
             "build": f"{self.instance}:{self._generation}",
+            "pending": (f"{self.instance}:{self._pending}" if self._pending is not None
+                        else None),
             "problem": self._problem.as_data() if self._problem else None,
             "notice": self._notice,
         }

@@ -24,6 +24,7 @@ from types import FrameType
 from sitegen.config import Config, resolve_config
 from sitegen.errors import ConfigError
 from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
+from sitegen.preview.fresh import FreshPages
 from sitegen.preview.httpserver import PreviewHTTPServer
 from sitegen.preview.reload import ReloadChannel
 from sitegen.preview.session import PreviewSession
@@ -56,7 +57,15 @@ def _stop_signals(stop: threading.Event) -> Iterator[None]:
         yield
         return
 
+    owner = os.getpid()
+
     def on_term(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != owner:
+            # A forked render worker inherited this handler: a pool terminating its workers
+            # must see them end (else it waits for them forever), so end as SIGTERM means.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         stop.set()
 
     previous = signal.signal(signal.SIGTERM, on_term)
@@ -101,13 +110,14 @@ def serve_command(options: argparse.Namespace) -> int:
     first = resolve_config(config_path, demo)  # a ConfigError stops here, before anything
     output = preview_output(first)
     channel = ReloadChannel()
-    server = PreviewHTTPServer(options.host, options.port, output, channel)
+    fresh = FreshPages(channel)
+    server = PreviewHTTPServer(options.host, options.port, output, channel, fresh)
     url = server.url
 
     def load() -> Config:
         return preview_config(resolve_config(config_path, demo), url)
 
-    builder = SiteBuilder(output, demo=demo, offline=bool(options.offline))
+    builder = SiteBuilder(output, demo=demo, offline=bool(options.offline), fresh=fresh)
     session = PreviewSession(load_config=load, build=builder, channel=channel,
                              config_file=Path(config_path), excluded=(output,),
                              can_fetch=not options.offline)

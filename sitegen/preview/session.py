@@ -114,8 +114,14 @@ class PreviewSession:
                 fetch = self._can_fetch and fresh.api != self._config.api
                 self._config = fresh
             css_only = changes.css_only and self._channel.problem is None
+            # Only templates changed: the open pages may be served before the build ends
+            # (assets and configuration are the ones already served).
+            first = changes.templates and not changes.static and not changes.config
             try:
-                summary = self._build(self._config, fetch=fetch)
+                if first:
+                    summary = self._build(self._config, fetch=False, first=True)
+                else:
+                    summary = self._build(self._config, fetch=fetch)
             except Exception as error:
                 self.stats.failed_rebuilds += 1
                 self._failed(error)

@@ -31,10 +31,12 @@ enabled = true
 class FakeBuilder:
     def __init__(self) -> None:
         self.calls: list[tuple[str, bool]] = []
+        self.firsts: list[bool] = []
         self.fail: list[BaseException] = []
 
-    def __call__(self, config: Config, *, fetch: bool) -> BuildSummary:
+    def __call__(self, config: Config, *, fetch: bool, first: bool = False) -> BuildSummary:
         self.calls.append((config.site.title, fetch))
+        self.firsts.append(first)
         if self.fail:
             raise self.fail.pop(0)
         return BuildSummary(written=3, removed=0, seconds=0.01)

@@ -3,11 +3,14 @@
  *
  * Served only by `sitegen serve` and injected into HTML responses at serve time; it is never
  * written into a build. It listens to the server's event stream (/__sitegen/events):
- *   hello    {build, problem, notice}  the current state (sent on every (re)connection)
- *   reload   {build}                   a rebuild finished: reload the page
+ *   hello    {build, pending, problem, notice}  the current state (on every (re)connection)
+ *   reload   {build, paths?}           a rebuild finished: reload the page; with `paths`, the
+ *                                      rebuild in progress served those pages ahead: only
+ *                                      pages at one of them reload now (the rest at its end)
  *   css      {build}                   only stylesheets changed: swap them without a reload
  *   problem  {kind, file, line, message} the last build failed: show the overlay
  *   notice   {message|null}            a non-fatal notice (e.g. a failed content refresh)
+ * The stream URL carries this page's path, so a rebuild renders the open pages first.
  * Error text is untrusted: it is only ever shown with textContent, never parsed as HTML.
  */
 (function () {
@@ -18,6 +21,7 @@
   var script = document.currentScript;
   var state = {
     build: (script && script.getAttribute("data-sitegen-build")) || "",
+    path: window.location.pathname,
     overlay: null,
     notice: null,
   };
@@ -165,10 +169,10 @@
     }
   }
 
-  var source = new EventSource("/__sitegen/events");
+  var source = new EventSource("/__sitegen/events?path=" + encodeURIComponent(state.path));
   source.addEventListener("hello", function (event) {
     var hello = data(event);
-    if (hello.build && hello.build !== state.build) {
+    if (hello.build && hello.build !== state.build && hello.pending !== state.build) {
       reload(); // rebuilt (or the server restarted) since this page was served
       return;
     }
@@ -180,8 +184,12 @@
     showNotice(hello.notice);
   });
   source.addEventListener("reload", function (event) {
+    var reloaded = data(event);
+    if (Array.isArray(reloaded.paths) && reloaded.paths.indexOf(state.path) < 0) {
+      return; // served ahead for other pages: this one reloads when the rebuild ends
+    }
     hideOverlay();
-    if (data(event).build !== state.build) {
+    if (reloaded.build !== state.build) {
       reload();
     }
   });

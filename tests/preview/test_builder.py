@@ -1,0 +1,107 @@
+"""The preview's real builder on the demo workspace: model reuse and pages rendered first."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sitegen.config import Config, resolve_config
+from sitegen.errors import BuildError
+from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
+from sitegen.preview.fresh import FreshPages
+from sitegen.preview.reload import ReloadChannel
+from sitegen.render.themes import builtin_themes_root
+
+ANCHOR = '<body class="kind-{{ page.kind }}">'
+
+
+def _config(root: Path) -> Config:
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        return preview_config(resolve_config("site.toml", True), "http://127.0.0.1:9/")
+    finally:
+        os.chdir(cwd)
+
+
+def _override_base(root: Path, marker: str) -> None:
+    original = (builtin_themes_root() / "default" / "templates" / "base.html").read_text("utf-8")
+    head, sep, tail = original.partition(ANCHOR)
+    assert sep, "the default base.html changed shape: update this test"
+    (root / "templates").mkdir(exist_ok=True)
+    (root / "templates" / "base.html").write_text(f"{head}{sep}\n<!-- {marker} -->{tail}",
+                                                  encoding="utf-8")
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_template_rebuild_serves_open_pages_first_and_matches_a_cold_build(
+        tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _override_base(site, "first")
+    config = _config(site)
+    channel = ReloadChannel()
+    fresh = FreshPages(channel)
+    builder = SiteBuilder(preview_output(config), demo=True, offline=False, fresh=fresh)
+    builder(config, fetch=True)
+    model = builder._site
+    assert model is not None
+
+    home = channel.subscribe("/")
+    home.get(timeout=1)  # hello
+    seen: dict[str, object] = {}
+    original = fresh.render_first
+
+    def spy(renderer: object) -> None:
+        original(renderer)  # type: ignore[arg-type]
+        seen["early"] = fresh.get("index.html")
+        seen["on_disk"] = (preview_output(config) / "index.html").read_bytes()
+
+    fresh.render_first = spy  # type: ignore[method-assign]
+    _override_base(site, "second")
+    summary = builder(config, fetch=False, first=True)
+    assert summary.written > 1
+    early = seen["early"]
+    assert isinstance(early, tuple)
+    data, build = early
+    assert b"<!-- second -->" in data
+    assert b"<!-- first -->" in seen["on_disk"]  # type: ignore[operator]
+    event = home.get(timeout=1)
+    assert event is not None and event.data == {"build": build, "paths": ["/"]}
+    # The page served ahead is the very page committed; then nothing stays in memory.
+    output = preview_output(config)
+    assert (output / "index.html").read_bytes() == data
+    assert len(fresh) == 0
+    # The model was reused (same workspace and configuration), not built again.
+    assert builder._site is not None and builder._site[2] is model[2]
+
+    # A cold build of the same sources into another folder gives the same bytes.
+    cold = SiteBuilder(tmp_path / "cold", demo=True, offline=True)
+    cold(config, fetch=False)
+    assert _tree(tmp_path / "cold") == _tree(output)
+
+
+def test_a_broken_template_leaves_nothing_served_ahead(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _override_base(site, "good")
+    config = _config(site)
+    channel = ReloadChannel()
+    fresh = FreshPages(channel)
+    builder = SiteBuilder(preview_output(config), demo=True, offline=False, fresh=fresh)
+    builder(config, fetch=True)
+    channel.subscribe("/").get(timeout=1)
+    before = (preview_output(config) / "index.html").read_bytes()
+    original = (site / "templates" / "base.html").read_text("utf-8")
+    (site / "templates" / "base.html").write_text(
+        original.replace("<!-- good -->", "{{ no_such_name.attr }}"), encoding="utf-8")
+    with pytest.raises(BuildError):
+        builder(config, fetch=False, first=True)
+    assert len(fresh) == 0
+    assert (preview_output(config) / "index.html").read_bytes() == before
