@@ -327,7 +327,8 @@ class DigestSettings(Record):
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first use: builds never send these, and EmailStr imports email_validator.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class DigestUpdate(_Body):
