@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 
     from sitegen.config import Config
     from sitegen.emit.assets import AssetSet
+    from sitegen.emit.sitefiles import FeedPlan
+    from sitegen.emit.sitemap import SitemapEntry
     from sitegen.emit.stamp import StampedBuild, StampKey
     from sitegen.emit.writer import OutputWriter
     from sitegen.model.views import ArticleView, Site
-    from sitegen.render.pages import BeaconSettings, Renderer
+    from sitegen.render.pages import BeaconSettings, Job, Renderer
     from sitegen.workspace import Workspace
 
 log = logging.getLogger("sitegen.build")
@@ -169,13 +171,19 @@ def _run_build(
                                 bodies=store)
             if before_render is not None:
                 before_render(renderer)
-            report.rendered = _render(site, renderer, writer, progress)
+        # Feeds and sitemaps are planned here (reused ones kept) and rendered by the
+        # render pool's workers after the pages, so the stages below time the planning.
         with timings.stage("feeds"):
-            _feeds(site, renderer, writer)
+            jobs, job_hashes = _feeds(site, renderer, writer)
+        with timings.stage("sitemap"):
+            more, more_hashes = _sitemap(site, writer)
+            jobs += more
+            job_hashes.update(more_hashes)
+        with timings.stage("render"):
+            report.rendered = _render(site, renderer, writer, progress, jobs, job_hashes)
             renderer.save_bodies(site.articles)
             store.close()
         with timings.stage("sitemap"):
-            _sitemap(site, writer)
             for asset in assets.assets():
                 writer.write(asset.path, asset.data)
             if demo:
@@ -246,21 +254,34 @@ def _beacon(config: Config, key: str | None, assets: AssetSet) -> BeaconSettings
                           script_url=assets.url(BEACON_NAME))
 
 
-def _render(site: Site, renderer: Renderer, writer: OutputWriter, progress: Progress) -> int:
+def _render(site: Site, renderer: Renderer, writer: OutputWriter, progress: Progress,
+            jobs: list[Job], job_hashes: dict[str, str]) -> int:
+    """Render the changed pages, then run *jobs*; write their files listed in *job_hashes*."""
     hashes = {page.path: renderer.page_hash(page) for page in site.pages}
     todo = [page for page in site.pages if not writer.keep(page.path, hashes[page.path])]
     renderer.preload_bodies(page.article for page in todo if page.article is not None)
     done = 0
-    for path, data in renderer.render_pages(todo):
-        writer.write(path, data, input_hash=hashes[path])
-        done += 1
-        progress.update("rendering", done, len(todo))
+    for path, data in renderer.render_pages(todo, jobs=jobs):
+        if done < len(todo):
+            writer.write(path, data, input_hash=hashes[path])
+            done += 1
+            progress.update("rendering", done, len(todo))
+        elif path in job_hashes:
+            writer.write(path, data, input_hash=job_hashes[path])
     progress.clear()
     return len(todo)
 
 
-def _feeds(site: Site, renderer: Renderer, writer: OutputWriter) -> None:
-    from sitegen.emit.sitefiles import plan_feeds, render_feed
+#: Feeds rendered per pool task (a feed takes a few milliseconds).
+FEEDS_PER_JOB = 8
+
+
+def _feeds(site: Site, renderer: Renderer,
+           writer: OutputWriter) -> tuple[list[Job], dict[str, str]]:
+    """Jobs rendering the feeds whose inputs changed, and their paths' input hashes."""
+    from functools import partial
+
+    from sitegen.emit.sitefiles import plan_feeds
 
     article_pages = {page.article.id: page for page in site.pages if page.article is not None}
 
@@ -268,19 +289,32 @@ def _feeds(site: Site, renderer: Renderer, writer: OutputWriter) -> None:
         page = article_pages.get(article.id)
         return renderer.page_hash(page) if page is not None else article.digest
 
-    for plan in plan_feeds(site, article_hash):
-        if not writer.keep(plan.path, plan.input_hash):
-            writer.write(plan.path, render_feed(site, plan, renderer.article_html),
-                         input_hash=plan.input_hash)
+    todo = [plan for plan in plan_feeds(site, article_hash)
+            if not writer.keep(plan.path, plan.input_hash)]
+    renderer.preload_bodies(article for plan in todo for article in plan.articles)
+    jobs: list[Job] = [partial(_feed_files, site, todo[i:i + FEEDS_PER_JOB], renderer.article_html)
+                       for i in range(0, len(todo), FEEDS_PER_JOB)]
+    return jobs, {plan.path: plan.input_hash for plan in todo}
 
 
-def _sitemap(site: Site, writer: OutputWriter) -> None:
-    """Sitemaps and robots.txt, reused unchanged when their entries hash the same."""
+def _feed_files(site: Site, plans: list[FeedPlan],
+                article_html: Callable[[ArticleView], str]) -> list[tuple[str, bytes]]:
+    from sitegen.emit.sitefiles import render_feed
+
+    return [(plan.path, render_feed(site, plan, article_html)) for plan in plans]
+
+
+def _sitemap(site: Site, writer: OutputWriter) -> tuple[list[Job], dict[str, str]]:
+    """Sitemaps and robots.txt, reused unchanged when their entries hash the same.
+
+    robots.txt is written here; the sitemaps to write come back as a job (and hashes).
+    """
     import hashlib
+    from functools import partial
 
     from sitegen import __version__
     from sitegen.emit.sitefiles import sitemap_entries
-    from sitegen.emit.sitemap import MAX_URLS, render_robots, render_sitemaps
+    from sitegen.emit.sitemap import MAX_URLS, render_robots
 
     entries = sitemap_entries(site)
     digest = hashlib.sha256(f"sitemap|{__version__}|{site.base_url}".encode())
@@ -296,13 +330,19 @@ def _sitemap(site: Site, writer: OutputWriter) -> None:
     kept = set()
     if all(entry is not None and entry.input_hash == input_hash for entry in previous):
         kept = {path for path in paths if writer.keep(path, input_hash)}
+    jobs: list[Job] = []
     if len(kept) < len(paths):
-        for path, data in render_sitemaps(entries, site.base_url):
-            if path not in kept:
-                writer.write(path, data, input_hash=input_hash)
+        jobs.append(partial(_sitemap_files, entries, site.base_url))
     robots = hashlib.sha256(f"robots|{__version__}|{site.base_url}".encode()).hexdigest()[:32]
     if not writer.keep("robots.txt", robots):
         writer.write("robots.txt", render_robots(site.base_url), input_hash=robots)
+    return jobs, {path: input_hash for path in paths if path not in kept}
+
+
+def _sitemap_files(entries: list[SitemapEntry], base_url: str) -> list[tuple[str, bytes]]:
+    from sitegen.emit.sitemap import render_sitemaps
+
+    return list(render_sitemaps(entries, base_url))
 
 
 def _demo_media() -> Iterator[tuple[str, bytes]]:

@@ -78,15 +78,22 @@ def frozen_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
-# The renderer and pages a forked worker renders from (set in the parent just before fork).
-_FORK_STATE: tuple[Renderer, Sequence[Page]] | None = None
+#: Extra work for the pool beside pages (feeds, sitemaps): returns (path, bytes) files.
+Job = Callable[[], list[tuple[str, bytes]]]
+
+# The renderer, pages and jobs a forked worker works on (set in the parent just before fork).
+_FORK_STATE: tuple[Renderer, Sequence[Page], Sequence[Job]] | None = None
 
 
-def _render_chunk(bounds: tuple[int, int]) -> tuple[list[tuple[str, bytes]], dict[str, Body]]:
-    """Render pages[start:end] in a worker: their bytes, and the bodies it had to render."""
+def _render_chunk(task: tuple[int, int]) -> tuple[list[tuple[str, bytes]], dict[str, Body]]:
+    """One task in a worker: pages[start:end] (or job -start-1 when start < 0) and new bodies."""
     assert _FORK_STATE is not None
-    renderer, pages = _FORK_STATE
-    done = [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
+    renderer, pages, jobs = _FORK_STATE
+    start, end = task
+    if start < 0:
+        done = jobs[-start - 1]()
+    else:
+        done = [(page.path, renderer.render(page)) for page in pages[start:end]]
     fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
     return done, fresh
 
@@ -272,27 +279,34 @@ class Renderer:
             ) from None
 
     def render_pages(
-        self, pages: Sequence[Page], workers: int | None = None
+        self, pages: Sequence[Page], workers: int | None = None, jobs: Sequence[Job] = (),
     ) -> Iterator[tuple[str, bytes]]:
-        """(page.path, bytes) for every page, in order; many pages use a fork pool."""
+        """(page.path, bytes) for every page, in order, then each job's files in job order.
+
+        Many pages use a fork pool; *jobs* (site-wide files such as feeds, which read
+        bodies through this renderer) then run in the same workers, after the pages.
+        """
         pages = list(pages)
         with frozen_heap():
-            yield from self._render_pages(pages, workers)
+            yield from self._render_pages(pages, workers, list(jobs))
 
     def _render_pages(
-        self, pages: list[Page], workers: int | None
+        self, pages: list[Page], workers: int | None, jobs: list[Job]
     ) -> Iterator[tuple[str, bytes]]:
         count = workers if workers is not None else (os.cpu_count() or 1)
         if (count <= 1 or len(pages) < PARALLEL_THRESHOLD
                 or "fork" not in multiprocessing.get_all_start_methods()):
             for page in pages:
                 yield page.path, self.render(page)
+            for job in jobs:
+                yield from job()
             return
         global _FORK_STATE
-        _FORK_STATE = (self, pages)
+        _FORK_STATE = (self, pages, jobs)
         try:
             bounds = [(i, min(i + CHUNK_SIZE, len(pages)))
                       for i in range(0, len(pages), CHUNK_SIZE)]
+            bounds += [(-n - 1, 0) for n in range(len(jobs))]
             context = multiprocessing.get_context("fork")
             with context.Pool(count) as pool:
                 for results, fresh in pool.imap(_render_chunk, bounds):

@@ -154,3 +154,31 @@ def test_hostile_workspace_renders_nothing_executable(tmp_path: Path) -> None:
         assert "<script>" not in html
     for art in site.articles:
         assert problems(renderer.article_html(art)) == []
+
+
+def test_jobs_run_after_the_pages_in_workers_and_in_process(tmp_path: Path) -> None:
+    config = make_config(tmp_path, per_page=1)
+    ws = make_workspace([article(n, tags=[f"t{n % 7}"]) for n in range(1, 120)])
+    site = build_site(config, ws)
+    assert len(site.pages) > 200
+
+    def runs(workers: int) -> list[tuple[str, bytes]]:
+        renderer = Renderer(config, site, ThemeSet(config))
+
+        def job(first: int) -> list[tuple[str, bytes]]:
+            chosen = site.articles[first:first + 2]
+            return [(f"job/{a.id}.html", renderer.article_html(a).encode()) for a in chosen]
+
+        result = list(renderer.render_pages(site.pages, workers=workers,
+                                            jobs=[lambda: job(0), lambda: job(5)]))
+        assert renderer.fresh_bodies  # bodies rendered by pages and jobs come back
+        return result
+
+    serial, parallel = runs(1), runs(2)
+    paths = [p for p, _ in serial]
+    assert paths[:len(site.pages)] == [p.path for p in site.pages]
+    assert paths[len(site.pages):] == [f"job/{a.id}.html" for a in
+                                       [*site.articles[0:2], *site.articles[5:7]]]
+    assert serial == parallel
+    assert serial[-1][1] == Renderer(config, site, ThemeSet(config)).article_html(
+        site.articles[6]).encode()
