@@ -340,11 +340,11 @@ class OutputWriter:
             return result
         started = time.perf_counter()
         self._ensure_staging()
-        live = self._live_inodes() if self._index is not None else {}
+        live, users, empties = self._scan_output()
         output = os.fspath(self.output)
         for rel in sorted(self._reused):
             self._place(os.path.join(output, rel), rel, live.get(rel))
-        replaced, carried, empty = self._carry_user_files(live)
+        replaced, carried, empty = self._carry_user_files(users, empties, live)
         if self._index is not None:
             keep = set(self._new) | carried
             keep.add(MANIFEST_NAME)
@@ -395,34 +395,14 @@ class OutputWriter:
             index.forget(rel)
         place_file(source, self._parent(rel))
 
-    def _live_inodes(self) -> dict[str, int]:
-        """rel → inode of every regular file and symlink in the live output (one walk)."""
-        found: dict[str, int] = {}
-        stack = [(self._output_str, "")]
-        while stack:
-            top, prefix = stack.pop()
-            try:
-                with os.scandir(top) as listing:
-                    for entry in listing:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, prefix + entry.name + "/"))
-                        else:
-                            found[prefix + entry.name] = entry.inode()
-            except OSError:
-                continue
-        return found
-
-    def _carry_user_files(self, live: dict[str, int]) -> tuple[list[str], set[str], set[str]]:
-        """Hard-link every file sitegen did not write from the old output into staging.
-
-        Returns the user's files the new site replaced, those carried, and the empty
-        folders kept.
-        """
-        carried: set[str] = set()
-        empty: set[str] = set()
+    def _scan_output(self) -> tuple[dict[str, int], list[tuple[str, str]], list[str]]:
+        """One walk of the live output: rel → inode of every non-folder entry, the user's
+        files (path, rel) that sitegen did not write, and the user's empty folders."""
+        live: dict[str, int] = {}
+        users: list[tuple[str, str]] = []
+        empties: list[str] = []
         if not self.output.is_dir():
-            return [], carried, empty
-        replaced: list[str] = []
+            return live, users, empties
         stack = [(self._output_str, "")]
         while stack:
             top, prefix = stack.pop()
@@ -432,8 +412,7 @@ class OutputWriter:
             except OSError:
                 continue
             if not entries and prefix:
-                self._carry_empty_dir(prefix.rstrip("/"))
-                empty.add(prefix.rstrip("/"))
+                empties.append(prefix.rstrip("/"))
                 continue
             folders: list[tuple[str, str]] = []
             for entry in entries:
@@ -445,19 +424,35 @@ class OutputWriter:
                 if is_folder:
                     folders.append((entry.path, rel + "/"))
                     continue
+                live[rel] = entry.inode()
                 if rel in self._previous or (not prefix and entry.name == MANIFEST_NAME):
                     continue
-                if rel in self._new:
-                    replaced.append(rel)
-                    continue
-                try:
-                    self._place(entry.path, rel, live.get(rel))
-                except BuildError:
-                    replaced.append(rel)
-                else:
-                    carried.add(rel)
+                users.append((entry.path, rel))
             stack.extend(reversed(folders))
-        return replaced, carried, empty
+        return live, users, empties
+
+    def _carry_user_files(self, users: list[tuple[str, str]], empties: list[str],
+                          live: dict[str, int]) -> tuple[list[str], set[str], set[str]]:
+        """Hard-link every file sitegen did not write from the old output into staging.
+
+        Returns the user's files the new site replaced, those carried, and the empty
+        folders kept.
+        """
+        carried: set[str] = set()
+        for rel in empties:
+            self._carry_empty_dir(rel)
+        replaced: list[str] = []
+        for path, rel in users:
+            if rel in self._new:
+                replaced.append(rel)
+                continue
+            try:
+                self._place(path, rel, live.get(rel))
+            except BuildError:
+                replaced.append(rel)
+            else:
+                carried.add(rel)
+        return replaced, carried, set(empties)
 
     def _carry_empty_dir(self, rel: str) -> None:
         self._ensure_staging()
