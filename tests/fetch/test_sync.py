@@ -84,6 +84,19 @@ def test_one_changed_article_makes_exactly_one_detail_request(config: Config,
     assert changed.title == "Renamed" and changed.content == "New body"
 
 
+def test_an_unchanged_cache_is_not_rewritten_and_a_changed_one_is(config: Config,
+                                                                   fake: FakeApi) -> None:
+    run_sync(config, fake)
+    path = ContentCache(config.cache_path, config.api.base_url, config.api.workspace).path
+    path.write_bytes(path.read_bytes() + b" ")  # a mark a rewrite would remove
+    run_sync(config, fake)
+    assert path.read_bytes().endswith(b" ")
+    fake.articles[0].update(title="Renamed", updatedAt="2024-06-01T00:00:00.000Z")
+    run_sync(config, fake)
+    assert not path.read_bytes().endswith(b" ")
+    assert b"Renamed" in path.read_bytes()
+
+
 def test_deleted_and_unpublished_articles_disappear(config: Config, fake: FakeApi) -> None:
     run_sync(config, fake)
     gone, unpublished = fake.articles[0]["id"], fake.articles[1]["id"]
