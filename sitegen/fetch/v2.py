@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections import deque
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -136,46 +137,82 @@ def parse_records(raw: list[Any], model: type[M], kind: str, offset: int = 0) ->
     return records
 
 
+def _page_size(meta: Pagination, limit: int) -> int:
+    return meta.limit if meta.limit and meta.limit > 0 else limit
+
+
+def _ends(page: list[Any], new: int, meta: Pagination, pages: int, limit: int) -> bool:
+    """True when this page is the listing's last (any of the stopping rules)."""
+    return (not page or new == 0 or len(page) < min(_page_size(meta, limit), limit)
+            or meta.hasNextPage is False
+            or (meta.totalPages is not None and meta.currentPage is not None
+                and meta.currentPage >= meta.totalPages)
+            or (meta.totalPages is not None and pages >= meta.totalPages))
+
+
+async def _cancel(tasks: Iterable[asyncio.Future[Any]]) -> None:
+    pending = list(tasks)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
 async def paginate(client: ApiClient, version: Version, path: str, keys: tuple[str, ...],
                    params: dict[str, Any] | None = None, limit: int = PAGE_LIMIT) -> Listing:
-    """Walk a skip/limit list endpoint to its end, bounded and de-duplicated by id."""
+    """Walk a skip/limit list endpoint to its end, bounded and de-duplicated by id.
+
+    When the first page is full and states a `totalCount`, the pages it promises are
+    requested ahead (at most the client's concurrency in flight), so a long listing costs
+    a few round trips instead of one per page; they are still read in order, under the
+    same stopping rules, and the walk goes on one page at a time past the promised ones.
+    """
     listing = Listing(items=[])
     seen: set[str] = set()
     skip = 0
     max_pages = PAGE_CAP
-    while True:
-        if listing.pages >= max_pages:
-            listing.complete = False
-            log.warning("stopped reading %s after %d pages: the listing does not end; "
-                        "records beyond them are not updated", path, listing.pages)
-            return listing
-        payload = await client.get_json(version, path, {**(params or {}), "skip": skip,
-                                                        "limit": limit})
-        listing.pages += 1
-        page = items_of(payload, keys)
-        try:
-            meta = Pagination.model_validate(payload.get("pagination") or {})
-        except ValidationError:
-            meta = Pagination()
-        if listing.pages == 1 and meta.totalCount is not None and meta.totalCount >= 0:
-            max_pages = min(PAGE_CAP, math.ceil(meta.totalCount / limit) + 2)
-        new = 0
-        for item in page:
-            ident = item.get("id") if isinstance(item, dict) else None
-            if isinstance(ident, str) and ident:
-                if ident in seen:
-                    continue
-                seen.add(ident)
-            listing.items.append(item)
-            new += 1
-        skip += len(page)
-        page_size = meta.limit if meta.limit and meta.limit > 0 else limit
-        if (not page or new == 0 or len(page) < min(page_size, limit)
-                or meta.hasNextPage is False
-                or (meta.totalPages is not None and meta.currentPage is not None
-                    and meta.currentPage >= meta.totalPages)
-                or (meta.totalPages is not None and listing.pages >= meta.totalPages)):
-            return listing
+    promised = 0  # pages the first page's totalCount promises (0: one page at a time)
+    requested = 1
+    ahead: deque[asyncio.Future[dict[str, Any]]] = deque()
+
+    def fetch(offset: int) -> Awaitable[dict[str, Any]]:
+        return client.get_json(version, path, {**(params or {}), "skip": offset, "limit": limit})
+
+    try:
+        while True:
+            if listing.pages >= max_pages:
+                listing.complete = False
+                log.warning("stopped reading %s after %d pages: the listing does not end; "
+                            "records beyond them are not updated", path, listing.pages)
+                return listing
+            payload = await (ahead.popleft() if ahead else fetch(skip))
+            listing.pages += 1
+            page = items_of(payload, keys)
+            try:
+                meta = Pagination.model_validate(payload.get("pagination") or {})
+            except ValidationError:
+                meta = Pagination()
+            if listing.pages == 1 and meta.totalCount is not None and meta.totalCount >= 0:
+                max_pages = min(PAGE_CAP, math.ceil(meta.totalCount / limit) + 2)
+                if len(page) == limit and _page_size(meta, limit) == limit:
+                    promised = min(PAGE_CAP, math.ceil(meta.totalCount / limit))
+            new = 0
+            for item in page:
+                ident = item.get("id") if isinstance(item, dict) else None
+                if isinstance(ident, str) and ident:
+                    if ident in seen:
+                        continue
+                    seen.add(ident)
+                listing.items.append(item)
+                new += 1
+            skip += len(page)
+            if _ends(page, new, meta, listing.pages, limit):
+                return listing
+            # every page read so far was full, so page n starts at n * limit
+            while requested < promised and len(ahead) < max(1, client.concurrency):
+                ahead.append(asyncio.ensure_future(fetch(requested * limit)))
+                requested += 1
+    finally:
+        await _cancel(ahead)
 
 
 # --- v2 proper ------------------------------------------------------------------------

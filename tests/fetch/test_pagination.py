@@ -114,3 +114,51 @@ def test_items_of_accepts_other_collection_keys() -> None:
     assert v2.items_of({"count": 3}, ("articles",)) == []
     assert v2.unwrap({"article": {"id": "x"}}, "article") == {"id": "x"}
     assert v2.unwrap({"id": "y"}, "article") == {"id": "y"}
+
+
+def walk_concurrently(total: int, served: int, limit: int = 10, concurrency: int = 4
+                      ) -> tuple[Listing, list[int], int]:
+    """Walk a listing whose first page states `total` but that holds `served` records.
+
+    Returns the listing, the skips requested (in order) and the most requests in flight.
+    """
+    skips: list[int] = []
+    state = {"flight": 0, "most": 0}
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        skip = int(request.url.params["skip"])
+        skips.append(skip)
+        state["flight"] += 1
+        state["most"] = max(state["most"], state["flight"])
+        await asyncio.sleep(0.01)
+        state["flight"] -= 1
+        count = max(0, min(limit, served - skip))
+        return httpx.Response(200, json={"things": items(skip, count),
+                                         "pagination": {"totalCount": total}})
+
+    async def go() -> Listing:
+        async with ApiClient(BASE, KEY, transport=httpx.MockTransport(handler),
+                             concurrency=concurrency) as client:
+            return await paginate(client, "v2", "/things", ("things",), limit=limit)
+
+    listing = asyncio.run(go())
+    return listing, skips, state["most"]
+
+
+def test_pages_promised_by_the_total_are_requested_ahead_and_read_in_order() -> None:
+    listing, skips, most = walk_concurrently(total=95, served=95)
+    assert ids(listing) == [f"r{n}" for n in range(95)] and listing.complete
+    assert sorted(skips) == list(range(0, 100, 10))  # no page twice, none beyond the total
+    assert most == 4  # the client's concurrency, not one page at a time
+
+
+def test_an_overstated_total_costs_at_most_one_window_of_extra_pages() -> None:
+    listing, skips, _ = walk_concurrently(total=10_000, served=35, concurrency=4)
+    assert ids(listing) == [f"r{n}" for n in range(35)] and listing.complete
+    assert len(skips) <= 4 + 4  # the four pages read, and at most one window beyond them
+
+
+def test_records_added_past_the_total_are_still_read_one_page_at_a_time() -> None:
+    listing, skips, _ = walk_concurrently(total=30, served=47)
+    assert ids(listing) == [f"r{n}" for n in range(47)]
+    assert skips[-2:] == [30, 40]
