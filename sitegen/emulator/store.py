@@ -66,8 +66,17 @@ def select(
     limit: int,
 ) -> tuple[list[Record], dict[str, Any]]:
     """Matching records sorted and cut to one page, with the pagination object."""
-    matching = [record for record in records if all(test(record) for test in predicates)]
-    matching.sort(key=sort_key(sort_field), reverse=descending)
+    if len(predicates) == 1:
+        test = predicates[0]
+        matching = [record for record in records if test(record)]
+    else:
+        matching = [record for record in records if all(test(record) for test in predicates)]
+    if all(type(record.get(sort_field)) is str and type(record.get("id")) is str
+           for record in matching):
+        # the common case, ordered as sort_key orders strings, without its per-value ranks
+        matching.sort(key=lambda record: (record[sort_field], record["id"]), reverse=descending)
+    else:
+        matching.sort(key=sort_key(sort_field), reverse=descending)
     return matching[skip : skip + limit], pagination(skip, limit, len(matching))
 
 
