@@ -10,7 +10,10 @@ saves a new marker into the template and records these moments:
   event    the first `reload` event for the home page arrived (rendered ahead, or committed)
   served   a GET of the home page returns the marker (first try after that event; one
            keep-alive client, as a browser has)
-  browser  an open Chromium page shows the marker by itself (only with --browser)
+  browser  an open Chromium page shows the marker by itself, as Playwright's polling sees it
+           (only with --browser; includes Playwright re-attaching after the page's reload)
+  painted  that page's first contentful paint, from its own Performance timeline (the
+           moment the user sees the new page; only with --browser)
   complete the rebuild committed: every page of the site is the new one (its final `reload`)
 
 The first edit is a warm-up and not counted. Prints median and min–max per size, with the
@@ -50,6 +53,13 @@ url = "https://cas.example.test"
 workspace = "{workspace}"
 """
 ANCHOR = '<body class="kind-{{ page.kind }}">'
+# The epoch second the shown document first painted (or, without paint timing, was ready).
+PAINTED = """() => {
+  const paint = performance.getEntriesByName('first-contentful-paint')[0];
+  const nav = performance.getEntriesByType('navigation')[0];
+  const at = paint ? paint.startTime : nav.domContentLoadedEventEnd;
+  return (performance.timeOrigin + at) / 1000;
+}"""
 
 
 def prepare_generated(folder: Path, articles: int) -> Path:
@@ -175,25 +185,27 @@ def measure(site: Path, runs: int, use_browser: bool, *extra: str) -> dict[str, 
 
     (site / "templates").mkdir(exist_ok=True)
     save_marker(site, "start")
-    figures: dict[str, list[float]] = {"event": [], "served": [], "browser": [], "complete": []}
+    figures: dict[str, list[float]] = {"event": [], "served": [], "browser": [], "painted": [],
+                                       "complete": []}
     with serving(site, *extra) as url, httpx.Client(timeout=30) as client:
         stream = Stream(url)
         time.sleep(0.5)  # let the stream connect before the first save (not a figure)
         with browser_page(url, use_browser) as page:
             for run in range(runs + 1):
                 marker = f"bench-{run}-{time.time_ns()}"
-                saved = time.perf_counter()
+                saved, saved_epoch = time.perf_counter(), time.time()
                 save_marker(site, marker)
                 event = stream.wait(saved)
                 while marker not in client.get(url).text:
                     time.sleep(0.005)
                 served = time.perf_counter()
-                shown = None
+                shown = painted = None
                 if page is not None:
                     page.wait_for_function(
                         "m => document.documentElement.outerHTML.includes(m)", arg=marker,
                         timeout=120_000, polling="raf")
                     shown = time.perf_counter()
+                    painted = float(page.evaluate(PAINTED)) - saved_epoch
                 complete = stream.wait(saved, complete=True)
                 if run == 0:
                     continue  # warm-up
@@ -201,13 +213,15 @@ def measure(site: Path, runs: int, use_browser: bool, *extra: str) -> dict[str, 
                 figures["served"].append(served - saved)
                 if shown is not None:
                     figures["browser"].append(shown - saved)
+                if painted is not None:
+                    figures["painted"].append(painted)
                 figures["complete"].append(complete - saved)
     return figures
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--articles", type=int, default=1000)
+    parser.add_argument("--articles", type=int, default=1000, help="0: the demo only")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--browser", action="store_true", help="also time a Chromium page")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -219,11 +233,12 @@ def main() -> int:
         demo = folder / "demo"
         demo.mkdir()
         results["demo"] = measure(demo, args.runs, args.browser, "--demo")
-        generated = folder / "generated"
-        generated.mkdir()
-        prepare_generated(generated, args.articles)
-        results[f"{args.articles} articles"] = measure(generated, args.runs, args.browser,
-                                                       "--offline")
+        if args.articles > 0:
+            generated = folder / "generated"
+            generated.mkdir()
+            prepare_generated(generated, args.articles)
+            results[f"{args.articles} articles"] = measure(generated, args.runs, args.browser,
+                                                           "--offline")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     print(f"\nsitegen serve: template save → ..., {args.runs} run(s) after a warm-up, "

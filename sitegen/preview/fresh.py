@@ -27,6 +27,9 @@ log = logging.getLogger("sitegen.preview")
 
 #: At most this many pages are rendered ahead (one per distinct open path).
 MAX_FIRST_PAGES = 8
+#: How long the build waits for the announced pages to be fetched before rendering the rest
+#: (the reloading browsers then do not compete with it for this process).
+SETTLE_SECONDS = 0.3
 
 
 def output_path(url_path: str) -> str | None:
@@ -57,16 +60,20 @@ def pages_for(url_paths: Iterable[str], pages: Sequence[Page]) -> dict[str, Page
 class FreshPages:
     """The pages rendered ahead of one build's commit, and the build id they carry."""
 
-    def __init__(self, channel: ReloadChannel) -> None:
+    def __init__(self, channel: ReloadChannel, *, settle: float = SETTLE_SECONDS) -> None:
         self._channel = channel
+        self._settle = settle
         self._lock = threading.Lock()
+        self._fetched = threading.Condition(self._lock)
         self._pages: dict[str, bytes] = {}
+        self._unfetched: set[str] = set()
         self._build = ""
 
     def render_first(self, renderer: Renderer) -> None:
         """Render the open pages now, serve them, and tell their browsers (a build hook).
 
         A render error propagates: the build fails exactly as it would have on that page.
+        Returns once every announced page was fetched (or after the settle time).
         """
         found = pages_for(self._channel.open_paths(), renderer.site.pages)
         if not found:
@@ -74,20 +81,29 @@ class FreshPages:
         rendered = {page.path: renderer.render(page) for page in found.values()}
         with self._lock:
             self._pages = rendered
+            self._unfetched = set(rendered)
             self._build = self._channel.next_build_id
         self._channel.early(sorted(found))
+        with self._fetched:
+            self._fetched.wait_for(lambda: not self._unfetched, timeout=self._settle)
         log.debug("served %d open page(s) ahead of the rebuild", len(rendered))
 
     def get(self, rel: str) -> tuple[bytes, str] | None:
         """The fresh bytes of the output file *rel* and their build id, if rendered ahead."""
         with self._lock:
             data = self._pages.get(rel)
-            return (data, self._build) if data is not None else None
+            if data is None:
+                return None
+            if rel in self._unfetched:
+                self._unfetched.discard(rel)
+                self._fetched.notify_all()
+            return data, self._build
 
     def clear(self) -> None:
         """Drop the pages: the build committed (the files now hold them) or failed."""
         with self._lock:
             self._pages = {}
+            self._unfetched = set()
             self._build = ""
 
     def __len__(self) -> int:

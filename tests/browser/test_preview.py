@@ -164,7 +164,11 @@ def test_template_edit_shows_without_reloading_by_hand(page: Page, preview: Prev
     preview.write_base(PROBE.format(text="edited once"))
     _probe(page, "edited once")
     assert page.evaluate("document.getElementById('sitegen-overlay')") is None
-    assert preview.lines_matching("(template change)")
+    # The open page is served before the rest of the site is; the terminal line comes at the end.
+    deadline = time.monotonic() + 30
+    while not preview.lines_matching("(template change)"):
+        assert time.monotonic() < deadline, "the terminal did not report the rebuild"
+        time.sleep(0.05)
 
 
 def test_broken_template_shows_overlay_and_fixing_heals(page: Page, preview: Preview) -> None:
@@ -236,3 +240,45 @@ def test_invalid_config_shows_overlay_and_keeps_serving(page: Page, preview: Pre
         """() => window.__previewMarker === undefined && document.readyState === 'complete'
             && window.__sitegenPreview !== undefined
             && document.getElementById('sitegen-overlay') === null""", timeout=WAIT_MS)
+
+
+LOADS = """sessionStorage.setItem('loads',
+    String(Number(sessionStorage.getItem('loads') || 0) + 1));"""
+
+
+def _other_page_url(preview: Preview) -> str:
+    """A page of the demo site other than the home page (from its sitemap)."""
+    sitemap = httpx.get(preview.url + "sitemap.xml").text
+    locs = [part.split("</loc>")[0] for part in sitemap.split("<loc>")[1:]]
+    others = [loc for loc in locs if loc.rstrip("/") != preview.url.rstrip("/")]
+    assert others, "the demo sitemap lists no page besides the home page"
+    return others[0]
+
+
+def test_open_pages_are_rebuilt_first_and_reload_once(browser: Browser, preview: Preview) -> None:
+    context = browser.new_context()
+    context.add_init_script(LOADS)
+    try:
+        pages = []
+        for url in (preview.url, _other_page_url(preview)):
+            opened = context.new_page()
+            opened.goto(url)
+            opened.wait_for_function("() => window.__sitegenPreview !== undefined",
+                                     timeout=WAIT_MS)
+            pages.append(opened)
+        rebuilt = len(preview.lines_matching("(template change)"))
+        preview.write_base(PROBE.format(text="both pages"))
+        for opened in pages:
+            _probe(opened, "both pages")
+        deadline = time.monotonic() + 30
+        while len(preview.lines_matching("(template change)")) <= rebuilt:
+            assert time.monotonic() < deadline, "the rebuild never finished"
+            time.sleep(0.05)
+        committed = httpx.get(preview.url).text.split('data-sitegen-build="')[1].split('"')[0]
+        time.sleep(0.5)  # room for a (wrong) second reload to show
+        for opened in pages:
+            opened.wait_for_function("id => window.__sitegenPreview?.build === id",
+                                     arg=committed, timeout=WAIT_MS)
+            assert opened.evaluate("sessionStorage.getItem('loads')") == "2"
+    finally:
+        context.close()

@@ -216,3 +216,26 @@ def test_fresh_pages_are_served_until_cleared(
     assert f'data-sitegen-build="{server.channel.build_id}"' in home.text
     fresh.clear()
     assert "<p>hi</p>" in httpx.get(server.url + "hello/").text
+
+
+def test_render_first_waits_for_the_announced_page_to_be_fetched() -> None:
+    channel = ReloadChannel()
+    fresh = FreshPages(channel, settle=60.0)
+    sub = channel.subscribe("/")
+    _events(sub)
+    done = threading.Event()
+
+    def build() -> None:
+        fresh.render_first(FakeRenderer(SITE))  # type: ignore[arg-type]
+        done.set()
+
+    thread = threading.Thread(target=build)
+    thread.start()
+    early = sub.get(timeout=10)
+    assert early is not None and early.name == "reload"
+    assert not done.wait(0.2)  # still waiting for the page's browser
+    assert fresh.get("hello/index.html") is None  # another page does not count
+    assert not done.is_set()
+    assert fresh.get("index.html") is not None
+    assert done.wait(10)
+    thread.join(timeout=10)
