@@ -74,14 +74,6 @@ class EmulatorState:
         self.rate_window = 0
         self.rate_window_count = 0
         self._positions: dict[str, dict[Any, int]] = {}
-        self._duplicated: dict[str, set[Any]] = {}
-        for name, records in self.collections.items():
-            seen: set[Any] = set()
-            for record in records:
-                ident = record.get("id")
-                if ident in seen:
-                    self._duplicated.setdefault(name, set()).add(ident)
-                seen.add(ident)
 
     @property
     def workspace_id(self) -> str:
@@ -92,17 +84,17 @@ class EmulatorState:
         return self.collections[collection]
 
     def find(self, collection: str, record_id: str) -> Record | None:
-        """The record of `collection` with this id (the first, as a scan finds it), or None.
+        """The record of `collection` with this id (the first one, as a scan finds it), or None.
 
         Positions are indexed by id; a position is trusted only while the record there
-        still has that id, else the index is rebuilt, so records changed in place by
-        tests are found as a scan would find them.
+        still has that id, else the index is rebuilt (records deleted, added or replaced
+        through the helpers, or in the list itself, are found as a scan would find them).
         """
         records = self.collections[collection]
         position = self._positions.get(collection, {}).get(record_id)
         if position is not None and position < len(records):
             record = records[position]
-            if record.get("id") == record_id and self._first(collection, record_id, position):
+            if record.get("id") == record_id:
                 return record
         index: dict[Any, int] = {}
         for number, record in enumerate(records):
@@ -110,12 +102,6 @@ class EmulatorState:
         self._positions[collection] = index
         position = index.get(record_id)
         return None if position is None else records[position]
-
-    def _first(self, collection: str, record_id: str, position: int) -> bool:
-        """True when no record before `position` has this id (checked only for duplicates)."""
-        if record_id not in self._duplicated.get(collection, set()):
-            return True
-        return all(r.get("id") != record_id for r in self.collections[collection][:position])
 
     def articles_of(self, field: str, value: str) -> Iterator[Record]:
         """Articles whose `field` (agentId, clusterId, authorIdentityId) is `value`."""

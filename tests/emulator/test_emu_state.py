@@ -83,3 +83,24 @@ async def test_tolerates_defective_records(make_client: Any, data: dict[str, Any
         everything = await client.get("/api/v1/articles?limit=100", headers=ns.V1)
         assert everything.json()["pagination"]["totalCount"] == 8
         assert "No id at all" in everything.text
+
+
+def test_find_follows_records_moved_replaced_or_duplicated() -> None:
+    from sitegen.emulator.state import EmulatorState
+
+    ids = [f"65f0b00000000000000000{n:02x}" for n in range(6)]
+    articles = [{"id": i, "n": n} for n, i in enumerate(ids)] + [{"id": ids[4], "n": 40}]
+    state = EmulatorState({"workspace": {"id": "65f0a0000000000000000001"},
+                           "articles": articles})
+    assert state.find("articles", ids[4]) == {"id": ids[4], "n": 4}  # the first of two
+    assert state.find("articles", ids[3]) == {"id": ids[3], "n": 3}
+    state.delete_article(ids[0])  # every later record moves one place up
+    assert state.find("articles", ids[3]) == {"id": ids[3], "n": 3}
+    assert state.find("articles", ids[0]) is None
+    state.records("articles")[1] = {"id": "65f0b00000000000000000ff", "n": 255}
+    assert state.find("articles", ids[2]) is None
+    assert state.find("articles", "65f0b00000000000000000ff") == {
+        "id": "65f0b00000000000000000ff", "n": 255}
+    state.add_article({"id": ids[0], "n": 0})
+    assert state.find("articles", ids[0]) == {"id": ids[0], "n": 0,
+                                              "workspaceId": "65f0a0000000000000000001"}
