@@ -194,3 +194,14 @@ def test_edited_copy_changes_one_published_article(tmp_path: Path) -> None:
     assert after["content"].startswith(before["content"]) and "edit number 2" in after["content"]
     newest = max(a["updatedAt"] for a in workspace["articles"])
     assert after["updatedAt"] > newest and after["updatedAt"].endswith("Z")
+
+
+def test_fetch_call_count_is_read_from_the_fetch_summary() -> None:
+    from benchmarks.harness.steps import _fetch_calls
+
+    summary = ("Works: 3 agents, 997 published articles through API v2\n"
+               "1013 calls; 997 detail requests made, 0 saved by the cache\n")
+    assert _fetch_calls(summary) == 1013
+    assert _fetch_calls("W: 0 published articles through API v2\n1 call; 0 detail requests") == 1
+    with pytest.raises(StepFailed):
+        _fetch_calls("W: 3 agents from the cache (no request)\n")
