@@ -13,6 +13,7 @@ never read the wall clock into the output.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -112,6 +113,7 @@ def run_build(
                           output_as_given=output_as_given or output, site=site,
                           before_render=before_render)
     finally:
+        gc.unfreeze()  # what _run_build froze may be collected again (preview builds loop)
         logger.removeHandler(counter)
 
 
@@ -143,11 +145,16 @@ def _run_build(
     calls = report.api.get("total")
     if isinstance(calls, int) and calls > 0:
         report.api["monthly"] = _budget(config, workspace, calls)
+    # The content and the site graph live for the whole build: frozen, the cyclic GC
+    # stops re-scanning their ~10^5 objects at every full collection (about 0.1 s of a
+    # 4,000-article rebuild). `run_build` unfreezes them at the end.
+    gc.freeze()
     with timings.stage("model"):
         from sitegen.model import build_site
 
         if site is None:
             site = build_site(config, workspace)
+        gc.freeze()
     report.articles = len(site.articles)
     report.html_pages = len(site.pages)
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True,
