@@ -97,3 +97,23 @@ def test_loaded_records_are_record_instances_and_unknown_blocks_survive(tmp_path
     assert [type(b).__mro__[0 if type(b) is UnknownBlock else 1] for b in article.blocks] == [
         UnknownBlock, UnknownBlock, HeaderBlock]
     assert article.blocks[2].level == 3  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("corrupt", [False, True])
+def test_loading_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path,
+                                                              corrupt: bool) -> None:
+    import gc
+
+    cache = ContentCache(tmp_path, BASE, WS)
+    cache.save(workspace())
+    if corrupt:
+        cache.path.write_bytes(b"[]")
+    assert gc.isenabled()
+    assert (cache.load() is None) == corrupt
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        cache.load()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
