@@ -52,6 +52,15 @@ def test_blocks_unknown_and_broken_become_unknown() -> None:
     assert article.has_body
 
 
+@pytest.mark.parametrize("level", [float("inf"), float("-inf"), float("nan"), "x", None])
+def test_header_level_that_is_no_number_falls_back_to_2(level: object) -> None:
+    article = Article.model_validate(
+        {"id": "a1", "blocks": [{"type": "header", "content": "H", "level": level}]})
+    assert article.blocks is not None
+    (header,) = article.blocks
+    assert isinstance(header, HeaderBlock) and header.level == 2
+
+
 def test_blocks_round_trip_through_json() -> None:
     article = Article.model_validate(
         {"id": "a1", "blocks": [{"type": "image", "url": "https://x.test/a.png", "caption": "c"},

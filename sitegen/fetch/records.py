@@ -89,7 +89,7 @@ class TextBlock(Record):
 def _to_level(value: Any) -> Any:
     try:
         return min(6, max(1, int(value)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float
         return 2
 
 
