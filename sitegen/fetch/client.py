@@ -166,15 +166,22 @@ class ApiClient:
         self._started = 0
         self._limit = _AdaptiveLimit(concurrency)
         self._random = random.Random()
+        limits = httpx.Limits(max_connections=max(1, concurrency),
+                              max_keepalive_connections=max(1, concurrency))
+        self._transport = transport if transport is not None else httpx.AsyncHTTPTransport(
+            limits=limits)
+        self._base_headers = {"user-agent": f"sitegen/{__version__}",
+                              "accept": "application/json",
+                              "accept-encoding": "gzip, deflate"}
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
-            transport=transport,
+            transport=self._transport,
             timeout=timeout,
             follow_redirects=True,
-            limits=httpx.Limits(max_connections=max(1, concurrency),
-                                max_keepalive_connections=max(1, concurrency)),
-            headers={"user-agent": f"sitegen/{__version__}", "accept": "application/json"},
+            limits=limits,
+            headers=self._base_headers,
         )
+        self._direct = self._routes_to_own_transport()
 
     def __repr__(self) -> str:
         return f"ApiClient(base_url={self.base_url!r}, key='***')"
@@ -207,6 +214,41 @@ class ApiClient:
         return await self._request("POST", version, path, body=body)
 
     # --- the machinery -------------------------------------------------------------
+
+    def _routes_to_own_transport(self) -> bool:
+        """True when httpx would send our requests through `self._transport` (no proxy mount)."""
+        pick = getattr(self._http, "_transport_for_url", None)
+        if pick is None:
+            return False
+        try:
+            return bool(pick(httpx.URL(self.base_url)) is self._transport)
+        except (TypeError, ValueError, httpx.InvalidURL):
+            return False
+
+    async def _send(self, method: str, url: str, version: Version, timeout: float,
+                    params: dict[str, Any] | None, body: dict[str, Any] | None
+                    ) -> httpx.Response:
+        """One HTTP exchange, body read. Straight to the transport when nothing is in between.
+
+        `AsyncClient.request` spends ~0.8 ms of CPU per request on URL merging, cookies,
+        auth and redirect machinery this client does not use. After a redirect answer every
+        request goes through it (it follows redirects, as before); that one is asked again.
+        """
+        headers = self._headers(version)
+        if self._direct:
+            request = httpx.Request(method, self.base_url + url, params=params, json=body,
+                                    headers={**self._base_headers, **headers},
+                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+            response = await self._transport.handle_async_request(request)
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            if not response.is_redirect:
+                return response
+            self._direct = False  # from now on the full client, which follows redirects
+        return await self._http.request(method, url, params=params, json=body, headers=headers,
+                                        timeout=timeout)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self.__key, "***") if self.__key else text
@@ -268,10 +310,7 @@ class ApiClient:
                        retry: bool, timeout: float, params: dict[str, Any] | None,
                        body: dict[str, Any] | None) -> dict[str, Any]:
         try:
-            response = await self._http.request(
-                method, url, params=params, json=body, headers=self._headers(version),
-                timeout=timeout,
-            )
+            response = await self._send(method, url, version, timeout, params, body)
         except httpx.TimeoutException:
             self.ledger.record(endpoint, 0, retry=retry)
             raise _Transient(f"no answer within {timeout:.1f} s") from None

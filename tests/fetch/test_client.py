@@ -281,3 +281,21 @@ def _raise_or(outcome: httpx.Response | Exception) -> httpx.Response:
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
+
+
+def test_a_redirect_is_followed_and_later_requests_go_through_the_full_client() -> None:
+    paths: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        paths.append(request.url.path)
+        if request.url.path.startswith("/old"):
+            return httpx.Response(301, headers={"location": f"{BASE}/new{request.url.path}"})
+        return httpx.Response(200, json={"path": request.url.path})
+
+    async def go() -> list[dict[str, Any]]:
+        async with ApiClient(f"{BASE}/old", KEY, transport=httpx.MockTransport(handler)) as api:
+            return [await api.get_json("v2", "/a"), await api.get_json("v2", "/b")]
+
+    first, second = run(go())
+    assert first == {"path": "/new/old/api/v2/a"} and second == {"path": "/new/old/api/v2/b"}
+    assert paths.count("/old/api/v2/a") == 2 and paths.count("/old/api/v2/b") == 1
