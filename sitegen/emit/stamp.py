@@ -149,15 +149,32 @@ class StampKey:
     def with_content_sha(self) -> StampKey:
         """This key with the content cache's hash (read once, before the build reads it)."""
         return StampKey(self.path, self.inputs, self.content_path, self.content,
-                        _file_sha(self.content_path))
+                        _file_sha(self.content_path, reuse=True))
 
 
-def _file_sha(path: str) -> str:
+_last_sha: list[tuple[str, Stat, str]] = []  # check_stamp's hash, for with_content_sha
+
+
+def _file_sha(path: str, *, remember: bool = False, reuse: bool = False) -> str:
+    """SHA-256 of the file at *path* ("" if unreadable).
+
+    A rebuild hashes the content cache twice (checking the stamp, then keying the
+    build): the check *remember*s its hash and the key *reuse*s it once, while the
+    file keeps the same stat.
+    """
+    found = _stat(path)
+    if reuse and _last_sha:
+        last = _last_sha.pop()
+        if found is not None and last[:2] == (path, found):
+            return last[2]
     try:
         with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
+            sha = hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
         return ""
+    if remember and found is not None and _stat(path) == found:
+        _last_sha[:] = [(path, found, sha)]
+    return sha
 
 
 @dataclass
@@ -189,7 +206,8 @@ def check_stamp(key: StampKey) -> StampedBuild | None:
         content = raw["content"]
         if key.content is None or content["path"] != key.content_path:
             return None
-        if list(key.content) != content["stat"] and _file_sha(key.content_path) != content["sha"]:
+        if list(key.content) != content["stat"] and _file_sha(key.content_path,
+                                                            remember=True) != content["sha"]:
             return None
         if not _output_intact(output, raw["files"]):
             return None

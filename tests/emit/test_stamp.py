@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -245,3 +246,20 @@ def test_an_incremental_build_equals_a_cold_full_build(site: Path) -> None:
         stored.unlink()
     build(site, "-o", "cold")
     assert tree(site / "_site") == tree(site / "cold")
+
+
+def test_a_changed_content_cache_is_hashed_once(site: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    build(site)
+    _rewrite_content(site)
+    hashed: list[str] = []
+    real = stamp_module.hashlib.file_digest
+
+    def counting(handle: Any, digest: str) -> Any:
+        hashed.append(handle.name)
+        return real(handle, digest)
+
+    monkeypatch.setattr(stamp_module.hashlib, "file_digest", counting)
+    assert not stamped(build(site))
+    assert hashed == [os.fspath(site / ".sitegen" / CACHE_FILE)]
+    assert stamped(build(site))
