@@ -310,9 +310,11 @@ class OutputWriter:
         if self.keep_spare and not os.path.lexists(self.spare):
             try:
                 os.rename(tree, self.spare)
-                return
             except OSError:
                 pass
+            else:
+                _ignore_in_git(os.fspath(self.spare))
+                return
         self._discard(tree)
 
     # --- commit ------------------------------------------------------------------
@@ -527,6 +529,22 @@ def _detached_remove(folder: Path) -> bool:
     except OSError:
         shutil.rmtree(target, ignore_errors=True)
     return True
+
+
+def _ignore_in_git(folder: str) -> None:
+    """Keep the spare out of `git status` of a site repository (new file only, never a user's).
+
+    The next build prunes it like any file the new site does not have.
+    """
+    try:
+        handle = os.open(os.path.join(folder, ".gitignore"),
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return  # the old output had one (the user's, hard-linked): left as it is
+    try:
+        os.write(handle, b"# sitegen's spare copy of an older output: never commit it\n*\n")
+    finally:
+        os.close(handle)
 
 
 def recover_leftovers(output: Path, staging: Path, old: Path) -> None:

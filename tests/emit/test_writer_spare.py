@@ -179,3 +179,19 @@ def test_any_sequence_of_builds_equals_a_fresh_build(sites: list[dict[str, bytes
             build(fresh, files, spare=False)
             assert tree(out) == tree(fresh)
             shutil.rmtree(fresh)
+
+
+def test_the_spare_is_ignored_by_git_and_the_marker_never_reaches_the_output(
+        tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    build(out, SITE)
+    build(out, {**SITE, "index.html": b"v2"}, keep=set(SITE))
+    assert (spare_of(out) / ".gitignore").read_text().splitlines()[-1] == "*"
+    build(out, {**SITE, "index.html": b"v3"}, keep=set(SITE))
+    assert not (out / ".gitignore").exists()
+    # a user's own .gitignore in the output is carried, and never written through
+    (out / ".gitignore").write_text("mine\n")
+    build(out, {**SITE, "index.html": b"v4"}, keep=set(SITE))
+    build(out, {**SITE, "index.html": b"v5"}, keep=set(SITE))
+    assert (out / ".gitignore").read_text() == "mine\n"
+    assert (spare_of(out) / ".gitignore").read_text() == "mine\n"
