@@ -299,3 +299,17 @@ def test_a_redirect_is_followed_and_later_requests_go_through_the_full_client() 
     first, second = run(go())
     assert first == {"path": "/new/old/api/v2/a"} and second == {"path": "/new/old/api/v2/b"}
     assert paths.count("/old/api/v2/a") == 2 and paths.count("/old/api/v2/b") == 1
+
+
+@pytest.mark.parametrize(("variable", "direct"), [(None, True), ("HTTPS_PROXY", False),
+                                                  ("http_proxy", False), ("ALL_PROXY", False)])
+def test_requests_skip_the_full_client_only_without_a_proxy(
+        monkeypatch: pytest.MonkeyPatch, variable: str | None, direct: bool) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    if variable is not None:
+        monkeypatch.setenv(variable, "http://proxy.test:3128")
+    api = client(transport=httpx.MockTransport(lambda request: httpx.Response(200, json={})))
+    assert api._direct is direct  # noqa: SLF001
+    run(api.aclose())
