@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sitegen.emulator.faults import Faults
 
 Record = dict[str, Any]
+
+LISTINGS_KEPT = 256  # cached query results before the cache starts over
 
 COLLECTIONS = ("agents", "clusters", "authorIdentities", "articles", "socialPosts")
 
@@ -74,13 +76,18 @@ class EmulatorState:
         self.rate_window = 0
         self.rate_window_count = 0
         self._positions: dict[str, dict[Any, int]] = {}
+        self.version = 0
+        """Bumped by every mutation helper: listings cached before it are stale."""
+        self._listings: dict[tuple[Any, ...], list[Record]] = {}
+        self._listings_version = 0
 
     @property
     def workspace_id(self) -> str:
         return str(self.workspace.get("id", ""))
 
     def records(self, collection: str) -> list[Record]:
-        """The stored records of `collection`, in data order (not a copy: do not mutate)."""
+        """The stored records of `collection`, in data order (not a copy: change records
+        only through the helpers below, which invalidate cached listings)."""
         return self.collections[collection]
 
     def find(self, collection: str, record_id: str) -> Record | None:
@@ -103,6 +110,21 @@ class EmulatorState:
         position = index.get(record_id)
         return None if position is None else records[position]
 
+    def listing(self, key: tuple[Any, ...], build: Callable[[], list[Record]]) -> list[Record]:
+        """The matched, sorted records of one query (`key`), kept until the next mutation.
+
+        A service answers page after page of one query from its index; this keeps that
+        from costing a filter and a sort of the whole collection per page. Records must
+        change only through the helpers below (which bump `version`).
+        """
+        if self._listings_version != self.version or len(self._listings) >= LISTINGS_KEPT:
+            self._listings.clear()
+            self._listings_version = self.version
+        found = self._listings.get(key)
+        if found is None:
+            found = self._listings[key] = build()
+        return found
+
     def articles_of(self, field: str, value: str) -> Iterator[Record]:
         """Articles whose `field` (agentId, clusterId, authorIdentityId) is `value`."""
         return (a for a in self.collections["articles"] if a.get(field) == value)
@@ -115,6 +137,7 @@ class EmulatorState:
         if article is None:
             raise KeyError(f"no article {article_id!r} in the emulated workspace")
         previous = article.get("updatedAt")
+        self.version += 1
         article.update(copy.deepcopy(fields))
         if "updatedAt" not in fields:
             article["updatedAt"] = later_than(previous)
@@ -126,6 +149,7 @@ class EmulatorState:
         if len(kept) == len(articles):
             raise KeyError(f"no article {article_id!r} in the emulated workspace")
         articles[:] = kept
+        self.version += 1
 
     def add_article(self, record: dict[str, Any]) -> None:
         """Add an article record (database form); its id must be new."""
@@ -137,6 +161,7 @@ class EmulatorState:
         article = copy.deepcopy(record)
         article.setdefault("workspaceId", self.workspace_id)
         self.collections["articles"].append(article)
+        self.version += 1
 
     def total_calls(self) -> int:
         """Every request counted so far, preflights included."""

@@ -66,18 +66,30 @@ def select(
     limit: int,
 ) -> tuple[list[Record], dict[str, Any]]:
     """Matching records sorted and cut to one page, with the pagination object."""
+    return cut(matching(records, predicates, sort_field, descending), skip, limit)
+
+
+def matching(
+    records: Iterable[Record], predicates: Sequence[Predicate], sort_field: str, descending: bool
+) -> list[Record]:
+    """Every record passing all `predicates`, sorted by `sort_field`, then `id`."""
     if len(predicates) == 1:
         test = predicates[0]
-        matching = [record for record in records if test(record)]
+        found = [record for record in records if test(record)]
     else:
-        matching = [record for record in records if all(test(record) for test in predicates)]
+        found = [record for record in records if all(test(record) for test in predicates)]
     if all(type(record.get(sort_field)) is str and type(record.get("id")) is str
-           for record in matching):
+           for record in found):
         # the common case, ordered as sort_key orders strings, without its per-value ranks
-        matching.sort(key=lambda record: (record[sort_field], record["id"]), reverse=descending)
+        found.sort(key=lambda record: (record[sort_field], record["id"]), reverse=descending)
     else:
-        matching.sort(key=sort_key(sort_field), reverse=descending)
-    return matching[skip : skip + limit], pagination(skip, limit, len(matching))
+        found.sort(key=sort_key(sort_field), reverse=descending)
+    return found
+
+
+def cut(found: Sequence[Record], skip: int, limit: int) -> tuple[list[Record], dict[str, Any]]:
+    """One page of already matched and sorted records, with the pagination object."""
+    return list(found[skip : skip + limit]), pagination(skip, limit, len(found))
 
 
 # --- predicate builders ------------------------------------------------------

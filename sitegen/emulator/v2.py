@@ -61,7 +61,12 @@ def _articles(request: Request, state: EmulatorState, scope: tuple[str, Any] | N
     tests = filters.article_filters(query, with_cluster=with_cluster, with_agent=with_agent)
     if scope is not None:
         tests.insert(0, store.equals(*scope))
-    page, paging = store.select(state.records("articles"), tests, field, descending, skip, limit)
+    key = ("v2 articles", scope, with_cluster, with_agent, field, descending,
+           tuple(sorted((k, v) for k, v in request.query_params.multi_items()
+                        if k not in ("skip", "limit"))))
+    found = state.listing(key, lambda: store.matching(state.records("articles"), tests, field,
+                                                      descending))
+    page, paging = store.cut(found, skip, limit)
     return {"articles": [forms.v2_article_item(a) for a in page], "pagination": paging}
 
 
