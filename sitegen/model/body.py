@@ -49,45 +49,8 @@ class Body:
         return max(1, round(self.words / WORDS_PER_MINUTE))
 
 
-def _block_words(block: KnownBlock) -> int:
-    if isinstance(block, TextBlock | HeaderBlock | CodeBlock):
-        return len(block.content.split())
-    if isinstance(block, ListBlock):
-        return sum(len(item.split()) for item in block.items)
-    if isinstance(block, ImageBlock):
-        return len((block.caption or "").split())
-    return 0
-
-
-def _check_blocks(article: Article) -> tuple[list[KnownBlock], list[str]]:
-    kept: list[KnownBlock] = []
-    repairs: list[str] = []
-    unknown: dict[str, int] = {}
-    for block in article.blocks or []:
-        if isinstance(block, UnknownBlock):
-            label = f"{block.type!r} ({block.reason})"
-            unknown[label] = unknown.get(label, 0) + 1
-        elif isinstance(block, ImageBlock | VideoBlock) and safe_http_url(block.url) is None:
-            repairs.append(
-                f"article {article.id}: {block.type} block with an unusable URL was left out"
-            )
-        else:
-            kept.append(block)
-    for label, count in unknown.items():
-        times = f" ×{count}" if count > 1 else ""
-        repairs.append(f"article {article.id}: block type {label}{times} was left out")
-    return kept, repairs
-
-
-def _hash(kind: str, blocks: list[KnownBlock], content: str) -> str:
-    digest = hashlib.sha256(kind.encode())
-    if kind == "blocks":
-        for block in blocks:
-            digest.update(block.model_dump_json().encode("utf-8"))
-            digest.update(b"\x00")
-    else:
-        digest.update(content.encode("utf-8"))
-    return digest.hexdigest()[:32]
+def _markdown_hash(content: str) -> str:
+    return hashlib.sha256(b"markdown" + content.encode("utf-8")).hexdigest()[:32]
 
 
 def _first_markdown_image(content: str) -> str:
@@ -99,15 +62,49 @@ def _first_markdown_image(content: str) -> str:
 
 
 def article_body(article: Article) -> Body:
-    """Choose and check the body of *article* (blocks when any known block, else markdown)."""
-    blocks, repairs = _check_blocks(article)
+    """Choose and check the body of *article* (blocks when any known block, else markdown).
+
+    One pass over the blocks checks them, counts their words, finds the first image
+    and hashes the kind and each kept block's JSON, NUL-separated (this runs for every
+    article of every build); a markdown body hashes its source.
+    """
     content = article.content or ""
-    if blocks:
-        image = next(
-            (b.url.strip() for b in blocks if isinstance(b, ImageBlock)), ""
-        )
-        words = sum(_block_words(b) for b in blocks)
-        return Body("blocks", blocks, content, words, image, _hash("blocks", blocks, ""), repairs)
+    if article.blocks:
+        kept: list[KnownBlock] = []
+        repairs: list[str] = []
+        unknown: dict[str, int] = {}
+        words = 0
+        image: str | None = None
+        digest = hashlib.sha256(b"blocks")
+        for block in article.blocks:
+            if isinstance(block, UnknownBlock):
+                label = f"{block.type!r} ({block.reason})"
+                unknown[label] = unknown.get(label, 0) + 1
+                continue
+            if isinstance(block, TextBlock | HeaderBlock | CodeBlock):
+                words += len(block.content.split())
+            elif isinstance(block, ListBlock):
+                words += sum(len(item.split()) for item in block.items)
+            elif isinstance(block, ImageBlock | VideoBlock):
+                if safe_http_url(block.url) is None:
+                    repairs.append(f"article {article.id}: {block.type} block with an unusable "
+                                   "URL was left out")
+                    continue
+                if isinstance(block, ImageBlock):
+                    words += len((block.caption or "").split())
+                    if image is None:
+                        image = block.url.strip()
+            kept.append(block)
+            digest.update(block.__pydantic_serializer__.to_json(block))
+            digest.update(b"\x00")
+        for label, count in unknown.items():
+            times = f" ×{count}" if count > 1 else ""
+            repairs.append(f"article {article.id}: block type {label}{times} was left out")
+        if kept:
+            return Body("blocks", kept, content, words, image or "", digest.hexdigest()[:32],
+                        repairs)
+    else:
+        repairs = []
     words = len(content.split())
     image = _first_markdown_image(content)
-    return Body("markdown", [], content, words, image, _hash("markdown", [], content), repairs)
+    return Body("markdown", [], content, words, image, _markdown_hash(content), repairs)
