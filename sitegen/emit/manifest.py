@@ -64,6 +64,17 @@ def safe_relpath(path: str) -> str:
     return path
 
 
+#: Strings json.dumps gives back verbatim in quotes (printable ASCII but `"` and `\\`).
+_PLAIN = re.compile(r'[ !#-\[\]-~]*')
+
+
+def _quoted(text: str, *, ensure_ascii: bool = True) -> str:
+    """`json.dumps(text, ensure_ascii=...)`, without the encoder call for plain text."""
+    if _PLAIN.fullmatch(text):
+        return '"' + text + '"'
+    return json.dumps(text, ensure_ascii=ensure_ascii)
+
+
 @dataclass(frozen=True, slots=True)
 class FileEntry:
     """One file sitegen wrote: the hash of its bytes and of the inputs that produced it."""
@@ -90,10 +101,9 @@ class Manifest:
 
     def to_bytes(self) -> bytes:
         """Deterministic JSON: sorted paths, no times, one file per line for readable diffs."""
-        lines = [
-            json.dumps(path, ensure_ascii=False)
-            + ": "
-            + json.dumps([entry.sha256, entry.input_hash])
+        lines = [  # as json.dumps(path, ensure_ascii=False) + ": " + json.dumps([sha, input])
+            f"{_quoted(path, ensure_ascii=False)}: [{_quoted(entry.sha256)}, "
+            f"{'null' if entry.input_hash is None else _quoted(entry.input_hash)}]"
             for path, entry in sorted(self.files.items())
         ]
         body = ",\n".join(f"  {line}" for line in lines)

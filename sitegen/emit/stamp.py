@@ -279,7 +279,7 @@ def save_stamp(key: StampKey, output: str, files: Sequence[str], *, output_as_gi
         handle, temporary = tempfile.mkstemp(prefix=".build-stamp.", suffix=".tmp",
                                              dir=key.path.parent)
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(record, stream, separators=(",", ":"))
+            stream.write(json.dumps(record, separators=(",", ":")))  # C encoder; dump is not
         os.replace(temporary, key.path)
         temporary = None
     except OSError:
