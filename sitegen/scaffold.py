@@ -135,10 +135,11 @@ def render_ci(ci: CiKind, settings: SiteSettings) -> str:
 
 
 def render_gitignore(ci: CiKind, settings: SiteSettings) -> str:
-    """`.gitignore` for a site: its output, its content cache and the build report."""
+    """`.gitignore` for a site: its output (and the writer's siblings), cache and report."""
     lines = [
         "# sitegen: generated output, the content cache and build reports",
         f"/{settings.output}/",
+        f"/.{settings.output}.sitegen-*",
         f"/{settings.cache_dir}/",
         "/build-report.json",
     ]

@@ -86,6 +86,20 @@ def test_init_creates_a_site_that_loads(tmp_path: Path, capsys: pytest.CaptureFi
     assert "/_site/" in ignored and "/.sitegen/" in ignored
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_built_site_leaves_git_nothing_but_its_sources(tmp_path: Path) -> None:
+    """Output, cache, lock and the writer's spare tree are all ignored by the scaffold."""
+    assert init(tmp_path) == 0
+    for _ in range(2):  # the second build leaves the recycled spare folder beside the output
+        assert main(["build", "--demo", "-q", "-c", str(tmp_path / "site.toml")]) == 0
+    assert any(p.name.startswith("._site.sitegen-") for p in tmp_path.iterdir())
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    status = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain", "-uall"],
+                            check=True, capture_output=True, text=True).stdout.splitlines()
+    assert sorted(line[3:] for line in status) == [
+        ".github/workflows/sitegen.yml", ".gitignore", "site.toml", "templates/README.md"]
+
+
 def test_repository_example_is_the_scaffolded_site_toml(tmp_path: Path) -> None:
     assert (REPO / "site.toml").read_text(encoding="utf-8") == example_site_toml()
     assert init(tmp_path) == 0
