@@ -271,13 +271,13 @@ def _render(site: Site, renderer: Renderer, writer: OutputWriter, progress: Prog
     todo = [page for page in site.pages if not writer.keep(page.path, hashes[page.path])]
     renderer.preload_bodies(page.article for page in todo if page.article is not None)
     done = 0
-    for path, data in renderer.render_pages(todo, jobs=jobs):
+    for path, data, digest in renderer.render_hashed(todo, jobs=jobs):
         if done < len(todo):
-            writer.write(path, data, input_hash=hashes[path])
+            writer.write_hashed(path, data, digest, input_hash=hashes[path])
             done += 1
             progress.update("rendering", done, len(todo))
         elif path in job_hashes:
-            writer.write(path, data, input_hash=job_hashes[path])
+            writer.write_hashed(path, data, digest, input_hash=job_hashes[path])
     progress.clear()
     return len(todo)
 

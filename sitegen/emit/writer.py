@@ -42,6 +42,9 @@ from sitegen.errors import BuildError
 
 log = logging.getLogger("sitegen.emit")
 
+#: How a staged file is created: a new file only (as `open(path, "xb")`), never inherited.
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
 
 @dataclass
 class WriteResult:
@@ -218,8 +221,12 @@ class OutputWriter:
 
     def write(self, path: str, data: bytes, input_hash: str | None = None) -> None:
         """Add one file of the new site; bytes equal to the previous file reuse it (same mtime)."""
+        self.write_hashed(path, data, sha256_hex(data), input_hash)
+
+    def write_hashed(self, path: str, data: bytes, digest: str,
+                     input_hash: str | None = None) -> None:
+        """`write` with *data*'s sha256 hex digest already computed (by a render worker)."""
         rel = self._claim(path)
-        digest = sha256_hex(data)
         entry = FileEntry(digest, input_hash)
         old = self._previous.get(rel)
         if old is not None and old.sha256 == digest and self._same_bytes(rel, data):
@@ -254,6 +261,16 @@ class OutputWriter:
         target = os.path.join(self._staging_str, rel)
         parent = os.path.dirname(target)
         if parent not in self._made:
+            # The common case: the folder's own parent was made (or checked) by this build,
+            # so one mkdir does (makedirs would stat every level first).
+            if os.path.dirname(parent) in self._made:
+                try:
+                    os.mkdir(parent)
+                except OSError:
+                    pass  # there already (an adopted spare), or a file: the checks below
+                else:
+                    self._made.add(parent)
+                    return target
             try:
                 try:
                     os.makedirs(parent, exist_ok=True)
@@ -279,8 +296,13 @@ class OutputWriter:
         if self._index is not None:
             self._clear_spare(rel, target)
         try:
-            with open(target, "xb") as handle:
-                handle.write(data)
+            handle = os.open(target, _NEW_FILE, 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(handle, view):]
+            finally:
+                os.close(handle)
         except IsADirectoryError:
             raise BuildError(
                 f"the output path {rel!r} is also a folder of this build: rename the slug or "

@@ -85,15 +85,26 @@ Job = Callable[[], list[tuple[str, bytes]]]
 _FORK_STATE: tuple[Renderer, Sequence[Page], Sequence[Job]] | None = None
 
 
-def _render_chunk(task: tuple[int, int]) -> tuple[list[tuple[str, bytes]], dict[str, Body]]:
-    """One task in a worker: pages[start:end] (or job -start-1 when start < 0) and new bodies."""
+#: A rendered file: output path, bytes, and the bytes' sha256 hex digest.
+HashedFile = tuple[str, bytes, str]
+
+
+def _hashed(files: Iterable[tuple[str, bytes]]) -> list[HashedFile]:
+    return [(path, data, hashlib.sha256(data).hexdigest()) for path, data in files]
+
+
+def _render_chunk(task: tuple[int, int]) -> tuple[list[HashedFile], dict[str, Body]]:
+    """One task in a worker: pages[start:end] (or job -start-1 when start < 0) and new bodies.
+
+    The files' sha256 is taken here, in the worker, so the parent only writes.
+    """
     assert _FORK_STATE is not None
     renderer, pages, jobs = _FORK_STATE
     start, end = task
     if start < 0:
-        done = jobs[-start - 1]()
+        done = _hashed(jobs[-start - 1]())
     else:
-        done = [(page.path, renderer.render(page)) for page in pages[start:end]]
+        done = _hashed((page.path, renderer.render(page)) for page in pages[start:end])
     fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
     return done, fresh
 
@@ -286,20 +297,28 @@ class Renderer:
         Many pages use a fork pool; *jobs* (site-wide files such as feeds, which read
         bodies through this renderer) then run in the same workers, after the pages.
         """
+        for path, data, _ in self.render_hashed(pages, workers, jobs):
+            yield path, data
+
+    def render_hashed(
+        self, pages: Sequence[Page], workers: int | None = None, jobs: Sequence[Job] = (),
+    ) -> Iterator[HashedFile]:
+        """`render_pages` with each file's sha256 hex digest (taken in the pool's workers)."""
         pages = list(pages)
         with frozen_heap():
             yield from self._render_pages(pages, workers, list(jobs))
 
     def _render_pages(
         self, pages: list[Page], workers: int | None, jobs: list[Job]
-    ) -> Iterator[tuple[str, bytes]]:
+    ) -> Iterator[HashedFile]:
         count = workers if workers is not None else (os.cpu_count() or 1)
         if (count <= 1 or len(pages) < PARALLEL_THRESHOLD
                 or "fork" not in multiprocessing.get_all_start_methods()):
             for page in pages:
-                yield page.path, self.render(page)
+                data = self.render(page)
+                yield page.path, data, hashlib.sha256(data).hexdigest()
             for job in jobs:
-                yield from job()
+                yield from _hashed(job())
             return
         global _FORK_STATE
         _FORK_STATE = (self, pages, jobs)

@@ -261,3 +261,19 @@ def test_a_user_symlink_in_the_output_is_never_written_through(tmp_path: Path) -
     assert list(outside.iterdir()) == []
     assert (out / "evil").is_dir() and not (out / "evil").is_symlink()
     assert (out / "evil" / "index.html").read_bytes() == b"page"
+
+
+def test_write_hashed_records_the_given_digest_and_makes_nested_folders(tmp_path: Path) -> None:
+    output = tmp_path / "site"
+    files = {"index.html": b"home", "a/index.html": b"a", "a/b/c/index.html": b"abc",
+             "a/b/d/index.html": b"abd", "e/f/index.html": b"ef"}
+    with OutputWriter(output) as writer:
+        for path, data in files.items():
+            writer.write_hashed(path, data, hashlib.sha256(data).hexdigest(), input_hash="i")
+        writer.commit()
+    assert {path: (output / path).read_bytes() for path in files} == files
+    manifest = Manifest.from_bytes((output / MANIFEST_NAME).read_bytes())
+    assert manifest is not None
+    for path, data in files.items():
+        entry = manifest.get(path)
+        assert entry is not None and entry.sha256 == hashlib.sha256(data).hexdigest()

@@ -182,3 +182,20 @@ def test_jobs_run_after_the_pages_in_workers_and_in_process(tmp_path: Path) -> N
     assert serial == parallel
     assert serial[-1][1] == Renderer(config, site, ThemeSet(config)).article_html(
         site.articles[6]).encode()
+
+
+def test_render_hashed_digests_are_the_bytes_sha256(tmp_path: Path) -> None:
+    import hashlib
+
+    config = make_config(tmp_path, per_page=1)
+    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
+    assert len(site.pages) > 200
+
+    def job() -> list[tuple[str, bytes]]:
+        return [("job.txt", b"job bytes")]
+
+    for workers in (1, 2):
+        files = list(Renderer(config, site, ThemeSet(config)).render_hashed(
+            site.pages, workers=workers, jobs=[job]))
+        assert [path for path, _, _ in files] == [p.path for p in site.pages] + ["job.txt"]
+        assert all(digest == hashlib.sha256(data).hexdigest() for _, data, digest in files)
