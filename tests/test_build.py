@@ -265,14 +265,14 @@ KILL_SCRIPT = textwrap.dedent(
     from sitegen.cli import main
     from sitegen.emit.writer import OutputWriter
 
-    original = OutputWriter.write
-    def slow(self, path, data, input_hash=None):
-        original(self, path, data, input_hash)
+    original = OutputWriter.write_hashed
+    def slow(self, path, data, digest, input_hash=None):
+        original(self, path, data, digest, input_hash)
         if path.endswith("index.html"):
             print("wrote", path, flush=True)
             time.sleep(0.05)
     if sys.argv[1] == "slow":
-        OutputWriter.write = slow
+        OutputWriter.write_hashed = slow
     sys.exit(main(["build", "--demo", "-o", "out", "-q"] + sys.argv[2:]))
     """
 )
