@@ -31,6 +31,7 @@ from jinja2.bccache import Bucket
 from sitegen import __version__
 from sitegen.config import Config
 from sitegen.errors import BuildError, ConfigError
+from sitegen.render.escaping import EscapingTemplate
 from sitegen.render.filters import install as install_filters
 
 
@@ -189,6 +190,7 @@ class ThemeSet:
                 bytecode_cache=_DiskBytecodeCache(
                     _BYTECODE, self.config.cache_path / TEMPLATE_CACHE_DIR),
             )
+            env.template_class = EscapingTemplate
             install_filters(env)
             self._compile_all(env)
             self._environment = env
