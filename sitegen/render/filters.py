@@ -10,7 +10,7 @@ Markup, and it escapes `<`, `>`, `&`, U+2028/9) and never do I/O.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from jinja2 import Environment
 from markupsafe import Markup
@@ -19,19 +19,37 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "September", "October", "November", "December")
 
 
+#: Formatted dates by (datetime, UTC offset): the same instant in another zone compares
+#: equal but prints differently, so the offset is part of the key. Per process, bounded.
+_HUMAN: dict[tuple[datetime, timedelta | None], str] = {}
+_ISO: dict[tuple[datetime, timedelta | None], str] = {}
+_MEMO_LIMIT = 65536
+
+
 def human_date(value: datetime | None) -> str:
     """"7 March 2024" (English month names, no locale dependence); "" for None."""
     if value is None:
         return ""
-    return f"{value.day} {MONTHS[value.month - 1]} {value.year}"
+    key = (value, value.utcoffset())
+    text = _HUMAN.get(key)
+    if text is None:
+        text = f"{value.day} {MONTHS[value.month - 1]} {value.year}"
+        if len(_HUMAN) < _MEMO_LIMIT:
+            _HUMAN[key] = text
+    return text
 
 
 def iso_date(value: datetime | None) -> str:
     """RFC 3339 / ISO 8601 in UTC with a Z ("2024-03-07T10:00:00Z"); "" for None."""
     if value is None:
         return ""
-    text = value.isoformat(timespec="seconds")
-    return text.replace("+00:00", "Z")
+    key = (value, value.utcoffset())
+    text = _ISO.get(key)
+    if text is None:
+        text = value.isoformat(timespec="seconds").replace("+00:00", "Z")
+        if len(_ISO) < _MEMO_LIMIT:
+            _ISO[key] = text
+    return text
 
 
 def jsonld(value: object) -> Markup:
