@@ -66,11 +66,20 @@ def build_date() -> datetime:
         return datetime.fromtimestamp(0, UTC)
 
 
+#: atom_date's results per process (equal aware datetimes are the same instant, and a naive
+#: one never equals an aware one, so the datetime alone is the key). Bounded.
+_ATOM_DATES: dict[datetime, str] = {}
+
+
 def atom_date(value: datetime) -> str:
     """RFC 3339 in UTC with a Z, seconds precision (stable across platforms)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    text = _ATOM_DATES.get(value)
+    if text is None:
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if len(_ATOM_DATES) < 65536:
+            _ATOM_DATES[value] = text
+    return text
 
 
 def clean_text(text: str) -> str:

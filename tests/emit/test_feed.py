@@ -83,3 +83,16 @@ def test_any_text_still_gives_a_valid_feed(title: str, body: str, tag: str) -> N
     parsed = feedparser.parse(data)
     assert parsed.bozo == 0, parsed.get("bozo_exception")
     assert len(parsed.entries) == 1
+
+
+def test_atom_date_memo_keeps_naive_and_zoned_values_apart() -> None:
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from sitegen.emit.feed import atom_date
+
+    east = datetime(2024, 3, 8, 1, 30, tzinfo=timezone(timedelta(hours=2)))
+    naive = datetime(2024, 3, 8, 1, 30)
+    for _ in range(2):  # the second round comes from the memo
+        assert atom_date(east) == "2024-03-07T23:30:00Z"
+        assert atom_date(naive) == "2024-03-08T01:30:00Z"
+        assert atom_date(east.astimezone(UTC)) == "2024-03-07T23:30:00Z"
