@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import Template, TemplateError
@@ -76,6 +77,25 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+class TemplateHelper:
+    """A function templates call (`link`, `asset`, `card`, `absolute`), marked context-free.
+
+    Jinja asks every callable it calls whether it wants the context (`jinja_pass_arg`);
+    on a bound method both lookups fail through AttributeError. Here they succeed at once.
+    """
+
+    __slots__ = ("function",)
+    jinja_pass_arg = None
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+    __call__.jinja_pass_arg = None  # type: ignore[attr-defined]
 
 
 #: Extra work for the pool beside pages (feeds, sitemaps): returns (path, bytes) files.
@@ -136,6 +156,9 @@ class Renderer:
         self._cards: dict[tuple[str, str], Markup] = {}
         self._card_macro: Callable[..., str] | None = None
         self._fingerprint = self._compute_fingerprint()
+        self._helpers = {name: TemplateHelper(function) for name, function in (
+            ("asset", self.asset), ("link", self.link), ("card", self.card),
+            ("absolute", site.absolute))}
 
     # --- hashing ----------------------------------------------------------------
 
@@ -239,9 +262,10 @@ class Renderer:
         found = self._cards.get(key)
         if found is None:
             if self._card_macro is None:
+                helpers = self._helpers
                 module = self.env.get_template("partials/card.html").make_module({
-                    "site": self.site, "link": self.link, "asset": self.asset,
-                    "absolute": self.site.absolute,
+                    "site": self.site, "link": helpers["link"], "asset": helpers["asset"],
+                    "absolute": helpers["absolute"],
                 })
                 self._card_macro = getattr(module, "card")  # noqa: B009
             found = Markup(self._card_macro(article, heading))
@@ -251,15 +275,16 @@ class Renderer:
     def context(self, page: Page) -> dict[str, object]:
         """Everything a page template sees (documented in THEMES.md)."""
         site = self.site
+        helpers = self._helpers
         context: dict[str, object] = {
             "site": site,
             "page": page,
             "meta": page_meta(site, page),
             "lang": page.language or site.language,
-            "asset": self.asset,
-            "link": self.link,
-            "card": self.card,
-            "absolute": site.absolute,
+            "asset": helpers["asset"],
+            "link": helpers["link"],
+            "card": helpers["card"],
+            "absolute": helpers["absolute"],
             "feed_url": page.feed_url or site.feed_url,
             "beacon": self._beacon_attrs(page),
             "beacon_src": self.beacon.script_url if self.beacon is not None else "",

@@ -199,3 +199,19 @@ def test_render_hashed_digests_are_the_bytes_sha256(tmp_path: Path) -> None:
             site.pages, workers=workers, jobs=[job]))
         assert [path for path, _, _ in files] == [p.path for p in site.pages] + ["job.txt"]
         assert all(digest == hashlib.sha256(data).hexdigest() for _, data, digest in files)
+
+
+def test_template_helpers_call_through_and_want_no_context(tmp_path: Path) -> None:
+    from sitegen.render.pages import TemplateHelper
+
+    config = make_config(tmp_path)
+    site = build_site(config, make_workspace([article(1)]))
+    renderer = Renderer(config, site, ThemeSet(config))
+    context = renderer.context(site.pages[0])
+    for name in ("link", "asset", "card", "absolute"):
+        helper = context[name]
+        assert isinstance(helper, TemplateHelper)
+        assert helper.jinja_pass_arg is None
+        assert getattr(helper.__call__, "jinja_pass_arg", "missing") is None
+    assert context["link"]("/a/") == renderer.link("/a/")  # type: ignore[operator]
+    assert context["asset"]("x.css") == renderer.asset("x.css")  # type: ignore[operator]
