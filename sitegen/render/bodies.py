@@ -123,9 +123,17 @@ class BodyStore:
         return found
 
     def update(self, fresh: Mapping[str, Body], keep: Iterable[str]) -> None:
-        """Add *fresh* bodies, and drop every body not in *keep* or of another fingerprint."""
+        """Add *fresh* bodies, and drop every body not in *keep* or of another fingerprint.
+
+        Without fresh bodies nothing is done: the store only grows when bodies are added, and
+        reading every stored key means reading the whole table (the bodies live in its
+        leaves), a cost a warm full build should not pay. The bodies of articles deleted since
+        stay until the next build that stores a body.
+        """
+        if not fresh:
+            return
         keep = set(keep)
-        db = self._connect(create=bool(fresh))
+        db = self._connect(create=True)
         if db is None:
             return
         rows = [(self.fingerprint, body_hash, html,

@@ -113,3 +113,22 @@ def test_a_corrupt_store_is_ignored(tmp_path: Path) -> None:
     renderer.save_bodies(site.articles)
     plain = Renderer(config, site, ThemeSet(config))
     assert pages == render_all(plain)
+
+
+def test_a_build_with_no_fresh_body_leaves_the_store_alone(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    site = small_site(config)
+    renderer = renderer_for(config, site)
+    render_all(renderer)
+    renderer.save_bodies(site.articles)
+    store = config.cache_path / STORE_FILE
+    before = {p.name: p.stat().st_mtime_ns for p in store.parent.glob(STORE_FILE + "*")}
+    again = renderer_for(config, site)
+    again.preload_bodies(site.articles)
+    render_all(again)
+    assert again.fresh_bodies == {}
+    again.save_bodies(site.articles[:1])  # fewer articles, but nothing new: no rewrite
+    after = {p.name: p.stat().st_mtime_ns for p in store.parent.glob(STORE_FILE + "*")}
+    assert after == before
+    assert again.store is not None
+    assert len(again.store.get_many(a.body_hash for a in site.articles)) == len(site.articles)
