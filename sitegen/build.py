@@ -266,18 +266,29 @@ def _beacon(config: Config, key: str | None, assets: AssetSet) -> BeaconSettings
 
 def _render(site: Site, renderer: Renderer, writer: OutputWriter, progress: Progress,
             jobs: list[Job], job_hashes: dict[str, str]) -> int:
-    """Render the changed pages, then run *jobs*; write their files listed in *job_hashes*."""
+    """Render the changed pages, then run *jobs*; write their files listed in *job_hashes*.
+
+    Pool workers create fresh pages in a fresh staging folder themselves where the
+    writer allows it (`OutputWriter.worker_staging`); those come back without bytes.
+    """
+    from contextlib import closing
+
     hashes = {page.path: renderer.page_hash(page) for page in site.pages}
     todo = [page for page in site.pages if not writer.keep(page.path, hashes[page.path])]
     renderer.preload_bodies(page.article for page in todo if page.article is not None)
+    stager = writer.worker_staging() if todo else None
     done = 0
-    for path, data, digest in renderer.render_hashed(todo, jobs=jobs):
-        if done < len(todo):
-            writer.write_hashed(path, data, digest, input_hash=hashes[path])
-            done += 1
-            progress.update("rendering", done, len(todo))
-        elif path in job_hashes:
-            writer.write_hashed(path, data, digest, input_hash=job_hashes[path])
+    with closing(renderer.render_staged(todo, stager, jobs=jobs)) as files:
+        for path, data, digest in files:
+            if done < len(todo):
+                if data is None:
+                    writer.record_staged(path, digest, input_hash=hashes[path])
+                else:
+                    writer.write_hashed(path, data, digest, input_hash=hashes[path])
+                done += 1
+                progress.update("rendering", done, len(todo))
+            elif path in job_hashes and data is not None:
+                writer.write_hashed(path, data, digest, input_hash=job_hashes[path])
     progress.clear()
     return len(todo)
 

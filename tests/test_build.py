@@ -266,13 +266,20 @@ KILL_SCRIPT = textwrap.dedent(
     from sitegen.emit.writer import OutputWriter
 
     original = OutputWriter.write_hashed
-    def slow(self, path, data, digest, input_hash=None):
-        original(self, path, data, digest, input_hash)
+    recorded = OutputWriter.record_staged
+    def pause(path):
         if path.endswith("index.html"):
             print("wrote", path, flush=True)
             time.sleep(0.05)
-    if sys.argv[1] == "slow":
+    def slow(self, path, data, digest, input_hash=None):
+        original(self, path, data, digest, input_hash)
+        pause(path)
+    def slow_staged(self, path, digest, input_hash=None):
+        recorded(self, path, digest, input_hash)
+        pause(path)
+    if sys.argv[1] == "slow":  # pages come through either (workers may stage them)
         OutputWriter.write_hashed = slow
+        OutputWriter.record_staged = slow_staged
     sys.exit(main(["build", "--demo", "-o", "out", "-q"] + sys.argv[2:]))
     """
 )

@@ -89,6 +89,7 @@ class OutputWriter:
         self._staging_str = os.fspath(self.staging)
         self._output_str = os.fspath(self.output)
         self._staged = False
+        self._worker_staging = False
         self._open = False
         self._committed = False
 
@@ -243,13 +244,52 @@ class OutputWriter:
         except OSError:
             return False
 
+    def worker_staging(self) -> FreshStager | None:
+        """Let forked render workers create plain fresh files in staging themselves, or None.
+
+        Call it just before forking. Given only when the staging folder is (or will be)
+        freshly made, not an adopted spare tree; the workers then stage every file that
+        is new to the output (`FreshStager.stage`) and the parent records each one with
+        `record_staged` instead of `write_hashed`. Anything else goes the usual way.
+        """
+        if not self._open or self._committed:
+            return None
+        if self._staged:
+            if self._index is not None:
+                return None
+        elif self.keep_spare and self.output.is_dir() and os.path.lexists(self.spare):
+            return None  # the spare will be adopted: its files need the parent's decisions
+        self._worker_staging = True
+        return FreshStager(self._staging_str, self._previous, frozenset(self._new))
+
+    def record_staged(self, path: str, digest: str, input_hash: str | None = None) -> None:
+        """Record a file a render worker created through `worker_staging` (as `write_hashed`)."""
+        rel = self._claim(path)
+        if not self._worker_staging:
+            raise BuildError("a file was staged without the writer's consent: this is a bug in "
+                             "sitegen")
+        self._ensure_staging()
+        made = self._made
+        folder = os.path.dirname(os.path.join(self._staging_str, rel))
+        while folder not in made and len(folder) > len(self._staging_str):
+            made.add(folder)
+            folder = os.path.dirname(folder)
+        self._new[rel] = FileEntry(digest, input_hash)
+        self._written.add(rel)
+
     def _ensure_staging(self) -> None:
         if self._staged:
             return
-        if self.keep_spare and self.output.is_dir():
-            self._index = spare_tree.adopt(os.fspath(self.spare), self._staging_str)
-        if self._index is None:
-            self.staging.mkdir(mode=0o755)
+        if self._worker_staging:  # fresh by promise; a render worker may have made it already
+            try:
+                self.staging.mkdir(mode=0o755)
+            except FileExistsError:
+                pass
+        else:
+            if self.keep_spare and self.output.is_dir():
+                self._index = spare_tree.adopt(os.fspath(self.spare), self._staging_str)
+            if self._index is None:
+                self.staging.mkdir(mode=0o755)
         if self.output.is_dir():
             shutil.copymode(self.output, self.staging)
         self._made.add(self._staging_str)
@@ -295,23 +335,7 @@ class OutputWriter:
         target = self._parent(rel)
         if self._index is not None:
             self._clear_spare(rel, target)
-        try:
-            handle = os.open(target, _NEW_FILE, 0o666)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(handle, view):]
-            finally:
-                os.close(handle)
-        except IsADirectoryError:
-            raise BuildError(
-                f"the output path {rel!r} is also a folder of this build: rename the slug or "
-                "tag that produces it"
-            ) from None
-        except FileExistsError:
-            raise BuildError(f"the output path {rel!r} was produced twice in one build") from None
-        except OSError as error:
-            raise BuildError(f"cannot write {rel!r} into the output: {error.strerror}") from None
+        _write_new(target, rel, data)
 
     def _clear_spare(self, rel: str, target: str) -> None:
         """Remove what the adopted spare holds at *rel* (unless this build put it there)."""
@@ -487,6 +511,99 @@ class OutputWriter:
 
 
 # --- file-system primitives (kept here: this is the only module that writes the output) ---
+
+
+def _write_new(target: str, rel: str, data: bytes) -> None:
+    """Create the staged file *target* (new only: O_EXCL) holding *data*."""
+    try:
+        handle = os.open(target, _NEW_FILE, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(handle, view):]
+        finally:
+            os.close(handle)
+    except IsADirectoryError:
+        raise BuildError(
+            f"the output path {rel!r} is also a folder of this build: rename the slug or "
+            "tag that produces it"
+        ) from None
+    except FileExistsError:
+        raise BuildError(f"the output path {rel!r} was produced twice in one build") from None
+    except OSError as error:
+        raise BuildError(f"cannot write {rel!r} into the output: {error.strerror}") from None
+
+
+def stage_new_file(staging: str, rel: str, data: bytes, made: set[str]) -> None:
+    """Create *rel* (a safe relative path) in the fresh folder *staging*, its folders made.
+
+    *made* holds folders known to exist (this process made or met them) and grows.
+    Several processes may stage into one folder at once: folders are made tolerantly,
+    files only ever created (a path produced twice fails on the second creator).
+    """
+    target = os.path.join(staging, rel)
+    parent = os.path.dirname(target)
+    if parent in made:
+        _write_new(target, rel, data)
+        return
+    try:
+        if os.path.dirname(parent) in made:
+            try:
+                os.mkdir(parent)
+            except FileExistsError:
+                os.makedirs(parent, exist_ok=True)  # another worker's folder, or a file
+        else:
+            os.makedirs(parent, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise BuildError(
+            f"the output path {rel!r} runs through a file this build also writes: "
+            "rename the slug or tag that produces it"
+        ) from None
+    except OSError as error:
+        raise BuildError(f"cannot write {rel!r} into the output: {error.strerror}") from None
+    while parent not in made and len(parent) > len(staging):
+        made.add(parent)
+        parent = os.path.dirname(parent)
+    _write_new(target, rel, data)
+
+
+class FreshStager:
+    """A render worker's licence to create fresh files in a freshly made staging folder.
+
+    Made by `OutputWriter.worker_staging` before the fork and used in the forked
+    workers: `stage` writes a file only when the writer would simply have created it
+    (a safe path not claimed before the fork, and bytes the previous output does not
+    have), so the parent gets back the path and digest instead of the bytes.
+    """
+
+    __slots__ = ("staging", "previous", "claimed", "_made")
+
+    def __init__(self, staging: str, previous: Manifest, claimed: frozenset[str]) -> None:
+        self.staging = staging
+        self.previous = previous
+        self.claimed = claimed
+        self._made: set[str] = set()
+
+    def stage(self, path: str, data: bytes, digest: str) -> bool:
+        """Create *path* in staging and return True, or False: the parent writes it."""
+        rel = safe_relpath(path)
+        if rel in self.claimed:
+            return False
+        old = self.previous.get(rel)
+        if old is not None and old.sha256 == digest:
+            return False
+        if not self._made:
+            try:
+                os.mkdir(self.staging, 0o755)
+            except FileExistsError:
+                pass
+            except OSError as error:
+                raise BuildError(f"cannot make the staging folder {self.staging}: "
+                                 f"{error.strerror}") from None
+            self._made.add(self.staging)
+        stage_new_file(self.staging, rel, data, self._made)
+        return True
+
 
 _RENAME_EXCHANGE = 2
 

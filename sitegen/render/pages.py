@@ -16,10 +16,10 @@ import hashlib
 import multiprocessing
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from jinja2 import Template, TemplateError
@@ -101,30 +101,50 @@ class TemplateHelper:
 #: Extra work for the pool beside pages (feeds, sitemaps): returns (path, bytes) files.
 Job = Callable[[], list[tuple[str, bytes]]]
 
-# The renderer, pages and jobs a forked worker works on (set in the parent just before fork).
-_FORK_STATE: tuple[Renderer, Sequence[Page], Sequence[Job]] | None = None
+
+
+class Stager(Protocol):
+    """The emit stage's hook for workers (`sitegen.emit.writer.FreshStager`)."""
+
+    def stage(self, path: str, data: bytes, digest: str) -> bool:
+        """Put a rendered file into the output's staging; False: send the bytes back."""
+        ...
+
+
+# The renderer, pages, jobs and stager a forked worker works on (set just before fork).
+_FORK_STATE: tuple[Renderer, Sequence[Page], Sequence[Job], Stager | None] | None = None
 
 
 #: A rendered file: output path, bytes, and the bytes' sha256 hex digest.
 HashedFile = tuple[str, bytes, str]
+#: `HashedFile`, with None for bytes a worker already staged through a `Stager`.
+StagedFile = tuple[str, bytes | None, str]
 
 
 def _hashed(files: Iterable[tuple[str, bytes]]) -> list[HashedFile]:
     return [(path, data, hashlib.sha256(data).hexdigest()) for path, data in files]
 
 
-def _render_chunk(task: tuple[int, int]) -> tuple[list[HashedFile], dict[str, Body]]:
+def _render_chunk(task: tuple[int, int]) -> tuple[list[StagedFile], dict[str, Body]]:
     """One task in a worker: pages[start:end] (or job -start-1 when start < 0) and new bodies.
 
-    The files' sha256 is taken here, in the worker, so the parent only writes.
+    The files' sha256 is taken here, in the worker, and pages the stager accepts are
+    written here too, so the parent only records them (jobs' files always go back).
     """
     assert _FORK_STATE is not None
-    renderer, pages, jobs = _FORK_STATE
+    renderer, pages, jobs, stager = _FORK_STATE
     start, end = task
+    done: list[StagedFile] = []
     if start < 0:
-        done = _hashed(jobs[-start - 1]())
+        done.extend(_hashed(jobs[-start - 1]()))
     else:
-        done = _hashed((page.path, renderer.render(page)) for page in pages[start:end])
+        for page in pages[start:end]:
+            data = renderer.render(page)
+            digest = hashlib.sha256(data).hexdigest()
+            if stager is not None and stager.stage(page.path, data, digest):
+                done.append((page.path, None, digest))
+            else:
+                done.append((page.path, data, digest))
     fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
     return done, fresh
 
@@ -329,13 +349,26 @@ class Renderer:
         self, pages: Sequence[Page], workers: int | None = None, jobs: Sequence[Job] = (),
     ) -> Iterator[HashedFile]:
         """`render_pages` with each file's sha256 hex digest (taken in the pool's workers)."""
+        for path, data, digest in self.render_staged(pages, None, workers, jobs):
+            assert data is not None  # nothing is staged without a stager
+            yield path, data, digest
+
+    def render_staged(
+        self, pages: Sequence[Page], stager: Stager | None, workers: int | None = None,
+        jobs: Sequence[Job] = (),
+    ) -> Generator[StagedFile, None, None]:
+        """`render_hashed`, where pool workers may hand a page to *stager* (bytes None then).
+
+        Close the iterator (`contextlib.closing`) when the consumer fails: that stops the
+        pool at once, so no worker writes on while the build cleans up.
+        """
         pages = list(pages)
         with frozen_heap():
-            yield from self._render_pages(pages, workers, list(jobs))
+            yield from self._render_pages(pages, workers, list(jobs), stager)
 
     def _render_pages(
-        self, pages: list[Page], workers: int | None, jobs: list[Job]
-    ) -> Iterator[HashedFile]:
+        self, pages: list[Page], workers: int | None, jobs: list[Job], stager: Stager | None,
+    ) -> Iterator[StagedFile]:
         count = workers if workers is not None else (os.cpu_count() or 1)
         if (count <= 1 or len(pages) < PARALLEL_THRESHOLD
                 or "fork" not in multiprocessing.get_all_start_methods()):
@@ -346,7 +379,7 @@ class Renderer:
                 yield from _hashed(job())
             return
         global _FORK_STATE
-        _FORK_STATE = (self, pages, jobs)
+        _FORK_STATE = (self, pages, jobs, stager)
         try:
             bounds = [(i, min(i + CHUNK_SIZE, len(pages)))
                       for i in range(0, len(pages), CHUNK_SIZE)]
