@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
+from sitegen.atomicfile import replace_atomically
 
 STAMP_FORMAT = 1
 DEFAULT_CACHE_DIR = ".sitegen"  # ApiSection.cache_dir's default (a test keeps them equal)
@@ -274,20 +274,8 @@ def save_stamp(key: StampKey, output: str, files: Sequence[str], *, output_as_gi
         "warnings": list(warnings), "articles": articles, "html_pages": html_pages,
         "api": api, "files": stats,
     }
-    temporary: str | None = None
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=".build-stamp.", suffix=".tmp",
-                                             dir=key.path.parent)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(json.dumps(record, separators=(",", ":")))  # C encoder; dump is not
-        os.replace(temporary, key.path)
-        temporary = None
+    try:  # the C encoder (json.dump would take the pure-Python one)
+        replace_atomically(key.path, json.dumps(record, separators=(",", ":")).encode("utf-8"))
     except OSError:
         return False
-    finally:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
     return True

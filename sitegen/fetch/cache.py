@@ -17,8 +17,6 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import os
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +24,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, ValidationError
 
 from sitegen import __version__
+from sitegen.atomicfile import replace_atomically
 from sitegen.fetch.records import (
     Article,
     CodeBlock,
@@ -211,31 +210,17 @@ class ContentCache:
             workspace=workspace,
         )
         payload = record.model_dump_json(exclude_none=False).encode("utf-8")
-        temporary: str | None = None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# the sitegen content cache: never commit it\n*\n",
                                   encoding="utf-8")
-            handle, temporary = tempfile.mkstemp(prefix=".content.", suffix=".tmp",
-                                                 dir=self.folder)
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(payload)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(temporary, self.path)
-            temporary = None
+            replace_atomically(self.path, payload, durable=True)
         except OSError as error:
             log.warning("could not write the content cache %s (%s); the next build fetches "
                         "again", self.path, error.strerror or type(error).__name__)
             return False
-        finally:
-            if temporary is not None:
-                try:
-                    os.unlink(temporary)
-                except OSError:
-                    pass
         return True
 
 

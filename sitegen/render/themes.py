@@ -20,6 +20,7 @@ from jinja2 import (
     BytecodeCache,
     ChoiceLoader,
     Environment,
+    FileSystemBytecodeCache,
     FileSystemLoader,
     PrefixLoader,
     StrictUndefined,
@@ -54,46 +55,38 @@ class _MemoryBytecodeCache(BytecodeCache):
         self._entries[bucket.key] = bucket.bytecode_to_string()
 
 
-class _DiskBytecodeCache(BytecodeCache):
+class _DiskBytecodeCache(FileSystemBytecodeCache):
     """The process-wide memory cache, backed by `<cache folder>/templates/` between builds.
 
     A fresh `sitegen build` process then loads compiled templates instead of compiling
-    them all again. Entries carry Jinja's Python-version magic and the source checksum, so
-    a stale or foreign one is ignored and replaced; an unwritable folder is ignored.
+    them all again (Jinja's own file cache: atomic writes, entries keyed by template name
+    and checked against the source checksum and Python's bytecode magic). A missing or
+    unwritable folder only means compiling again.
     """
 
     def __init__(self, memory: _MemoryBytecodeCache, folder: Path) -> None:
+        super().__init__(os.fspath(folder), "%s.jinja")
         self.memory = memory
         self.folder = folder
-
-    def _file(self, bucket: Bucket) -> Path:
-        return self.folder / (hashlib.sha256(bucket.key.encode()).hexdigest()[:32] + ".jinja")
 
     def load_bytecode(self, bucket: Bucket) -> None:
         self.memory.load_bytecode(bucket)
         if bucket.code is not None:
             return
         try:
-            data = self._file(bucket).read_bytes()
+            super().load_bytecode(bucket)
         except OSError:
             return
-        bucket.bytecode_from_string(data)
         if bucket.code is not None:
             self.memory.dump_bytecode(bucket)
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         self.memory.dump_bytecode(bucket)
-        target = self._file(bucket)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(bucket.bytecode_to_string())
-            os.replace(temporary, target)
+            super().dump_bytecode(bucket)
         except OSError:
-            try:
-                temporary.unlink()
-            except OSError:
-                pass
+            pass
 
 
 _BYTECODE = _MemoryBytecodeCache()
