@@ -30,6 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.harness.sites import set_aside  # noqa: E402
+
 TARGETS = {"full": 5.75, "no-change": 0.6, "one-changed": 1.0}
 SITE_TOML = """\
 [site]
@@ -118,7 +120,7 @@ def main() -> int:
         last: dict[str, dict[str, object]] = {}
         for _ in range(args.runs):
             if "full" in steps or not output.exists():
-                shutil.rmtree(output, ignore_errors=True)
+                set_aside(output, folder / "set-aside")
                 run, last["full"] = run_build(config, output)
                 if "full" in steps:
                     results["full"].append(run)
@@ -147,6 +149,7 @@ def main() -> int:
         for name in steps:
             print(f"stages of the last {name}: {last[name].get('timings')}")
     finally:
+        shutil.rmtree(folder / "set-aside", ignore_errors=True)
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
     return 0

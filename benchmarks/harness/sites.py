@@ -137,6 +137,26 @@ def pages_written(report: dict[str, Any]) -> int:
     return int(pages.get("written", 0)) if isinstance(pages, dict) else 0
 
 
+def set_aside(output: Path, trash: Path, *, siblings: bool = True) -> None:
+    """Move *output* (and sitegen's `.NAME.sitegen-*` siblings) out of the way, unremoved.
+
+    Deleting ~12,000 files right before a timed build would bill the next build, not the
+    deletion: ext4's inode allocator skips inodes freed in the last 60-360 s one by one
+    (`recently_deleted()` in `find_inode_bit`), which added 3-6 s of system time to a
+    4,000-article build here, to whichever tool ran next. A rename frees nothing, so each
+    build starts as on a fresh CI checkout; every tool gets the same treatment, and the
+    set-aside trees go with the *trash* folder after the last measurement.
+    """
+    trash.mkdir(parents=True, exist_ok=True)
+    victims = [output] if output.exists() else []
+    if siblings:
+        victims += [p for p in output.parent.glob(f".{output.name}.sitegen-*")
+                    if p.is_dir()]
+    for victim in victims:
+        index = sum(1 for _ in trash.iterdir())
+        victim.rename(trash / f"{index:04d}-{victim.name}")
+
+
 @dataclass
 class Site:
     """A site folder whose cache was filled from an emulator on a fixed port."""

@@ -24,6 +24,7 @@ from benchmarks.harness.sites import (
     free_port,
     pages_written,
     read_report,
+    set_aside,
     sitegen,
     write_site,
 )
@@ -126,7 +127,7 @@ def full_build_rows(bench: Bench, step: str, n: int, samples: list[Sample],
 
 def _full_build(bench: Bench, n: int, run: int) -> tuple[Sample, int]:
     site = bench.warm_site(n)
-    shutil.rmtree(site.output, ignore_errors=True)
+    set_aside(site.output, bench.work / "set-aside")
     report = site.config.parent / "report-full.json"
     sample, data = _build(site.config, f"full build of {n} articles #{run + 1}", "--offline",
                           report=report)
@@ -173,7 +174,7 @@ def step_full(bench: Bench) -> None:
 
 
 def _hugo_build(source: Path, dest: Path, run: int) -> Sample:
-    shutil.rmtree(dest, ignore_errors=True)
+    set_aside(dest, dest.parent / "set-aside", siblings=False)
     return run_process(["hugo", "--quiet", "--source", str(source), "--destination", str(dest)],
                        label=f"hugo build #{run + 1}", timeout=900)
 

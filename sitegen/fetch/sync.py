@@ -255,8 +255,18 @@ def _run(work: Awaitable[T]) -> T:
     async def main() -> None:
         box.append(await work)
 
-    asyncio.run(main())
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        runner.run(main())
     return box[0]
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (a dependency off Windows), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def _cache(config: Config) -> ContentCache:
