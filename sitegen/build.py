@@ -303,6 +303,7 @@ def _feeds(site: Site, renderer: Renderer,
     from functools import partial
 
     from sitegen.emit.sitefiles import plan_feeds
+    from sitegen.render.pages import Job
 
     article_pages = {page.article.id: page for page in site.pages if page.article is not None}
 
@@ -313,8 +314,11 @@ def _feeds(site: Site, renderer: Renderer,
     todo = [plan for plan in plan_feeds(site, article_hash)
             if not writer.keep(plan.path, plan.input_hash)]
     renderer.preload_bodies(article for plan in todo for article in plan.articles)
-    jobs: list[Job] = [partial(_feed_files, site, todo[i:i + FEEDS_PER_JOB], renderer.article_html)
-                       for i in range(0, len(todo), FEEDS_PER_JOB)]
+    jobs: list[Job] = []
+    for i in range(0, len(todo), FEEDS_PER_JOB):
+        plans = todo[i:i + FEEDS_PER_JOB]
+        jobs.append(Job(partial(_feed_files, site, plans, renderer.article_html),
+                        articles=[article for plan in plans for article in plan.articles]))
     return jobs, {plan.path: plan.input_hash for plan in todo}
 
 
@@ -336,6 +340,7 @@ def _sitemap(site: Site, writer: OutputWriter) -> tuple[list[Job], dict[str, str
     from sitegen import __version__
     from sitegen.emit.sitefiles import sitemap_entries
     from sitegen.emit.sitemap import MAX_URLS, render_robots
+    from sitegen.render.pages import Job
 
     entries = sitemap_entries(site)
     digest = hashlib.sha256(f"sitemap|{__version__}|{site.base_url}".encode())
@@ -353,7 +358,7 @@ def _sitemap(site: Site, writer: OutputWriter) -> tuple[list[Job], dict[str, str
         kept = {path for path in paths if writer.keep(path, input_hash)}
     jobs: list[Job] = []
     if len(kept) < len(paths):
-        jobs.append(partial(_sitemap_files, entries, site.base_url))
+        jobs.append(Job(partial(_sitemap_files, entries, site.base_url)))
     robots = hashlib.sha256(f"robots|{__version__}|{site.base_url}".encode()).hexdigest()[:32]
     if not writer.keep("robots.txt", robots):
         writer.write("robots.txt", render_robots(site.base_url), input_hash=robots)

@@ -70,13 +70,14 @@ def setup_logging(verbosity: int = 0, stream: TextIO | None = None) -> WarningCo
         logger.removeHandler(handler)
     console = logging.StreamHandler(stream)
     console.setFormatter(_TerminalFormatter(use_colour(stream)))
-    console.setLevel(
-        logging.WARNING if verbosity < 0 else logging.DEBUG if verbosity > 0 else logging.INFO
-    )
+    level = logging.WARNING if verbosity < 0 else logging.DEBUG if verbosity > 0 else logging.INFO
+    console.setLevel(level)
     global _counter
     _counter = WarningCounter()
     logger.addHandler(console)
     logger.addHandler(_counter)
-    logger.setLevel(logging.DEBUG)
+    # No record is made below what the console shows (the counter needs warnings only):
+    # a DEBUG level here would build a record for every request the emulator serves.
+    logger.setLevel(level)
     logger.propagate = False
     return _counter

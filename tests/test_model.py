@@ -120,6 +120,29 @@ def test_sections_pagination_and_feeds(tmp_path: Path) -> None:
     assert page_url("/x/", 1) == "/x/" and page_url("/x/", 4) == "/x/page/4/"
 
 
+def test_section_indexes_list_each_kind_that_has_sections(tmp_path: Path) -> None:
+    arts = [article(n, agentId="a" * 24, clusterId="c" * 24 if n % 2 else None,
+                    tags=["Alpha", "beta"] if n > 1 else []) for n in range(1, 5)]
+    ws = make_workspace(arts, agents=[{"id": "a" * 24, "name": "Writer Bot"}],
+                        clusters=[{"id": "c" * 24, "name": "Topic", "color": "#A1B2C3"}])
+    site = build_site(make_config(tmp_path, per_page=3), ws)
+    indexes = {p.url: p for p in site.pages if p.kind == "terms"}
+    assert list(indexes) == ["/agents/", "/topics/", "/tags/"]  # no authors: no /authors/
+    tags = indexes["/tags/"]
+    assert tags.path == "tags/index.html" and tags.template == "terms.html"
+    assert tags.obj.kind == "tag" and tags.title == "Tags"  # type: ignore[union-attr]
+    assert [(t.name, len(t.articles)) for t in tags.obj.sections] == [  # type: ignore[union-attr]
+        ("Alpha", 3), ("beta", 3)]
+    assert [s.name for s in indexes["/topics/"].obj.sections] == ["Topic"]  # type: ignore[union-attr]
+    # the index's digest follows the sections' counts (a new article in a tag changes it)
+    more = make_workspace([*arts, article(9, tags=["beta"])],
+                          agents=[{"id": "a" * 24, "name": "Writer Bot"}],
+                          clusters=[{"id": "c" * 24, "name": "Topic", "color": "#A1B2C3"}])
+    again = {p.url: p for p in build_site(make_config(tmp_path, per_page=3), more).pages}
+    assert again["/tags/"].input_digest != tags.input_digest
+    assert again["/topics/"].input_digest == indexes["/topics/"].input_digest
+
+
 def test_language_pages_only_with_several_languages(tmp_path: Path) -> None:
     ws = make_workspace([article(1, language="en"), article(2, language="de"),
                          article(3, language="not a language!")])

@@ -1,8 +1,9 @@
 """Page layout: which HTML files the site has, their URLs, templates and pagination.
 
 Role: from a linked Site graph, list every `Page` — home (paginated), one per
-article, per agent, cluster, author, tag, language (only when several), the
-social section (when any posts) and the 404 page — in a deterministic order,
+article, per agent, cluster, author, tag, language (only when several), an
+index of each kind of section that has any (`/agents/`, `/topics/`, `/authors/`,
+`/tags/`), the social section (when any posts) and the 404 page — in a deterministic order,
 each with its `input_digest`. URLs come from slugs that `slugs.slugify` made,
 so no path leaves the output. Must never do I/O, log, or render.
 """
@@ -10,11 +11,19 @@ so no path leaves the output. Must never do I/O, log, or render.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from sitegen.model.digests import section_digest, stable_hash
 from sitegen.model.slugs import url_to_path
-from sitegen.model.views import ArticleView, Page, PageKind, Section, Site, SocialPostView
+from sitegen.model.views import (
+    ArticleView,
+    Page,
+    PageKind,
+    Section,
+    SectionIndex,
+    Site,
+    SocialPostView,
+)
 
 T = TypeVar("T")
 
@@ -80,6 +89,32 @@ def _social(site: Site) -> list[Page]:
     return pages
 
 
+#: The section indexes: (kind, URL, title), in page order.
+INDEXES: tuple[tuple[Literal["agent", "cluster", "author", "tag"], str, str], ...] = (
+    ("agent", "/agents/", "Agents"), ("cluster", "/topics/", "Topics"),
+    ("author", "/authors/", "Authors"), ("tag", "/tags/", "Tags"))
+
+
+def section_indexes(site: Site) -> list[SectionIndex]:
+    """The index of each kind of section the site has (none for a kind with no section)."""
+    members: dict[str, Sequence[Section]] = {
+        "agent": site.agents, "cluster": site.clusters, "author": site.authors,
+        "tag": site.tags}
+    return [SectionIndex(kind=kind, name=title, url=url, sections=list(members[kind]))
+            for kind, url, title in INDEXES if members[kind]]
+
+
+def _index_page(site: Site, index: SectionIndex) -> Page:
+    page = Page(kind="terms", path=url_to_path(index.url), url=index.url,
+                template="terms.html", title=index.name, obj=index, language=site.language,
+                feed_url=site.feed_url)
+    page.input_digest = stable_hash((
+        site.nav_digest, "terms", index.kind, index.url, index.name,
+        [(section_digest(s), len(s.articles)) for s in index.sections],
+    ))
+    return page
+
+
 def layout_pages(site: Site) -> list[Page]:
     """Every page of *site*, in a deterministic order (home, articles, sections, 404)."""
     lang = site.language
@@ -107,6 +142,7 @@ def layout_pages(site: Site) -> list[Page]:
     for language in site.languages:
         pages += _listing(site, "language", language.url, language.name, language,
                           language.articles, site.feed_url, language.id)
+    pages += [_index_page(site, index) for index in section_indexes(site)]
     if site.social_posts:
         pages += _social(site)
     not_found = Page(kind="404", path="404.html", url="/404.html", template="404.html",

@@ -17,7 +17,8 @@ from sitegen.config import Config
 from sitegen.fetch.records import KnownBlock
 
 PageKind = Literal[
-    "home", "article", "agent", "cluster", "author", "tag", "language", "social", "404"
+    "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
+    "404",
 ]
 
 
@@ -77,6 +78,20 @@ class TagView(Section):
 @dataclass(eq=False, slots=True)
 class LanguageView(Section):
     """A language section (`id` and `name` are the language code)."""
+
+
+@dataclass(eq=False, slots=True)
+class SectionIndex:
+    """The index of one kind of section (`/topics/`, `/tags/`, `/authors/`, `/agents/`).
+
+    `kind` is the sections' page kind ("cluster", "tag", "author", "agent"); `sections`
+    are in the site's order, each with its `articles` (so templates can count them).
+    """
+
+    kind: Literal["agent", "cluster", "author", "tag"]
+    name: str
+    url: str
+    sections: list[Section]
 
 
 @dataclass(eq=False, slots=True)

@@ -98,8 +98,20 @@ class TemplateHelper:
     __call__.jinja_pass_arg = None  # type: ignore[attr-defined]
 
 
-#: Extra work for the pool beside pages (feeds, sitemaps): returns (path, bytes) files.
-Job = Callable[[], list[tuple[str, bytes]]]
+@dataclass(frozen=True)
+class Job:
+    """Extra work for the pool beside pages (feeds, sitemaps): makes (path, bytes) files.
+
+    *articles* are those whose bodies it reads (`Renderer.article_html`): bodies the
+    workers did not inherit (rendered during this build, by either worker) are sent
+    along with the job, so no body is rendered twice.
+    """
+
+    run: Callable[[], list[tuple[str, bytes]]]
+    articles: Sequence[ArticleView] = ()
+
+    def __call__(self) -> list[tuple[str, bytes]]:
+        return self.run()
 
 
 
@@ -126,27 +138,36 @@ def _hashed(files: Iterable[tuple[str, bytes]]) -> list[HashedFile]:
 
 
 def _render_chunk(task: tuple[int, int]) -> tuple[list[StagedFile], dict[str, Body]]:
-    """One task in a worker: pages[start:end] (or job -start-1 when start < 0) and new bodies.
+    """One task in a worker: pages[start:end], and the bodies it rendered.
 
     The files' sha256 is taken here, in the worker, and pages the stager accepts are
-    written here too, so the parent only records them (jobs' files always go back).
+    written here too, so the parent only records them.
     """
     assert _FORK_STATE is not None
-    renderer, pages, jobs, stager = _FORK_STATE
+    renderer, pages, _, stager = _FORK_STATE
     start, end = task
     done: list[StagedFile] = []
-    if start < 0:
-        done.extend(_hashed(jobs[-start - 1]()))
-    else:
-        for page in pages[start:end]:
-            data = renderer.render(page)
-            digest = hashlib.sha256(data).hexdigest()
-            if stager is not None and stager.stage(page.path, data, digest):
-                done.append((page.path, None, digest))
-            else:
-                done.append((page.path, data, digest))
+    for page in pages[start:end]:
+        data = renderer.render(page)
+        digest = hashlib.sha256(data).hexdigest()
+        if stager is not None and stager.stage(page.path, data, digest):
+            done.append((page.path, None, digest))
+        else:
+            done.append((page.path, data, digest))
     fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
     return done, fresh
+
+
+def _run_job(task: tuple[int, dict[str, Body]]) -> tuple[list[StagedFile], dict[str, Body]]:
+    """One job in a worker, given the bodies it reads that the worker may lack."""
+    assert _FORK_STATE is not None
+    renderer, _, jobs, _ = _FORK_STATE
+    index, bodies = task
+    for body_hash, (html, toc) in bodies.items():
+        renderer._bodies.setdefault(body_hash, (Markup(html), toc))
+    files: list[StagedFile] = list(_hashed(jobs[index]()))
+    fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
+    return files, fresh
 
 
 class Renderer:
@@ -380,16 +401,33 @@ class Renderer:
             return
         global _FORK_STATE
         _FORK_STATE = (self, pages, jobs, stager)
+        inherited = frozenset(self._bodies)
         try:
             bounds = [(i, min(i + CHUNK_SIZE, len(pages)))
                       for i in range(0, len(pages), CHUNK_SIZE)]
-            bounds += [(-n - 1, 0) for n in range(len(jobs))]
             context = multiprocessing.get_context("fork")
             with context.Pool(count) as pool:
                 for results, fresh in pool.imap(_render_chunk, bounds):
-                    for body_hash, (html, toc) in fresh.items():
-                        self._bodies.setdefault(body_hash, (Markup(html), toc))
-                        self.fresh_bodies[body_hash] = (html, toc)
+                    self._take_fresh(fresh)
+                    yield from results
+                # Jobs go out once every page is in: with the bodies rendered meanwhile.
+                tasks = [(n, self._bodies_for(job, inherited)) for n, job in enumerate(jobs)]
+                for results, fresh in pool.imap(_run_job, tasks):
+                    self._take_fresh(fresh)
                     yield from results
         finally:
             _FORK_STATE = None
+
+    def _take_fresh(self, fresh: dict[str, Body]) -> None:
+        for body_hash, (html, toc) in fresh.items():
+            self._bodies.setdefault(body_hash, (Markup(html), toc))
+            self.fresh_bodies[body_hash] = (html, toc)
+
+    def _bodies_for(self, job: Job, inherited: frozenset[str]) -> dict[str, Body]:
+        """The bodies *job* reads that workers did not inherit and this process has."""
+        wanted: dict[str, Body] = {}
+        for article in getattr(job, "articles", ()):  # a plain callable reads no bodies
+            found = self._bodies.get(article.body_hash)
+            if found is not None and article.body_hash not in inherited:
+                wanted[article.body_hash] = (str(found[0]), found[1])
+        return wanted

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sitegen.model.views import ArticleView, Page, Section, Site
+from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site
 from sitegen.render.filters import iso_date
 
 MAX_DESCRIPTION = 300
@@ -87,6 +87,8 @@ def page_meta(site: Site, page: Page) -> PageMeta:
         bio = getattr(page.obj, "bio", "")
         if bio:
             description = bio
+    if isinstance(page.obj, SectionIndex):
+        description = f"All {page.obj.name.lower()} of {site.title}"
     title = site.title if page.kind == "home" and page.number == 1 else page.title + suffix
     first = next((a for a in page.articles if a.image), None)
     image = site.absolute(first.image) if first is not None else ""

@@ -39,6 +39,8 @@ PAGES = {
     "author": "/authors/mara-lindqvist/",
     "404": "/404.html",
     "social": "/social/",
+    "topics-index": "/topics/",
+    "tags-index": "/tags/",
 }
 BLOCKING = {"serious", "critical"}
 #: In dark mode only colours change, so only the colour rules run again there.

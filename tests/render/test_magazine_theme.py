@@ -26,7 +26,8 @@ from sitegen.render.themes import ThemeSet, builtin_themes_root
 from sitegen.workspace import Workspace
 
 THEME = builtin_themes_root() / "magazine"
-KINDS = {"home", "article", "agent", "cluster", "author", "tag", "language", "social", "404"}
+KINDS = {"home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
+         "404"}
 
 
 class Cards(HTMLParser):

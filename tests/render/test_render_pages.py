@@ -43,7 +43,7 @@ def test_every_kind_renders_with_seo(tmp_path: Path) -> None:
     renderer = Renderer(config, site, ThemeSet(config))
     kinds = {p.kind for p in site.pages}
     assert kinds == {"home", "article", "agent", "cluster", "author", "tag", "language",
-                     "social", "404"}
+                     "social", "terms", "404"}
     for page in site.pages:
         html = renderer.render(page).decode()
         assert html.startswith("<!doctype html>")
@@ -156,6 +156,34 @@ def test_hostile_workspace_renders_nothing_executable(tmp_path: Path) -> None:
         assert problems(renderer.article_html(art)) == []
 
 
+def test_section_indexes_link_every_section_with_its_count_and_are_linked(
+        tmp_path: Path) -> None:
+    config = make_config(tmp_path, per_page=2)
+    site = rich_site(config)
+    renderer = Renderer(config, site, ThemeSet(config))
+    pages = {p.url: p for p in site.pages if p.kind == "terms"}
+    assert set(pages) == {"/agents/", "/topics/", "/authors/", "/tags/"}
+    html = renderer.render(pages["/tags/"]).decode()
+    assert "<h1>Tags</h1>" in html
+    assert re.search(r'<a href="/tags/alpha/">#Alpha</a>\s*<span class="terms__count">5<', html)
+    topics = renderer.render(pages["/topics/"]).decode()
+    assert 'style="--accent: #123456"' in topics and '<a href="/topics/topic/">' in topics
+    home = page_html(renderer, "home")
+    for url in pages:  # the footer of every page links each index
+        assert f'href="{url}"' in home
+
+
+def test_section_indexes_escape_hostile_names(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    site = build_site(config, hostile_workspace())
+    renderer = Renderer(config, site, ThemeSet(config))
+    indexes = [p for p in site.pages if p.kind == "terms"]
+    assert {p.url for p in indexes} >= {"/tags/", "/topics/"}
+    for page in indexes:
+        html = renderer.render(page).decode()
+        assert XSS not in html and problems(html, allow_scripts=True) == [], page.url
+
+
 def test_jobs_run_after_the_pages_in_workers_and_in_process(tmp_path: Path) -> None:
     config = make_config(tmp_path, per_page=1)
     ws = make_workspace([article(n, tags=[f"t{n % 7}"]) for n in range(1, 120)])
@@ -182,6 +210,38 @@ def test_jobs_run_after_the_pages_in_workers_and_in_process(tmp_path: Path) -> N
     assert serial == parallel
     assert serial[-1][1] == Renderer(config, site, ThemeSet(config)).article_html(
         site.articles[6]).encode()
+
+
+def test_a_parallel_build_renders_each_body_once_pages_and_jobs_together(
+        tmp_path: Path) -> None:
+    """Jobs (feeds) read bodies the other worker rendered: they are sent, not rendered again."""
+    import multiprocessing
+
+    from sitegen.render.pages import Job
+
+    config = make_config(tmp_path, per_page=1)
+    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
+    renderer = Renderer(config, site, ThemeSet(config))
+    renders = multiprocessing.Value("i", 0)  # shared with the forked workers
+    markdown_render = renderer.markdown.render
+
+    def counted(*args: object, **kwargs: object) -> object:
+        with renders.get_lock():
+            renders.value += 1
+        return markdown_render(*args, **kwargs)  # type: ignore[arg-type]
+
+    renderer.markdown.render = counted  # type: ignore[method-assign]
+
+    def feed() -> list[tuple[str, bytes]]:
+        return [("feed.xml", "".join(renderer.article_html(a) for a in site.articles).encode())]
+
+    files = list(renderer.render_pages(site.pages, workers=2,
+                                       jobs=[Job(feed, articles=site.articles)]))
+    assert renders.value == len(site.articles)  # once each, though both workers need them all
+    assert files[-1][0] == "feed.xml"
+    expected = "".join(Renderer(config, site, ThemeSet(config)).article_html(a)
+                       for a in site.articles)
+    assert files[-1][1] == expected.encode()
 
 
 def test_render_hashed_digests_are_the_bytes_sha256(tmp_path: Path) -> None:
