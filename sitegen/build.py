@@ -90,6 +90,7 @@ def run_build(
     progress: Progress | None = None, lock_timeout: float = 60.0,
     stamp: StampKey | None = None, output_as_given: Path | None = None,
     site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
+    locate_stamp: Callable[[], StampKey | None] | None = None,
 ) -> BuildReport:
     """Build the site into *output*; with *workspace* given, nothing is fetched.
 
@@ -100,7 +101,11 @@ def run_build(
     Warnings logged during the build are counted here (whoever set up logging), so
     `strict` fails the build before the commit and the report tells how many there were.
     With *stamp* (an offline build's key, taken before anything was read), the
-    committed build is recorded for `build_command`'s no-change fast path.
+    committed build is recorded for `build_command`'s no-change fast path. An online
+    build gets *locate_stamp* instead: once the sync has brought the content cache up
+    to date, the build is exactly an offline build of that cache, so a matching stamp
+    ends it there (nothing rendered, the output untouched) and a new one is recorded
+    after the commit.
     """
     counter = WarningCounter()
     logger = logging.getLogger(LOGGER_NAME)
@@ -111,7 +116,9 @@ def run_build(
                           workspace=workspace, progress=progress, lock_timeout=lock_timeout,
                           counter=counter, stamp=stamp if offline and workspace is None else None,
                           output_as_given=output_as_given or output, site=site,
-                          before_render=before_render)
+                          before_render=before_render,
+                          locate_stamp=locate_stamp if not offline and workspace is None
+                          else None)
     finally:
         logger.removeHandler(counter)
 
@@ -122,6 +129,7 @@ def _run_build(
     workspace: Workspace | None, progress: Progress | None, lock_timeout: float,
     counter: WarningCounter, stamp: StampKey | None, output_as_given: Path,
     site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
+    locate_stamp: Callable[[], StampKey | None] | None = None,
 ) -> BuildReport:
     from sitegen.emit.writer import OutputWriter
 
@@ -132,6 +140,7 @@ def _run_build(
     progress = progress or Progress(enabled=False)
     key = beacon_key(config, demo=demo)
     report = BuildReport()
+    fetch_from = counter.count
     with timings.stage("fetch"):
         if workspace is None:
             workspace, report.api, report.from_cache = _fetch(
@@ -144,6 +153,18 @@ def _run_build(
     calls = report.api.get("total")
     if isinstance(calls, int) and calls > 0:
         report.api["monthly"] = _budget(config, workspace, calls)
+    # Warnings the stamp records (and replays) are the build's, not the fetch's: a later
+    # offline build of the same cache would not see the sync's, nor its quota projection.
+    fetch_to = counter.count
+    if locate_stamp is not None:
+        from sitegen.emit.stamp import check_stamp
+
+        with timings.stage("stamp"):
+            located = locate_stamp()
+            stamped = check_stamp(located) if located is not None else None
+        if stamped is not None:
+            return _replayed(stamped, report, counter, warnings_before, strict, timings)
+        stamp = located.with_content_sha() if located is not None else None
     # The model makes no cyclic garbage: the collector pauses while it runs, instead of
     # re-scanning the ~10^5 content records (~0.1 s at 4,000 articles). Rendering freezes
     # the heap itself (`sitegen.render.pages.frozen_heap`).
@@ -213,9 +234,10 @@ def _run_build(
                 save_stamp(stamp, os.fspath(output), result.written + result.unchanged,
                            output_as_given=os.path.abspath(output_as_given),
                            env_names=[config.analytics.key_env, config.api.key_env],
-                           warnings=counter.messages[warnings_before:],
+                           warnings=[*counter.messages[warnings_before:fetch_from],
+                                     *counter.messages[fetch_to:]],
                            articles=len(site.articles), html_pages=len(site.pages),
-                           api=report.api)
+                           api=report.api if offline else _offline_api(workspace))
     report.written, report.unchanged, report.removed = (
         result.written, result.unchanged, result.removed)
     report.output_changed = result.touched_output
@@ -223,6 +245,15 @@ def _run_build(
     report.timings = dict(timings.stages)
     report.seconds = timings.total()
     return report
+
+
+def _offline_api(workspace: Workspace) -> dict[str, object]:
+    """The `api` report of an offline build of *workspace* (what a stamp replays)."""
+    from sitegen.fetch.ledger import CallLedger
+
+    ledger = CallLedger()
+    ledger.version = workspace.api_version
+    return ledger.to_report()
 
 
 def _budget(config: Config, workspace: Workspace, calls: int) -> dict[str, float | int | None]:
@@ -380,6 +411,24 @@ def _demo_media() -> Iterator[tuple[str, bytes]]:
             yield f"media/demo/{entry.name}", entry.read_bytes()
 
 
+def _replayed(stamped: StampedBuild, report: BuildReport, counter: WarningCounter,
+              warnings_before: int, strict: bool, timings: Timings) -> BuildReport:
+    """An online build whose sync left the content as the stamped build saw it."""
+    for message in stamped.warnings:
+        log.warning("%s", message)
+    report.warnings = counter.count - warnings_before
+    if strict and report.warnings:
+        raise StrictError(
+            f"--strict: the build logged {report.warnings} warning(s); the previous output "
+            "was kept (fix them, or build without --strict)"
+        )
+    report.html_pages, report.articles = stamped.html_pages, stamped.articles
+    report.unchanged = stamped.files
+    report.timings = dict(timings.stages)
+    report.seconds = timings.total()
+    return report
+
+
 def _stamped_report(stamped: StampedBuild, strict: bool, timings: Timings) -> BuildReport:
     """The report of a build the stamp proved unchanged (its warnings logged again)."""
     for message in stamped.warnings:
@@ -401,8 +450,9 @@ def build_command(options: argparse.Namespace) -> int:
     """`sitegen build [-c site.toml] [-o DIR] [--offline] [--refresh] [--strict] ...`.
 
     An offline build first checks the no-change stamp (`sitegen.emit.stamp`): when every
-    input and output file is as the last offline build left them, it reports that build
-    again without loading the content, the config models or the renderer.
+    input and output file is as the last build left them, it reports that build again
+    without loading the content, the config models or the renderer. An online build
+    checks it once its sync is done (a scheduled rebuild that finds nothing new).
     """
     timings = Timings()
     demo = bool(getattr(options, "demo", False))
@@ -428,11 +478,18 @@ def build_command(options: argparse.Namespace) -> int:
         output = config.output_path(override)
         given = Path(override) if override is not None else config.root / config.site.output
         quiet = bool(getattr(options, "quiet", False))
+        locate = None
+        if not offline and not refresh:
+            from sitegen.emit.stamp import StampKey
+
+            def locate() -> StampKey | None:
+                return StampKey.locate(options.config, demo=demo, output=override)
+
         report = run_build(
             config, output=output, offline=offline, refresh=refresh, demo=demo, strict=strict,
             max_calls=getattr(options, "max_calls", None),
             progress=Progress(enabled=None if not quiet else False),
-            stamp=stamp, output_as_given=given,
+            stamp=stamp, output_as_given=given, locate_stamp=locate,
         )
     report_path = getattr(options, "report", None)
     if report_path:

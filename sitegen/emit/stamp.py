@@ -2,19 +2,20 @@
 
 Role: an offline build's output is decided by its inputs alone — the sitegen code
 and its dependencies, site.toml, the content cache, the theme files, a few
-environment variables, the command's output folder. `StampKey.locate` hashes all
-of them cheaply (file sizes, mtimes and inodes; the content cache by its bytes
-only when its stat changed), *before* a build reads them, and after a committed
-build `save_stamp` records that key with the stat (size, mtime_ns, inode) of every
-output file and the warnings the build logged. The next offline build with the
-same key and an untouched output can then report everything unchanged in a few
-milliseconds (`check_stamp`), replaying the recorded warnings so `--strict` gives
-the same answer. Any doubt means "build normally": a missing, foreign or corrupt
-stamp, a changed input, a tampered or missing output file, leftovers of a killed
-build. This module imports only the standard library (it runs before config
-validation, jinja2 or pydantic are loaded); it must never write anything but its
-own stamp file in the cache folder, never touch the output, and never record an
-environment value (only its hash).
+environment variables, the command's output folder. `StampKey.locate` hashes all of
+them cheaply (file sizes, mtimes and inodes; the content cache by its bytes only
+when its stat changed), *before* a build reads them, and after a committed build
+`save_stamp` records that key with the stat (size, mtime_ns, inode) of every output
+file and the warnings the build logged. The next offline build with the same key and
+an untouched output can then report everything unchanged in a few milliseconds
+(`check_stamp`), replaying the recorded warnings so `--strict` gives the same
+answer. An online build is an offline build of the cache its sync leaves, so it
+checks (and records) the same stamp once the sync is done. Any doubt means "build
+normally": a missing, foreign or corrupt stamp, a changed input, a tampered or
+missing output file, leftovers of a killed build. This module imports only the
+standard library (it runs before config validation, jinja2 or pydantic are loaded);
+it must never write anything but its own stamp file in the cache folder, never touch
+the output, and never record an environment value (only its hash).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The no-change stamp of offline builds: every input invalidates it, so does a tampered output."""
+"""The no-change stamp: every input invalidates it, so does a tampered output; online builds
+check it once their sync is done."""
 
 from __future__ import annotations
 
@@ -68,9 +69,10 @@ def build(site: Path, *extra: str) -> dict[str, object]:
 
 
 def stamped(report: dict[str, object]) -> bool:
+    """True when the stamp answered: it was checked, and no site model was built."""
     timings = report["timings"]
     assert isinstance(timings, dict)
-    return "stamp" in timings
+    return "stamp" in timings and "model" not in timings
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -202,8 +204,8 @@ def test_strict_gets_the_same_answer_from_the_stamp(
     assert "SITEGEN_STAMP_TEST_KEY is not set" in err and "--strict" in err
 
 
-def test_online_and_refresh_builds_never_use_the_stamp(site: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refresh_and_keyless_online_builds_never_reach_the_stamp(
+        site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     build(site)
     calls: list[str] = []
     real = stamp_module.check_stamp
@@ -216,9 +218,46 @@ def test_online_and_refresh_builds_never_use_the_stamp(site: Path,
     assert stamped(build(site))
     assert calls == ["checked"]
     monkeypatch.delenv("SITEGEN_API_KEY", raising=False)
-    assert main(["build", "-q"]) == 2  # online: needs the key, no stamp consulted
+    assert main(["build", "-q"]) == 2  # online: needs the key, fails before any stamp
     assert main(["build", "-q", "--refresh"]) == 2
     assert calls == ["checked"]
+
+
+def _demo_build(root: Path, *extra: str) -> dict[str, Any]:
+    status = main(["build", "-q", "--demo", "--report", str(root / "report.json"), *extra])
+    assert status == 0
+    report: dict[str, Any] = json.loads((root / "report.json").read_text())
+    return report
+
+
+def test_an_online_build_whose_sync_brings_nothing_new_is_answered_by_the_stamp(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "package").mkdir()
+    monkeypatch.setattr(stamp_module, "PACKAGE_DIR", tmp_path / "package")
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    first = _demo_build(tmp_path)  # online: syncs from the bundled emulator
+    warned = capsys.readouterr().err
+    assert not stamped(first) and first["api"]["total"] > 0 and first["warnings"] == 1
+    before = tree(tmp_path / "_site")
+    second = _demo_build(tmp_path)
+    assert stamped(second)
+    assert second["api"]["total"] > 0  # it did sync (and saved every detail request)
+    assert second["api"]["saved"] > 0
+    assert second["pages"]["written"] == 0
+    assert second["pages"]["unchanged"] == first["pages"]["written"]
+    assert (second["articles"], second["pages"]["html"]) == (first["articles"],
+                                                             first["pages"]["html"])
+    assert second["warnings"] == first["warnings"]  # the build's warning, replayed once
+    assert capsys.readouterr().err == warned
+    assert tree(tmp_path / "_site") == before
+    assert stamped(_demo_build(tmp_path, "--offline"))  # one stamp for both kinds of build
+    assert main(["build", "-q", "--demo", "--strict"]) == 1  # the replayed warning counts
+    (tmp_path / "_site" / "404.html").write_text("defaced")
+    third = _demo_build(tmp_path)
+    assert not stamped(third) and third["pages"]["written"] == 1
+    assert tree(tmp_path / "_site") == before
 
 
 def test_a_corrupt_stamp_means_a_normal_build(site: Path) -> None:
