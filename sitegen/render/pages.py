@@ -116,7 +116,7 @@ class Job:
 
 
 class Stager(Protocol):
-    """The emit stage's hook for workers (`sitegen.emit.writer.FreshStager`)."""
+    """The emit stage's hook for workers (`sitegen.emit.tree.FreshStager`)."""
 
     def stage(self, path: str, data: bytes, digest: str) -> bool:
         """Put a rendered file into the output's staging; False: send the bytes back."""

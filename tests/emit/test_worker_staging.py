@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.emit.writer import FreshStager, OutputWriter, stage_new_file
+from sitegen.emit.tree import FreshStager, stage_new_file
+from sitegen.emit.writer import OutputWriter
 from sitegen.errors import BuildError
 
 

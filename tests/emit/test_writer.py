@@ -206,7 +206,9 @@ def test_leftovers_of_a_killed_build_are_cleaned(tmp_path: Path) -> None:
 def test_the_fallback_swap_without_renameat2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(writer_module, "_renameat2_exchange", lambda first, second: False)
+    from sitegen.emit import tree
+
+    monkeypatch.setattr(tree, "_renameat2_exchange", lambda first, second: False)
     out = tmp_path / "_site"
     build(out, SITE)
     (out / "CNAME").write_text("x")
