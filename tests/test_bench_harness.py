@@ -205,3 +205,27 @@ def test_fetch_call_count_is_read_from_the_fetch_summary() -> None:
     assert _fetch_calls("W: 0 published articles through API v2\n1 call; 0 detail requests") == 1
     with pytest.raises(StepFailed):
         _fetch_calls("W: 3 agents from the cache (no request)\n")
+
+
+def test_set_aside_moves_the_output_and_sitegens_folders_keeping_every_file(
+        tmp_path: Path) -> None:
+    from benchmarks.harness.sites import set_aside
+
+    output = tmp_path / "site" / "_site"
+    (output / "a").mkdir(parents=True)
+    (output / "a" / "index.html").write_text("page")
+    spare = tmp_path / "site" / "._site.sitegen-spare"
+    spare.mkdir()
+    (spare / "old.html").write_text("old")
+    lock = tmp_path / "site" / "._site.sitegen-lock"
+    lock.write_text("")
+    trash = tmp_path / "aside"
+    set_aside(output, trash)
+    set_aside(output, trash)  # nothing left to move: no error
+    assert not output.exists() and not spare.exists() and lock.exists()
+    moved = sorted(p.relative_to(trash).as_posix() for p in trash.rglob("*") if p.is_file())
+    assert moved == ["0000-_site/a/index.html", "0001-._site.sitegen-spare/old.html"]
+    hugo = tmp_path / "hugo-out"
+    hugo.mkdir()
+    set_aside(hugo, trash, siblings=False)
+    assert not hugo.exists() and (trash / "0002-hugo-out").is_dir()
