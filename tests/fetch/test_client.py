@@ -292,13 +292,19 @@ def test_a_redirect_is_followed_and_later_requests_go_through_the_full_client() 
             return httpx.Response(301, headers={"location": f"{BASE}/new{request.url.path}"})
         return httpx.Response(200, json={"path": request.url.path})
 
+    ledger = CallLedger()
+
     async def go() -> list[dict[str, Any]]:
-        async with ApiClient(f"{BASE}/old", KEY, transport=httpx.MockTransport(handler)) as api:
+        async with ApiClient(f"{BASE}/old", KEY, transport=httpx.MockTransport(handler),
+                             ledger=ledger) as api:
             return [await api.get_json("v2", "/a"), await api.get_json("v2", "/b")]
 
     first, second = run(go())
     assert first == {"path": "/new/old/api/v2/a"} and second == {"path": "/new/old/api/v2/b"}
     assert paths.count("/old/api/v2/a") == 2 and paths.count("/old/api/v2/b") == 1
+    # every request the service saw counts against the quota, redirect answers included
+    assert ledger.total == len(paths) == 5
+    assert sorted(record.status for record in ledger.records) == [200, 200, 301, 301, 301]
 
 
 @pytest.mark.parametrize(("variable", "direct"), [(None, True), ("HTTPS_PROXY", False),
