@@ -163,7 +163,9 @@ def _run_build(
             located = locate_stamp()
             stamped = check_stamp(located) if located is not None else None
         if stamped is not None:
-            return _replayed(stamped, report, counter, warnings_before, strict, timings)
+            logged = counter.messages[warnings_before:fetch_from]  # this build's, so far
+            return _replayed(stamped, logged, report, counter, warnings_before, strict,
+                             timings)
         stamp = located.with_content_sha() if located is not None else None
     # The model makes no cyclic garbage: the collector pauses while it runs, instead of
     # re-scanning the ~10^5 content records (~0.1 s at 4,000 articles). Rendering freezes
@@ -411,10 +413,18 @@ def _demo_media() -> Iterator[tuple[str, bytes]]:
             yield f"media/demo/{entry.name}", entry.read_bytes()
 
 
-def _replayed(stamped: StampedBuild, report: BuildReport, counter: WarningCounter,
-              warnings_before: int, strict: bool, timings: Timings) -> BuildReport:
-    """An online build whose sync left the content as the stamped build saw it."""
-    for message in stamped.warnings:
+def _replayed(stamped: StampedBuild, logged: list[str], report: BuildReport,
+              counter: WarningCounter, warnings_before: int, strict: bool,
+              timings: Timings) -> BuildReport:
+    """An online build whose sync left the content as the stamped build saw it.
+
+    The stamped warnings start with those logged before the fetch (the same config and
+    environment: *logged* again by this build already); the rest are replayed.
+    """
+    replay = stamped.warnings
+    if replay[:len(logged)] == logged:
+        replay = replay[len(logged):]
+    for message in replay:
         log.warning("%s", message)
     report.warnings = counter.count - warnings_before
     if strict and report.warnings:

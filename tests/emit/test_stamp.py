@@ -260,6 +260,52 @@ def test_an_online_build_whose_sync_brings_nothing_new_is_answered_by_the_stamp(
     assert tree(tmp_path / "_site") == before
 
 
+def test_an_online_build_logs_each_warning_once_whether_stamped_or_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warning logged before the sync (analytics key unset) is not replayed a second time."""
+    import logging
+
+    from sitegen.build import run_build
+    from sitegen.config import DEMO_API_URL, DEMO_WORKSPACE_ID, load_config
+    from sitegen.logs import LOGGER_NAME
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "package").mkdir()
+    monkeypatch.setattr(stamp_module, "PACKAGE_DIR", tmp_path / "package")
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.delenv("SITEGEN_STAMP_TEST_KEY", raising=False)
+    monkeypatch.setenv("SITEGEN_API_KEY", "any-key-the-emulator-accepts")
+    (tmp_path / "site.toml").write_text(
+        SITE_TOML.format(analytics="true")
+        .replace("https://cas.example.test", DEMO_API_URL)
+        .replace("65f0c0ffee0123456789abcd", DEMO_WORKSPACE_ID))
+    config = load_config(tmp_path / "site.toml")
+    seen: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno >= logging.WARNING:
+                seen.append(record.getMessage())
+
+    handler = Collect()
+    logging.getLogger(LOGGER_NAME).addHandler(handler)
+    try:
+        reports = []
+        for _ in range(2):
+            seen.clear()
+            reports.append(run_build(
+                config, output=tmp_path / "_site", transport=demo_transport(),
+                locate_stamp=lambda: stamp_module.StampKey.locate(
+                    "site.toml", demo=False, output=None)))
+            assert len(seen) == len(set(seen)) == reports[-1].warnings, seen
+            assert any("SITEGEN_STAMP_TEST_KEY is not set" in m for m in seen)
+    finally:
+        logging.getLogger(LOGGER_NAME).removeHandler(handler)
+    first, second = reports
+    assert "model" in first.timings and "model" not in second.timings  # the stamp answered
+    assert second.warnings == first.warnings and second.api["total"] > 0
+
+
 def test_a_corrupt_stamp_means_a_normal_build(site: Path) -> None:
     build(site)
     (stamp_file,) = (site / ".sitegen").glob("build-stamp-*.json")
