@@ -114,7 +114,6 @@ class Job:
         return self.run()
 
 
-
 class Stager(Protocol):
     """The emit stage's hook for workers (`sitegen.emit.tree.FreshStager`)."""
 
