@@ -18,6 +18,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sitegen.emit.manifest import Manifest, safe_relpath
@@ -58,16 +59,35 @@ def stage_new_file(staging: str, rel: str, data: bytes, made: set[str]) -> None:
     """
     target = os.path.join(staging, rel)
     parent = os.path.dirname(target)
-    if parent in made:
-        write_new(target, rel, data)
-        return
-    try:
-        if os.path.dirname(parent) in made:
-            try:
-                os.mkdir(parent)
-            except FileExistsError:
-                os.makedirs(parent, exist_ok=True)  # another worker's folder, or a file
+    if parent not in made:
+        make_folder(staging, rel, parent, made)
+    write_new(target, rel, data)
+
+
+def make_folder(staging: str, rel: str, parent: str, made: set[str],
+                repair: Callable[[str], bool] | None = None) -> None:
+    """Make *parent*, the folder of the staged path *rel*, and note it in *made*.
+
+    The common case is one mkdir: the folder's own parent was made (or met) by this
+    build (makedirs would stat every level first). A folder already there (another
+    worker's, an adopted spare's) is fine. A file in the way is the build producing a
+    path through another of its files, unless *repair(rel)* clears it (a stale file of
+    a recycled tree) — a one-line `BuildError` otherwise, as is any other failure.
+    """
+    if os.path.dirname(parent) in made:
+        try:
+            os.mkdir(parent)
+        except OSError:
+            pass  # there already, or a file: makedirs below tells which
         else:
+            made.add(parent)
+            return
+    try:
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            if repair is None or not repair(rel):
+                raise
             os.makedirs(parent, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise BuildError(
@@ -76,10 +96,11 @@ def stage_new_file(staging: str, rel: str, data: bytes, made: set[str]) -> None:
         ) from None
     except OSError as error:
         raise BuildError(f"cannot write {rel!r} into the output: {error.strerror}") from None
+    # No symlink can be on the way: staging is fresh, only real folders are made in it,
+    # and the user's symlinks are carried over after every sitegen file is placed.
     while parent not in made and len(parent) > len(staging):
         made.add(parent)
         parent = os.path.dirname(parent)
-    write_new(target, rel, data)
 
 
 class FreshStager:

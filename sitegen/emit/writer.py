@@ -43,6 +43,7 @@ from sitegen.emit.tree import (
     detached_remove,
     exchange_dirs,
     ignore_in_git,
+    make_folder,
     place_file,
     recover_leftovers,
     write_new,
@@ -307,35 +308,13 @@ class OutputWriter:
         target = os.path.join(self._staging_str, rel)
         parent = os.path.dirname(target)
         if parent not in self._made:
-            # The common case: the folder's own parent was made (or checked) by this build,
-            # so one mkdir does (makedirs would stat every level first).
-            if os.path.dirname(parent) in self._made:
-                try:
-                    os.mkdir(parent)
-                except OSError:
-                    pass  # there already (an adopted spare), or a file: the checks below
-                else:
-                    self._made.add(parent)
-                    return target
-            try:
-                try:
-                    os.makedirs(parent, exist_ok=True)
-                except (FileExistsError, NotADirectoryError):
-                    if self._index is None or not spare_tree.clear_file_parents(
-                            self._staging_str, rel, self._new):
-                        raise
-                    os.makedirs(parent, exist_ok=True)
-            except (FileExistsError, NotADirectoryError):
-                raise BuildError(
-                    f"the output path {rel!r} runs through a file this build also writes: "
-                    "rename the slug or tag that produces it"
-                ) from None
-            # No symlink can be on the way: staging is fresh, only real folders are made in
-            # it, and the user's symlinks are carried over after every sitegen file is placed.
-            while parent not in self._made and len(parent) > len(self._staging_str):
-                self._made.add(parent)
-                parent = os.path.dirname(parent)
+            make_folder(self._staging_str, rel, parent, self._made,
+                        self._clear_file_parents if self._index is not None else None)
         return target
+
+    def _clear_file_parents(self, rel: str) -> bool:
+        """Remove stale spare files where *rel* needs folders (False: a file of this build)."""
+        return spare_tree.clear_file_parents(self._staging_str, rel, self._new)
 
     def _stage_bytes(self, rel: str, data: bytes) -> None:
         target = self._parent(rel)

@@ -279,3 +279,35 @@ def test_write_hashed_records_the_given_digest_and_makes_nested_folders(tmp_path
     for path, data in files.items():
         entry = manifest.get(path)
         assert entry is not None and entry.sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_a_folder_that_cannot_be_made_is_one_line_and_the_output_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    out = tmp_path / "_site"
+    build(out, SITE)
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    real_mkdir, real_makedirs = os.mkdir, os.makedirs
+
+    def no_space(path: str | os.PathLike[str]) -> None:
+        if "deep" in os.fspath(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def mkdir(path: str, mode: int = 0o777, **kwargs: object) -> None:
+        no_space(path)
+        real_mkdir(path, mode)
+
+    def makedirs(path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        no_space(path)
+        real_makedirs(path, mode, exist_ok)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    monkeypatch.setattr(os, "makedirs", makedirs)
+    with pytest.raises(BuildError) as caught:
+        build(out, {**SITE, "deep/er/index.html": b"x"})
+    monkeypatch.undo()
+    message = str(caught.value)
+    assert "\n" not in message and "'deep/er/index.html'" in message
+    assert os.strerror(errno.ENOSPC) in message
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

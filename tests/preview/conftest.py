@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from sitegen.preview.fresh import FreshPages
 from sitegen.preview.httpserver import PreviewHTTPServer
-from sitegen.preview.reload import ReloadChannel
+from sitegen.preview.reload import Event, ReloadChannel, Subscription
 
 
 @dataclass
@@ -47,17 +49,15 @@ def write_site(root: Path) -> None:
     (root / "sitemap.xml").write_text('<?xml version="1.0"?><urlset/>', encoding="utf-8")
 
 
-@pytest.fixture()
-def running(tmp_path: Path) -> Iterator[Running]:
-    root = tmp_path / "out"
-    write_site(root)
-    (tmp_path / "secret.txt").write_text("top secret", encoding="utf-8")
-    channel = ReloadChannel()
-    server = PreviewHTTPServer("127.0.0.1", 0, root, channel)
+@contextmanager
+def serving(root: Path, channel: ReloadChannel,
+            fresh: FreshPages | None = None) -> Iterator[PreviewHTTPServer]:
+    """*root* served on a loopback port in a thread; everything closed and joined after."""
+    server = PreviewHTTPServer("127.0.0.1", 0, root, channel, fresh)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
     try:
-        yield Running(server, channel, root)
+        yield server
     finally:
         channel.close()
         server.shutdown()
@@ -65,3 +65,25 @@ def running(tmp_path: Path) -> Iterator[Running]:
         server.server_close()
         thread.join(timeout=10)
         assert not thread.is_alive()
+
+
+def drain(sub: Subscription) -> list[Event]:
+    """Every event waiting on *sub* (heartbeats left out)."""
+    found = []
+    while True:
+        try:
+            event = sub.get(timeout=0.01)
+        except Exception:
+            return found
+        if event is not None:
+            found.append(event)
+
+
+@pytest.fixture()
+def running(tmp_path: Path) -> Iterator[Running]:
+    root = tmp_path / "out"
+    write_site(root)
+    (tmp_path / "secret.txt").write_text("top secret", encoding="utf-8")
+    channel = ReloadChannel()
+    with serving(root, channel) as server:
+        yield Running(server, channel, root)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -40,16 +41,30 @@ def _tree(folder: Path) -> dict[str, bytes]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_template_rebuild_serves_open_pages_first_and_matches_a_cold_build(
-        tmp_path: Path) -> None:
+class Preview(NamedTuple):
+    site: Path
+    config: Config
+    channel: ReloadChannel
+    fresh: FreshPages
+    builder: SiteBuilder
+
+
+def _built_preview(tmp_path: Path, marker: str) -> Preview:
+    """A demo site whose base template carries *marker*, built once by a preview builder."""
     site = tmp_path / "site"
     site.mkdir()
-    _override_base(site, "first")
+    _override_base(site, marker)
     config = _config(site)
     channel = ReloadChannel()
     fresh = FreshPages(channel)
     builder = SiteBuilder(preview_output(config), demo=True, offline=False, fresh=fresh)
     builder(config, fetch=True)
+    return Preview(site, config, channel, fresh, builder)
+
+
+def test_template_rebuild_serves_open_pages_first_and_matches_a_cold_build(
+        tmp_path: Path) -> None:
+    site, config, channel, fresh, builder = _built_preview(tmp_path, "first")
     model = builder._site
     assert model is not None
 
@@ -88,14 +103,7 @@ def test_template_rebuild_serves_open_pages_first_and_matches_a_cold_build(
 
 
 def test_a_broken_template_leaves_nothing_served_ahead(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    _override_base(site, "good")
-    config = _config(site)
-    channel = ReloadChannel()
-    fresh = FreshPages(channel)
-    builder = SiteBuilder(preview_output(config), demo=True, offline=False, fresh=fresh)
-    builder(config, fetch=True)
+    site, config, channel, fresh, builder = _built_preview(tmp_path, "good")
     channel.subscribe("/").get(timeout=1)
     before = (preview_output(config) / "index.html").read_bytes()
     original = (site / "templates" / "base.html").read_text("utf-8")

@@ -14,9 +14,9 @@ import pytest
 from sitegen.errors import BuildError
 from sitegen.preview.fresh import MAX_FIRST_PAGES, FreshPages, output_path, pages_for
 from sitegen.preview.httpserver import PreviewHTTPServer
-from sitegen.preview.reload import Event, Problem, ReloadChannel, Subscription
+from sitegen.preview.reload import Problem, ReloadChannel
 
-from .conftest import write_site
+from .conftest import drain, serving, write_site
 
 
 @dataclass
@@ -44,17 +44,6 @@ class FakeRenderer:
 
 SITE = FakeSite([FakePage("index.html"), FakePage("hello/index.html"),
                  FakePage("caf\u00e9/index.html"), FakePage("404.html"), FakePage("a.html")])
-
-
-def _events(sub: Subscription) -> list[Event]:
-    found = []
-    while True:
-        try:
-            event = sub.get(timeout=0.01)
-        except Exception:
-            return found
-        if event is not None:
-            found.append(event)
 
 
 @pytest.mark.parametrize(("url", "rel"), [
@@ -88,7 +77,7 @@ def test_render_first_serves_open_pages_and_announces_only_them() -> None:
     fresh = FreshPages(channel)
     home = channel.subscribe("/")
     other = channel.subscribe("/nowhere/")
-    _events(home), _events(other)
+    drain(home), drain(other)
     committed = channel.build_id
     renderer = FakeRenderer(SITE)
     fresh.render_first(renderer)  # type: ignore[arg-type]
@@ -99,7 +88,7 @@ def test_render_first_serves_open_pages_and_announces_only_them() -> None:
     assert data == b"<html><body>new index.html</body></html>"
     assert build == channel.next_build_id and build != committed
     assert fresh.get("hello/index.html") is None
-    [early] = _events(home)
+    [early] = drain(home)
     assert early.name == "reload" and early.data == {"build": build, "paths": ["/"]}
     assert channel.build_id == committed  # nothing committed yet
     # A page that reconnects while the build runs is not told to reload again.
@@ -110,7 +99,7 @@ def test_render_first_serves_open_pages_and_announces_only_them() -> None:
     channel.built()
     fresh.clear()
     assert channel.build_id == build
-    [final] = _events(other)[-1:]
+    [final] = drain(other)[-1:]
     assert final.name == "reload" and final.data == {"build": build}
     assert fresh.get("index.html") is None and len(fresh) == 0
 
@@ -119,28 +108,28 @@ def test_no_open_page_means_nothing_rendered_ahead() -> None:
     channel = ReloadChannel()
     fresh = FreshPages(channel)
     sub = channel.subscribe()  # a stream that reported no path
-    _events(sub)
+    drain(sub)
     renderer = FakeRenderer(SITE)
     fresh.render_first(renderer)  # type: ignore[arg-type]
     assert renderer.rendered == [] and len(fresh) == 0
-    assert _events(sub) == []
+    assert drain(sub) == []
 
 
 def test_a_failed_page_publishes_nothing() -> None:
     channel = ReloadChannel()
     fresh = FreshPages(channel)
     sub = channel.subscribe("/")
-    _events(sub)
+    drain(sub)
     with pytest.raises(BuildError):
         fresh.render_first(FakeRenderer(SITE, broken="index.html"))  # type: ignore[arg-type]
-    assert len(fresh) == 0 and _events(sub) == []
+    assert len(fresh) == 0 and drain(sub) == []
 
 
 def test_a_build_failing_after_its_early_pages_never_reuses_their_id() -> None:
     channel = ReloadChannel()
     fresh = FreshPages(channel)
     sub = channel.subscribe("/")
-    _events(sub)
+    drain(sub)
     fresh.render_first(FakeRenderer(SITE))  # type: ignore[arg-type]
     early = fresh.get("index.html")
     assert early is not None
@@ -149,7 +138,7 @@ def test_a_build_failing_after_its_early_pages_never_reuses_their_id() -> None:
     # Pages showing the early page carry its id; the next good build must differ from it.
     channel.built()
     assert channel.build_id != early[1]
-    names = [event.name for event in _events(sub)]
+    names = [event.name for event in drain(sub)]
     assert names == ["reload", "problem", "reload"]
 
 
@@ -162,17 +151,8 @@ def served(tmp_path: Path) -> Iterator[tuple[PreviewHTTPServer, FreshPages]]:
     write_site(root)
     channel = ReloadChannel()
     fresh = FreshPages(channel)
-    server = PreviewHTTPServer("127.0.0.1", 0, root, channel, fresh)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
+    with serving(root, channel, fresh) as server:
         yield server, fresh
-    finally:
-        channel.close()
-        server.shutdown()
-        server.close_connections()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 def test_stream_reports_its_page_path(served: tuple[PreviewHTTPServer, FreshPages]) -> None:
@@ -222,7 +202,7 @@ def test_render_first_waits_for_the_announced_page_to_be_fetched() -> None:
     channel = ReloadChannel()
     fresh = FreshPages(channel, settle=60.0)
     sub = channel.subscribe("/")
-    _events(sub)
+    drain(sub)
     done = threading.Event()
 
     def build() -> None:

@@ -14,6 +14,8 @@ from sitegen.preview.changes import ChangeSet
 from sitegen.preview.reload import ReloadChannel, Subscription
 from sitegen.preview.session import PreviewSession
 
+from .conftest import drain
+
 SITE_TOML = """
 [site]
 title = "{title}"
@@ -47,14 +49,7 @@ def _write(path: Path, title: str = "One", api: str = "https://api.test") -> Non
 
 
 def _names(sub: Subscription) -> list[str]:
-    names = []
-    while True:
-        try:
-            event = sub.get(timeout=0.01)
-        except Exception:
-            return names
-        if event is not None:
-            names.append(event.name)
+    return [event.name for event in drain(sub)]
 
 
 @pytest.fixture()
