@@ -9,7 +9,10 @@ never print a traceback unless `--debug`, and never print a key.
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 
@@ -137,23 +140,53 @@ def _dispatch(options: argparse.Namespace) -> int:
     raise ConfigError(f"unknown command {command!r}: see `sitegen --help`")
 
 
+#: Batch commands that end the process without Python's teardown (see `run`).
+_QUICK_EXIT = frozenset({"build", "fetch"})
+
+
+def run() -> None:
+    """The `sitegen` console script and `python -m sitegen`: `main`, then exit the process.
+
+    After `build` or `fetch` the process ends with `os._exit` once its output is flushed:
+    these commands have closed every file, pool and connection by the time they return,
+    and Python's teardown would only spend ~0.1 s of CPU freeing the site graph and the
+    modules one by one (mypy ends the same way). Tests call `main`, which returns.
+    """
+    status, command = _main(sys.argv[1:])
+    if command in _QUICK_EXIT and threading.active_count() == 1:
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `sitegen` console script; returns the exit status."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Run one command line; returns the exit status."""
+    return _main(list(sys.argv[1:] if argv is None else argv))[0]
+
+
+def _main(args: list[str]) -> tuple[int, str | None]:
+    """The exit status of the command line *args*, and the command it ran (None: none)."""
     debug = "--debug" in args
+    command: str | None = None
     try:
         options = build_parser().parse_args(args)
+        command = options.command
         verbosity = -1 if getattr(options, "quiet", False) else (
             1 if getattr(options, "verbose", False) else 0)
         setup_logging(verbosity)
-        return _dispatch(options)
+        return _dispatch(options), command
     except SitegenError as error:
         if debug:
             traceback.print_exc(file=sys.stderr)
         print(f"error: {error}", file=sys.stderr)
-        return error.exit_code
+        return error.exit_code, command
     except KeyboardInterrupt:
         print("error: interrupted; the previous output was kept", file=sys.stderr)
-        return 130
+        return 130, command
     except SystemExit as exit_:  # argparse --help / --version
-        return int(exit_.code or 0)
+        return int(exit_.code or 0), command

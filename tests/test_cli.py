@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,3 +35,25 @@ def test_python_dash_m_runs() -> None:
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0
     assert result.stdout.startswith("sitegen ")
+
+
+def test_a_finished_build_exits_quickly_with_its_output_and_status(tmp_path: Path) -> None:
+    """`build` and `fetch` end with os._exit: what they printed must still arrive, whole."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered pipes
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "sitegen", "build", "--demo", "-o", str(tmp_path / "out"),
+         "--report", str(report)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("built ")  # the summary line
+    assert report.stat().st_size > 0
+    fetched = subprocess.run([sys.executable, "-m", "sitegen", "fetch", "--demo"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert fetched.returncode == 0, fetched.stderr
+    assert " calls" in fetched.stdout  # a pipe: block-buffered until flushed
+    failed = subprocess.run(
+        [sys.executable, "-m", "sitegen", "fetch", "-c", str(tmp_path / "missing.toml")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert failed.returncode == 2
+    assert failed.stderr.strip().splitlines()[-1].startswith("error: no configuration at ")

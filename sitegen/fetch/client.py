@@ -24,6 +24,7 @@ import ssl
 import sys
 import time
 import urllib.request
+from collections import deque
 from types import TracebackType
 from typing import Any, Literal
 
@@ -58,25 +59,46 @@ class NotFound(ApiError):
 
 
 class _AdaptiveLimit:
-    """A semaphore whose size halves on 429 (min 1) and grows back by one per full round."""
+    """A semaphore whose size halves on 429 (min 1) and grows back by one per full round.
+
+    A freed slot is handed straight to the longest waiter (its future completes with the
+    slot already counted), so the next request goes out on the loop's next turn, with no
+    lock to take again and no waiter woken only to find the slot gone.
+    """
 
     def __init__(self, maximum: int) -> None:
         self.maximum = max(1, maximum)
         self.limit = self.maximum
         self.active = 0
         self._streak = 0
-        self._condition = asyncio.Condition()
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def __aenter__(self) -> None:
-        async with self._condition:
-            await self._condition.wait_for(lambda: self.active < self.limit)
+        if self.active < self.limit and not self._waiters:
             self.active += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed a slot, then cancelled before using it
+            raise
 
     async def __aexit__(self, *exc: object) -> None:
-        async with self._condition:
-            self.active -= 1
-            # wake only as many waiters as there are free slots (no thundering herd)
-            self._condition.notify(max(0, self.limit - self.active))
+        self._release()
+
+    def _release(self) -> None:
+        self.active -= 1
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        while self._waiters and self.active < self.limit:
+            waiter = self._waiters.popleft()
+            if not waiter.done():  # a cancelled waiter is skipped
+                self.active += 1
+                waiter.set_result(None)
 
     def throttle(self) -> None:
         self.limit = max(1, self.limit // 2)
@@ -89,6 +111,7 @@ class _AdaptiveLimit:
         if self._streak >= self.limit:
             self.limit += 1
             self._streak = 0
+            self._hand_over()
 
 
 class _Transient(Exception):
@@ -290,15 +313,23 @@ class ApiClient:
                 remaining = self.retry_budget - (loop.time() - start)
                 timeout = self.timeout if attempt == 0 else max(0.05, min(self.timeout, remaining))
                 try:
-                    result = await self._attempt(method, url, endpoint, version, attempt > 0,
+                    answer = await self._attempt(method, url, endpoint, version, attempt > 0,
                                                  timeout, params, body)
                 except _Transient as failure:
                     if failure.wait is not None or "429" in failure.reason:
                         self._limit.throttle()
                     reason, wait = failure.reason, failure.wait
+                    answer = None
                 else:
                     self._limit.succeeded()
-                    return result
+            if answer is not None:
+                # Decoded (and then validated by the caller) after the request waiting for
+                # the slot this one freed has gone out: the slot is not held for the parsing.
+                await asyncio.sleep(0)
+                try:
+                    return self._decode(*answer)
+                except _Transient as failure:
+                    reason, wait = failure.reason, None
             attempt += 1
             elapsed = loop.time() - start
             delay = self._backoff(attempt, wait)
@@ -321,7 +352,8 @@ class ApiClient:
 
     async def _attempt(self, method: str, url: str, endpoint: str, version: Version,
                        retry: bool, timeout: float, params: dict[str, Any] | None,
-                       body: dict[str, Any] | None) -> dict[str, Any]:
+                       body: dict[str, Any] | None) -> tuple[bytes, str, int]:
+        """One exchange: the body, content type and status of a 2xx answer, else raises."""
         try:
             response, hops = await self._send(method, url, version, timeout, params, body)
         except httpx.TimeoutException:
@@ -337,7 +369,7 @@ class ApiClient:
         status = response.status_code
         self.ledger.record(endpoint, status, retry=retry, size=len(content))
         if 200 <= status < 300:
-            return self._decode(content, response.headers.get("content-type", ""), status)
+            return content, response.headers.get("content-type", ""), status
         if status == 401:
             raise AuthError(
                 f"the service refused the API key (HTTP 401 on {endpoint}): check that the "

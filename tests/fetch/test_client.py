@@ -197,6 +197,57 @@ def test_adaptive_limit_never_goes_below_one() -> None:
     assert limit.limit == 2
 
 
+def test_adaptive_limit_hands_slots_over_in_order_and_survives_cancellation() -> None:
+    """A freed slot goes to the longest waiter; a cancelled waiter never keeps one."""
+    order: list[int] = []
+
+    async def scenario() -> tuple[int, int]:
+        limit = _AdaptiveLimit(1)
+        gate = asyncio.Event()
+
+        async def user(n: int) -> None:
+            async with limit:
+                order.append(n)
+                await gate.wait()
+
+        first = asyncio.ensure_future(user(0))
+        await asyncio.sleep(0)
+        waiting = [asyncio.ensure_future(user(n)) for n in (1, 2, 3)]
+        await asyncio.sleep(0)
+        waiting[0].cancel()  # cancelled while waiting: skipped
+        await asyncio.sleep(0)
+        gate.set()
+        await first
+        await asyncio.gather(*waiting[1:])
+        # Handed a slot, then cancelled before it ran: the slot comes back.
+        async with limit:
+            late = asyncio.ensure_future(user(4))
+            await asyncio.sleep(0)
+        late.cancel()
+        await asyncio.gather(late, return_exceptions=True)
+        return limit.active, len(limit._waiters)
+
+    active, waiters = run(scenario())
+    assert order == [0, 2, 3]
+    assert (active, waiters) == (0, 0)
+
+
+def test_adaptive_limit_growing_back_lets_waiters_in() -> None:
+    async def scenario() -> int:
+        limit = _AdaptiveLimit(2)
+        limit.throttle()  # 1 slot
+        await limit.__aenter__()
+        second = asyncio.ensure_future(limit.__aenter__())
+        await asyncio.sleep(0)
+        assert not second.done()
+        limit.succeeded()  # a full round at 1: back to 2, the waiter gets in
+        await asyncio.sleep(0)
+        assert second.done()
+        return limit.active
+
+    assert run(scenario()) == 2
+
+
 def test_concurrency_is_bounded() -> None:
     active = peak = 0
 
