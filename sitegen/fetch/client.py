@@ -33,6 +33,7 @@ import httpx
 from sitegen import __version__
 from sitegen.errors import ApiError, AuthError, QuotaError, UnreachableError
 from sitegen.fetch.ledger import CallLedger, endpoint_template
+from sitegen.fetch.transport import LeanTransport
 
 log = logging.getLogger("sitegen.fetch")
 
@@ -198,8 +199,8 @@ class ApiClient:
         # process. The context without CAs fails closed should anything try TLS through it.
         verify: ssl.SSLContext | bool = (ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
                                          if self.base_url.startswith("http://") else True)
-        self._transport = transport if transport is not None else httpx.AsyncHTTPTransport(
-            limits=self._limits, verify=verify)
+        self._transport = transport if transport is not None else LeanTransport(
+            verify=verify, max_idle=max(1, concurrency))
         self._base_headers = {"user-agent": f"sitegen/{__version__}",
                               "accept": "application/json",
                               "accept-encoding": "gzip, deflate"}

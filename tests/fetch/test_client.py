@@ -31,6 +31,9 @@ async def get(client: ApiClient, version: str = "v2",
 
 def client(**options: Any) -> ApiClient:
     options.setdefault("retry_budget", 20.0)
+    # respx mocks httpx's own transport; the lean default one is tested over real sockets
+    # in test_transport.py.
+    options.setdefault("transport", httpx.AsyncHTTPTransport())
     return ApiClient(BASE, KEY, ledger=options.pop("ledger", CallLedger()), **options)
 
 
