@@ -14,7 +14,6 @@ writes what it is given).
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 from datetime import datetime
@@ -36,6 +35,7 @@ from sitegen.fetch.records import (
     UnknownBlock,
     VideoBlock,
 )
+from sitegen.heap import collector_paused
 from sitegen.workspace import ApiVersion, Workspace
 
 log = logging.getLogger("sitegen.fetch")
@@ -174,17 +174,13 @@ class ContentCache:
             return None
         # Validation allocates ~10^5 records and no cycles: with the cyclic GC paused it
         # does not re-scan the growing heap every few hundred allocations (~40% of a load).
-        collecting = gc.isenabled()
-        gc.disable()
         try:
-            cached = _CachedFile.model_validate_json(data)
+            with collector_paused():
+                cached = _CachedFile.model_validate_json(data)
         except ValidationError:
             log.warning("discarded the content cache %s: %s; fetching everything",
                         self.path, _why_unreadable(data))
             return None
-        finally:
-            if collecting:
-                gc.enable()
         if cached.format != CACHE_FORMAT:
             log.warning("discarded the content cache %s: it has format %d, this sitegen uses %d; "
                         "fetching everything", self.path, cached.format, CACHE_FORMAT)

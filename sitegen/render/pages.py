@@ -11,13 +11,11 @@ put an inline script or anything executable from content into a page.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import multiprocessing
 import os
 import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -27,6 +25,7 @@ from markupsafe import Markup
 
 from sitegen.config import Config
 from sitegen.errors import BuildError
+from sitegen.heap import frozen_heap
 from sitegen.model.views import ArticleView, Page, Site
 from sitegen.render.blocks import BlockRenderer
 from sitegen.render.bodies import Body, BodyStore
@@ -58,25 +57,6 @@ class BeaconSettings:
 def static_asset_url(name: str) -> str:
     """The default asset mapping: a theme static file is served from `/static/<name>`."""
     return "/static/" + name.lstrip("/")
-
-
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """Keep the cyclic GC off everything that exists now (the site graph, templates, bodies).
-
-    Rendering allocates a lot, and every full collection would walk the whole site graph
-    again (in forked workers it would also touch, and so copy, every inherited page of
-    memory). Objects made while frozen are collected as usual. Nested use is a no-op, and
-    nothing is unfrozen that someone else froze.
-    """
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 class TemplateHelper:
