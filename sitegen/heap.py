@@ -31,13 +31,13 @@ def collector_paused() -> Iterator[None]:
 def frozen_heap() -> Iterator[None]:
     """Keep the cyclic GC off everything that exists now; objects made later are collected.
 
-    Nested use is a no-op, and nothing is unfrozen that someone else froze.
+    A nested block freezes what was made since; only the outermost block unfreezes, and
+    only when nothing was frozen before it (nothing is unfrozen that someone else froze).
     """
-    if gc.get_freeze_count():
-        yield
-        return
+    outermost = gc.get_freeze_count() == 0
     gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if outermost:
+            gc.unfreeze()
