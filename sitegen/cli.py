@@ -153,7 +153,7 @@ def run() -> None:
     modules one by one (mypy ends the same way). Tests call `main`, which returns.
     """
     status, command = _main(sys.argv[1:])
-    if command in _QUICK_EXIT and threading.active_count() == 1:
+    if command in _QUICK_EXIT and threading.active_count() == 1 and not _observed():
         logging.shutdown()
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -162,6 +162,16 @@ def run() -> None:
                 pass
         os._exit(status)
     sys.exit(status)
+
+
+def _observed() -> bool:
+    """True under a tracer, profiler or coverage tool: they write their results at exit."""
+    return (sys.gettrace() is not None or sys.getprofile() is not None
+            or any(name in sys.modules for name in _OBSERVERS))
+
+
+#: Tools that save what they measured in an atexit handler that `os._exit` would skip.
+_OBSERVERS = ("coverage", "pyinstrument", "cProfile", "profile", "yappi", "memray")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,7 +24,7 @@ def _rank(value: Any) -> tuple[int, Any]:
         return (0, 0)
     if isinstance(value, bool):
         return (5, value)
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return (1, value)
     if isinstance(value, str):
         return (2, value)
@@ -124,7 +124,7 @@ def _texts(value: Any) -> Iterable[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _texts(item)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
         yield str(value)
 
 

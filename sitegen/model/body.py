@@ -28,6 +28,9 @@ from sitegen.fetch.records import (
 from sitegen.render.urls import safe_http_url
 
 WORDS_PER_MINUTE = 220
+# Tuples, not `A | B`: isinstance with a union builds the union on every call (~10x slower).
+_TEXT_BLOCKS = (TextBlock, HeaderBlock, CodeBlock)
+_MEDIA_BLOCKS = (ImageBlock, VideoBlock)
 _MD_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)")
 
 
@@ -81,11 +84,11 @@ def article_body(article: Article) -> Body:
                 label = f"{block.type!r} ({block.reason})"
                 unknown[label] = unknown.get(label, 0) + 1
                 continue
-            if isinstance(block, TextBlock | HeaderBlock | CodeBlock):
+            if isinstance(block, _TEXT_BLOCKS):
                 words += len(block.content.split())
             elif isinstance(block, ListBlock):
                 words += sum(len(item.split()) for item in block.items)
-            elif isinstance(block, ImageBlock | VideoBlock):
+            elif isinstance(block, _MEDIA_BLOCKS):
                 if safe_http_url(block.url) is None:
                     repairs.append(f"article {article.id}: {block.type} block with an unusable "
                                    "URL was left out")
