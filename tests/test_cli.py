@@ -57,3 +57,19 @@ def test_a_finished_build_exits_quickly_with_its_output_and_status(tmp_path: Pat
         cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert failed.returncode == 2
     assert failed.stderr.strip().splitlines()[-1].startswith("error: no configuration at ")
+
+
+def test_no_quick_exit_under_a_tracer_or_profiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sitegen import cli
+
+    monkeypatch.setattr(cli, "_OBSERVERS", ())
+    previous = sys.gettrace()
+    sys.settrace(None)
+    try:
+        assert not cli._observed()
+        sys.settrace(lambda *args: None)
+        assert cli._observed()  # coverage, debuggers: they finish their work at exit
+    finally:
+        sys.settrace(previous)
+    monkeypatch.setattr(cli, "_OBSERVERS", ("sitegen",))  # any module loaded counts
+    assert cli._observed()

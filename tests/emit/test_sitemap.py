@@ -43,3 +43,31 @@ def test_robots_names_the_absolute_sitemap() -> None:
     text = render_robots(BASE + "/").decode()
     assert f"Sitemap: {BASE}/sitemap.xml\n" in text
     assert text.startswith("User-agent: *\n")
+
+
+def _reference_urlset(entries: list[SitemapEntry]) -> bytes:
+    """What ElementTree writes for the same urlset (the sitemap is built as text)."""
+    from sitegen.emit.feed import atom_date, clean_text
+
+    root = ET.Element("urlset", {"xmlns": SITEMAP_NS})
+    for entry in entries:
+        item = ET.SubElement(root, "url")
+        ET.SubElement(item, "loc").text = clean_text(entry.url)
+        if entry.lastmod is not None:
+            ET.SubElement(item, "lastmod").text = atom_date(entry.lastmod)
+    ET.indent(root, space="  ")
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+            + "\n").encode("utf-8")
+
+
+def test_the_text_built_sitemap_is_what_elementtree_would_write() -> None:
+    hostile = ["https://x.test/a&b/", "https://x.test/<script>/", "https://x.test/é/ü/",
+               "https://x.test/q?a=1&b=\"2\"'", "https://x.test/\x01\x08bad/", "https://x.test/]]>/"]
+    for entries in ([], [SitemapEntry(url) for url in hostile],
+                    [SitemapEntry(url, datetime(2026, 1, n + 1, 5, tzinfo=UTC))
+                     for n, url in enumerate(hostile)]):
+        ordered = sorted(entries, key=lambda e: e.url)
+        [(name, data)] = render_sitemaps(entries, "https://x.test")
+        assert name == "sitemap.xml"
+        assert data == _reference_urlset(ordered)
+        ET.fromstring(data)  # well-formed
