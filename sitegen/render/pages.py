@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import multiprocessing.pool
 import os
 import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -147,6 +148,33 @@ def _run_job(task: tuple[int, dict[str, Body]]) -> tuple[list[StagedFile], dict[
     files: list[StagedFile] = list(_hashed(jobs[index]()))
     fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
     return files, fresh
+
+
+#: Seconds a render worker may take over one task (48 pages, or one job: well under a
+#: second) before the build gives up on the pool instead of waiting forever.
+WORKER_TIMEOUT = 120.0
+
+Answer = tuple[list[StagedFile], dict[str, Body]]
+
+
+def _answers(results: multiprocessing.pool.IMapIterator[Answer]) -> Iterator[Answer]:
+    """The pool's answers in order; a worker silent for WORKER_TIMEOUT s fails the build.
+
+    multiprocessing.Pool waits forever for a task whose worker was killed (the OOM killer,
+    `kill -9`) or stuck: this turns either into one error line, and the pool (ended by its
+    `with` block) takes its workers down.
+    """
+    while True:
+        try:
+            yield results.next(WORKER_TIMEOUT)
+        except StopIteration:
+            return
+        except multiprocessing.TimeoutError:
+            raise BuildError(
+                f"a render worker gave no answer for {WORKER_TIMEOUT:.0f} s (it was killed or "
+                "is stuck): the previous output was kept; build again, and if it happens again "
+                "report it as a sitegen bug"
+            ) from None
 
 
 class Renderer:
@@ -386,12 +414,12 @@ class Renderer:
                       for i in range(0, len(pages), CHUNK_SIZE)]
             context = multiprocessing.get_context("fork")
             with context.Pool(count) as pool:
-                for results, fresh in pool.imap(_render_chunk, bounds):
+                for results, fresh in _answers(pool.imap(_render_chunk, bounds)):
                     self._take_fresh(fresh)
                     yield from results
                 # Jobs go out once every page is in: with the bodies rendered meanwhile.
                 tasks = [(n, self._bodies_for(job, inherited)) for n, job in enumerate(jobs)]
-                for results, fresh in pool.imap(_run_job, tasks):
+                for results, fresh in _answers(pool.imap(_run_job, tasks)):
                     self._take_fresh(fresh)
                     yield from results
         finally:

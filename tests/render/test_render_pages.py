@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from render_factory import XSS, article, hostile_workspace, make_config, make_workspace
 from render_safety import problems
 
@@ -275,3 +276,34 @@ def test_template_helpers_call_through_and_want_no_context(tmp_path: Path) -> No
         assert getattr(helper.__call__, "jinja_pass_arg", "missing") is None
     assert context["link"]("/a/") == renderer.link("/a/")  # type: ignore[operator]
     assert context["asset"]("x.css") == renderer.asset("x.css")  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("fault", ["stuck", "killed"])
+def test_a_stuck_or_killed_render_worker_fails_the_build_instead_of_hanging(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
+    import os
+    import signal
+    import time
+
+    from sitegen.errors import BuildError
+    from sitegen.render import pages as pages_module
+
+    monkeypatch.setattr(pages_module, "WORKER_TIMEOUT", 1.0)
+    config = make_config(tmp_path, per_page=1)
+    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
+    renderer = Renderer(config, site, ThemeSet(config))
+    parent, victim = os.getpid(), site.pages[100].path
+    render = renderer.render
+
+    def faulty(page: object) -> bytes:
+        if os.getpid() != parent and getattr(page, "path", None) == victim:
+            if fault == "killed":
+                os.kill(os.getpid(), signal.SIGKILL)
+            time.sleep(60)
+        return render(page)  # type: ignore[arg-type]
+
+    renderer.render = faulty  # type: ignore[method-assign]
+    started = time.monotonic()
+    with pytest.raises(BuildError, match="render worker gave no answer"):
+        list(renderer.render_pages(site.pages, workers=2))
+    assert time.monotonic() - started < 30
