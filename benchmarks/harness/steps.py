@@ -84,7 +84,9 @@ def step_sync(bench: Bench) -> None:
             sample, report = _build(config, f"cold sync + build #{run + 1}",
                                     report=config.parent / "report.json")
             builds.append(sample)
-    label = f"{n} art., {latency:g} ms"
+    published = sum(1 for a in bench.workspace(n).get("articles", [])
+                    if isinstance(a, dict) and a.get("status") == "published")
+    label = f"{n} art. ({published} published), {latency:g} ms"
     api = report.get("api", {})
     bench.details["sync_calls_by_endpoint"] = api.get("calls", {}) if isinstance(api, dict) else {}
     bench.details["sync_build_calls"] = _total_calls(report)
