@@ -13,7 +13,6 @@ complete, and never log or raise anything containing the key.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,8 @@ from sitegen.fetch.records import Article
 from sitegen.workspace import Workspace
 
 if TYPE_CHECKING:  # the network side (httpx) is imported only when a sync makes requests
+    import asyncio
+
     import httpx
 
     from sitegen.fetch.client import ApiClient
@@ -254,6 +255,8 @@ def _run(work: Awaitable[T]) -> T:
 
     async def main() -> None:
         box.append(await work)
+
+    import asyncio  # here, not at the top: an offline build never starts an event loop
 
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         runner.run(main())

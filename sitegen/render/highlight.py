@@ -11,21 +11,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup, escape
-from pygments import highlight as _highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
+
+if TYPE_CHECKING:  # Pygments is imported when the first listing is highlighted
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexer import Lexer
 
 LIGHT_STYLE = "xcode"
 DARK_STYLE = "lightbulb"
 CSS_SCOPE = ".highlight"
 MAX_HIGHLIGHT_CHARS = 200_000
 _LANGUAGE = re.compile(r"^[A-Za-z0-9_+#.\-]{1,40}$")
-
-_FORMATTER = HtmlFormatter(nowrap=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +36,18 @@ class Highlighted:
     highlighted: bool
 
 
+@lru_cache(maxsize=1)
+def _formatter() -> HtmlFormatter[str]:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(nowrap=True)
+
+
 @lru_cache(maxsize=256)
 def _lexer(name: str) -> Lexer | None:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_by_name(name, stripnl=False, ensurenl=False)
     except ClassNotFound:
@@ -58,7 +66,9 @@ def highlight_code(code: str, language: str | None) -> Highlighted:
     lexer = _lexer(name) if name else None
     if lexer is None or len(code) > MAX_HIGHLIGHT_CHARS:
         return Highlighted(escape(code), name, name, False)
-    html = _highlight(code, lexer, _FORMATTER)
+    from pygments import highlight
+
+    html = highlight(code, lexer, _formatter())
     if html.endswith("\n") and not code.endswith("\n"):
         html = html[:-1]
     # Pygments escapes &, <, >, " and ' in token text; its markup is only <span class="...">.
@@ -76,6 +86,8 @@ def _compact(css: str) -> str:
 
 def pygments_css() -> str:
     """The stylesheet for highlighted code: light by default, dark under prefers-color-scheme."""
+    from pygments.formatters import HtmlFormatter
+
     light = _compact(HtmlFormatter(style=LIGHT_STYLE).get_style_defs(CSS_SCOPE))
     dark = _compact(HtmlFormatter(style=DARK_STYLE).get_style_defs(CSS_SCOPE))
     dark_rules = "\n".join("  " + line for line in dark.splitlines())

@@ -14,15 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_core import StateCore
-from markdown_it.token import Token
-from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import escape
 
 from sitegen.model.slugs import slugify
 from sitegen.render.urls import is_external, safe_http_url, safe_url
+
+if TYPE_CHECKING:  # markdown-it itself is imported when a document is first parsed
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_core import StateCore
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
 
 #: ids the themes use for their own landmarks; headings never take them.
 THEME_IDS = frozenset({
@@ -88,6 +91,20 @@ class MarkdownRenderer:
     def __init__(self, base_url: str = "", code: CodeRenderer | None = None) -> None:
         self.base_url = base_url
         self.code = code
+        self._md: MarkdownIt | None = None
+        self._inline_cache: dict[str, str] = {}
+
+    @property
+    def md(self) -> MarkdownIt:
+        """The parser, made on first use: a build whose bodies all come from the render
+        cache never imports markdown-it (~40 ms)."""
+        if self._md is None:
+            self._md = self._parser()
+        return self._md
+
+    def _parser(self) -> MarkdownIt:
+        from markdown_it import MarkdownIt
+
         md = MarkdownIt(
             "commonmark",
             {"html": False, "xhtmlOut": False, "linkify": False, "typographer": False},
@@ -107,8 +124,7 @@ class MarkdownRenderer:
 
         md.add_render_rule("fence", fence_rule)
         md.add_render_rule("code_block", fence_rule)
-        self.md = md
-        self._inline_cache: dict[str, str] = {}
+        return md
 
     # --- public ---------------------------------------------------------------
 
@@ -174,6 +190,8 @@ class MarkdownRenderer:
             elif child.type == "image":
                 src = safe_http_url(str(child.attrGet("src") or ""))
                 if src is None:
+                    from markdown_it.token import Token
+
                     text = Token("text", "", 0)
                     text.content = _plain(child.children)
                     out.append(text)
