@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from sitegen.errors import BuildError, ConfigError, StrictError
-from sitegen.heap import collector_paused, frozen_heap
+from sitegen.heap import collector_paused, freeze_new_objects, frozen_heap
 from sitegen.logs import LOGGER_NAME, WarningCounter
 from sitegen.report import BuildReport, Progress, Timings
 
@@ -111,14 +111,15 @@ def run_build(
     logger = logging.getLogger(LOGGER_NAME)
     logger.addHandler(counter)
     try:
-        return _run_build(config, output=output, offline=offline, refresh=refresh, demo=demo,
-                          strict=strict, max_calls=max_calls, transport=transport,
-                          workspace=workspace, progress=progress, lock_timeout=lock_timeout,
-                          counter=counter, stamp=stamp if offline and workspace is None else None,
-                          output_as_given=output_as_given or output, site=site,
-                          before_render=before_render,
-                          locate_stamp=locate_stamp if not offline and workspace is None
-                          else None)
+        with frozen_heap():  # see `sitegen.heap`; _run_build freezes what it builds
+            return _run_build(
+                config, output=output, offline=offline, refresh=refresh, demo=demo,
+                strict=strict, max_calls=max_calls, transport=transport, workspace=workspace,
+                progress=progress, lock_timeout=lock_timeout, counter=counter,
+                stamp=stamp if offline and workspace is None else None,
+                output_as_given=output_as_given or output, site=site,
+                before_render=before_render,
+                locate_stamp=locate_stamp if not offline and workspace is None else None)
     finally:
         logger.removeHandler(counter)
 
@@ -131,6 +132,8 @@ def _run_build(
     site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
     locate_stamp: Callable[[], StampKey | None] | None = None,
 ) -> BuildReport:
+    from sitegen.emit.writer import OutputWriter
+
     output = Path(os.path.abspath(output))
     check_output(config, output)
     warnings_before = counter.count
@@ -148,27 +151,10 @@ def _run_build(
             report.api = {"version": workspace.api_version, "calls": {}, "total": 0,
                           "retries": 0, "bytes": 0, "saved": 0}
             report.from_cache = True
-    # The content records (~10^5 objects at 4,000 articles) live until the end: frozen out
-    # of the cyclic collector's way, as the site graph is once built (each full collection
-    # would walk them again, ~0.1-0.15 s, be it in an import, the model or the writer).
-    with frozen_heap():
-        return _model_and_emit(
-            config, workspace, report, timings, counter, output=output,
-            output_as_given=output_as_given, offline=offline, demo=demo, strict=strict,
-            lock_timeout=lock_timeout, progress=progress, key=key, stamp=stamp, site=site,
-            before_render=before_render, locate_stamp=locate_stamp,
-            warnings_before=warnings_before, fetch_from=fetch_from)
-
-
-def _model_and_emit(
-    config: Config, workspace: Workspace, report: BuildReport, timings: Timings,
-    counter: WarningCounter, *, output: Path, output_as_given: Path, offline: bool,
-    demo: bool, strict: bool, lock_timeout: float, progress: Progress, key: str | None,
-    stamp: StampKey | None, site: Site | None,
-    before_render: Callable[[Renderer], None] | None,
-    locate_stamp: Callable[[], StampKey | None] | None, warnings_before: int, fetch_from: int,
-) -> BuildReport:
-    """After the fetch: the quota projection, the online stamp check, the model, `_emit`."""
+    # The content records (~10^5 objects at 4,000 articles) live until the end: out of the
+    # cyclic collector's way, as the site graph is once built (each full collection would
+    # walk them again, ~0.1-0.15 s, be it in an import, the model or the writer).
+    freeze_new_objects()
     calls = report.api.get("total")
     if isinstance(calls, int) and calls > 0:
         report.api["monthly"] = _budget(config, workspace, calls)
@@ -193,23 +179,7 @@ def _model_and_emit(
         if site is None:
             with collector_paused():
                 site = build_site(config, workspace)
-    with frozen_heap():  # the site graph joins the content out of the collector's way
-        return _emit(config, site, workspace, report, timings, counter, output=output,
-                     output_as_given=output_as_given, offline=offline, demo=demo,
-                     strict=strict, lock_timeout=lock_timeout, progress=progress, key=key,
-                     stamp=stamp, before_render=before_render, warnings_before=warnings_before,
-                     fetch_from=fetch_from, fetch_to=fetch_to)
-
-
-def _emit(config: Config, site: Site, workspace: Workspace, report: BuildReport,
-          timings: Timings, counter: WarningCounter, *, output: Path, output_as_given: Path,
-          offline: bool, demo: bool, strict: bool, lock_timeout: float, progress: Progress,
-          key: str | None, stamp: StampKey | None,
-          before_render: Callable[[Renderer], None] | None, warnings_before: int,
-          fetch_from: int, fetch_to: int) -> BuildReport:
-    """Render and write *site* into *output*, commit it, stamp it: the build's second half."""
-    from sitegen.emit.writer import OutputWriter
-
+    freeze_new_objects()  # the site graph
     report.articles = len(site.articles)
     report.html_pages = len(site.pages)
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True,

@@ -27,17 +27,35 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+_depth = 0  # frozen_heap blocks now open (a build runs in one thread at a time)
+
+
 @contextmanager
 def frozen_heap() -> Iterator[None]:
     """Keep the cyclic GC off everything that exists now; objects made later are collected.
 
-    A nested block freezes what was made since; only the outermost block unfreezes, and
-    only when nothing was frozen before it (nothing is unfrozen that someone else froze).
+    A nested block, like `freeze_new_objects`, freezes what was made since; only the
+    outermost block unfreezes, and only when nothing was frozen before it (nothing is
+    unfrozen that someone else froze).
     """
+    global _depth
     outermost = gc.get_freeze_count() == 0
     gc.freeze()
+    _depth += 1
     try:
         yield
     finally:
+        _depth -= 1
         if outermost:
             gc.unfreeze()
+
+
+def freeze_new_objects() -> None:
+    """Inside a `frozen_heap` block: freeze what was made since (a stage's long-lived output).
+
+    The block unfreezes it with the rest when it ends; outside one it would stay frozen
+    for the life of the process, so that is refused.
+    """
+    if _depth <= 0:
+        raise RuntimeError("freeze_new_objects() outside a frozen_heap() block")
+    gc.freeze()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 import weakref
 
-from sitegen.heap import collector_paused, frozen_heap
+import pytest
+
+from sitegen.heap import collector_paused, freeze_new_objects, frozen_heap
 
 
 class Node:
@@ -61,3 +63,15 @@ def test_collector_paused_restores_the_previous_state() -> None:
         assert not gc.isenabled()  # it was off before: it stays off
     finally:
         gc.enable()
+
+
+def test_freeze_new_objects_works_only_inside_a_block() -> None:
+    with pytest.raises(RuntimeError, match="outside"):
+        freeze_new_objects()
+    assert gc.get_freeze_count() == 0
+    with frozen_heap():
+        before = gc.get_freeze_count()
+        made = [Node() for _ in range(100)]
+        freeze_new_objects()
+        assert gc.get_freeze_count() >= before + len(made)
+    assert gc.get_freeze_count() == 0  # the block let go of everything
