@@ -130,8 +130,13 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 data += conn.send(h11.Data(data=body))
             data += conn.send(h11.EndOfMessage())
             connection.writer.write(data)
-            async with asyncio.timeout(timeouts.get("write")):
-                await connection.writer.drain()
+            try:
+                async with asyncio.timeout(timeouts.get("write")):
+                    await connection.writer.drain()
+            except TimeoutError:
+                connection.close()
+                raise httpx.WriteTimeout("the request could not be sent in time",
+                                         request=request) from None
             status, reason, response_headers, chunks = 0, b"", [], []
             read_timeout = timeouts.get("read")
             while True:
