@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from jinja2 import Template, TemplateError
+from jinja2 import Template, TemplateError, pass_context
+from jinja2.runtime import Context as JinjaContext
 from markupsafe import Markup
 
 from sitegen.config import Config
@@ -204,9 +205,18 @@ class Renderer:
         self._cards: dict[tuple[str, str], Markup] = {}
         self._card_macro: Callable[..., str] | None = None
         self._fingerprint = self._compute_fingerprint()
-        self._helpers = {name: TemplateHelper(function) for name, function in (
-            ("asset", self.asset), ("link", self.link), ("card", self.card),
-            ("absolute", site.absolute))}
+        self._helpers: dict[str, Callable[..., Any]] = {
+            name: TemplateHelper(function) for name, function in (
+                ("asset", self.asset), ("link", self.link), ("card", self.card),
+                ("absolute", site.absolute))}
+        cached_partial = self._cached_partial
+
+        @pass_context
+        def partial(context: JinjaContext, name: str, *variant: object) -> Markup:
+            return cached_partial(context, name, *variant)
+
+        self._helpers["cached_partial"] = partial
+        self._partials: dict[tuple[str, tuple[object, ...]], Markup] = {}
 
     # --- hashing ----------------------------------------------------------------
 
@@ -320,6 +330,23 @@ class Renderer:
             self._cards[key] = found
         return found
 
+    def _cached_partial(self, context: JinjaContext, name: str, *variant: object) -> Markup:
+        """`cached_partial(name, *variant)`: the template *name*, rendered once per variant.
+
+        Like Hugo's `partialCached`: the first page asking for (name, variant) renders the
+        partial with its own context, and every later page with the same variant gets
+        those bytes. The variant must name everything page-specific the partial shows
+        (the default theme's navigation: which topic is current). Values must be hashable.
+        """
+        key = (name, variant)
+        found = self._partials.get(key)
+        if found is None:
+            template = self._templates.get(name)
+            if template is None:
+                template = self._templates[name] = self.env.get_template(name)
+            found = self._partials[key] = Markup(template.render(context.get_all()))
+        return found
+
     def context(self, page: Page) -> dict[str, object]:
         """Everything a page template sees (documented in THEMES.md)."""
         site = self.site
@@ -333,6 +360,7 @@ class Renderer:
             "link": helpers["link"],
             "card": helpers["card"],
             "absolute": helpers["absolute"],
+            "cached_partial": helpers["cached_partial"],
             "feed_url": page.feed_url or site.feed_url,
             "beacon": self._beacon_attrs(page),
             "beacon_src": self.beacon.script_url if self.beacon is not None else "",

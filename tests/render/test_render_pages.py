@@ -10,7 +10,7 @@ import pytest
 from render_factory import XSS, article, hostile_workspace, make_config, make_workspace
 from render_safety import problems
 
-from sitegen.config import Config
+from sitegen.config import Config, parse_config
 from sitegen.model import build_site
 from sitegen.render.pages import BeaconSettings, Renderer
 from sitegen.render.themes import ThemeSet
@@ -307,3 +307,42 @@ def test_a_stuck_or_killed_render_worker_fails_the_build_instead_of_hanging(
     with pytest.raises(BuildError, match="render worker gave no answer"):
         list(renderer.render_pages(site.pages, workers=2))
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("theme", ["default", "magazine"])
+def test_cached_partials_give_the_bytes_a_plain_include_gives(tmp_path: Path, theme: str) -> None:
+    """base.html renders nav and footer once per variant: every page must be unchanged."""
+    import httpx
+
+    from sitegen.emulator.app import create_app
+    from sitegen.emulator.generator import generate_workspace
+    from sitegen.fetch.sync import sync
+    from sitegen.render.themes import builtin_themes_root
+
+    data = generate_workspace(160, seed=5)  # 40 clusters ("All topics"), social posts, tags
+
+    def configured(root: Path) -> Config:
+        return parse_config({
+            "site": {"title": "T", "url": "https://site.example.test/", "theme": theme,
+                     "per_page": 3},
+            "api": {"url": "http://emulator.test", "workspace": data["workspace"]["id"]},
+        }, root)
+
+    config = configured(tmp_path / "cached")
+    workspace = sync(config, key="k", transport=httpx.ASGITransport(
+        app=create_app(data))).workspace
+    site = build_site(config, workspace)
+    kinds = {page.kind for page in site.pages}
+    assert {"home", "article", "cluster", "tag", "agent", "author", "terms", "social"} <= kinds
+    cached = Renderer(config, site, ThemeSet(config))
+
+    base = (builtin_themes_root() / "default" / "templates" / "base.html").read_text()
+    assert base.count("cached_partial(") == 2
+    plain = re.sub(r'\{\{ cached_partial\("([^"]+)".*\}\}\{#[^#]*#\}', r'{% include "\1" %}', base)
+    (tmp_path / "plain" / "templates").mkdir(parents=True)
+    (tmp_path / "plain" / "templates" / "base.html").write_text(plain)
+    other = configured(tmp_path / "plain")
+    included = Renderer(other, site, ThemeSet(other))
+    for page in site.pages:
+        same = cached.render(page) == included.render(page)
+        assert same, f"{page.path} differs"
