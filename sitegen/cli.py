@@ -142,6 +142,8 @@ def _dispatch(options: argparse.Namespace) -> int:
 
 #: Batch commands that end the process without Python's teardown (see `run`).
 _QUICK_EXIT = frozenset({"build", "fetch"})
+#: Tools that save what they measured in an atexit handler that `os._exit` would skip.
+_OBSERVERS = ("coverage", "pyinstrument", "cProfile", "profile", "yappi", "memray")
 
 
 def run() -> None:
@@ -169,9 +171,6 @@ def _observed() -> bool:
     return (sys.gettrace() is not None or sys.getprofile() is not None
             or any(name in sys.modules for name in _OBSERVERS))
 
-
-#: Tools that save what they measured in an atexit handler that `os._exit` would skip.
-_OBSERVERS = ("coverage", "pyinstrument", "cProfile", "profile", "yappi", "memray")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

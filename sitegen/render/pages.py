@@ -209,13 +209,12 @@ class Renderer:
             name: TemplateHelper(function) for name, function in (
                 ("asset", self.asset), ("link", self.link), ("card", self.card),
                 ("absolute", site.absolute))}
-        cached_partial = self._cached_partial
 
-        @pass_context
-        def partial(context: JinjaContext, name: str, *variant: object) -> Markup:
-            return cached_partial(context, name, *variant)
+        @pass_context  # a bound method cannot carry Jinja's marker, hence the closure
+        def cached_partial(context: JinjaContext, name: str, *variant: object) -> Markup:
+            return self._cached_partial(context, name, *variant)
 
-        self._helpers["cached_partial"] = partial
+        self._helpers["cached_partial"] = cached_partial
         self._partials: dict[tuple[str, tuple[object, ...]], Markup] = {}
 
     # --- hashing ----------------------------------------------------------------
