@@ -4,8 +4,9 @@ Role: `collector_paused` and `frozen_heap` (with `freeze_new_objects` inside it)
 batch stages. A build holds ~10^5-10^6 long-lived objects (content records, the site
 graph, templates) and makes almost no cyclic garbage, but every full collection walks all
 of them again (~0.1-0.15 s each at 4,000 articles, several per build), and in forked
-render workers it would also touch, and so copy, every inherited page of memory. It must never hide garbage for good: objects made
-inside a block are collected as usual once it ends (or while it runs, when frozen).
+render workers it would also touch, and so copy, every inherited page of memory. It must
+never hide garbage for good: objects made inside a block are collected as usual once it
+ends (or while it runs, when frozen).
 """
 
 from __future__ import annotations
