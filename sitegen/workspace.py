@@ -7,7 +7,8 @@ articles carry their full body (content / blocks / meta) and their cluster and
 author membership, filled in by the sync from the per-cluster and per-author
 listings when the article records themselves do not say. A field that is
 `None` means "this API version does not have it" (v1: clusters, authors,
-social posts), which is different from an empty list. This module must never do
+social posts), which is different from an empty list. The order of `articles`
+carries no meaning (the model orders them). This module must never do
 I/O; it only describes the data.
 """
 
@@ -43,3 +44,7 @@ class Workspace(BaseModel):
     authors: list[AuthorIdentity] | None = None
     social_posts: list[SocialPost] | None = None
     digest: DigestSettings | None = None
+    #: True when `articles` is exactly what the published-article listing held at the sync
+    #: (nothing skipped, cut off or gone missing, every article dated): the next sync may
+    #: then read only the articles updated since (see `sitegen.fetch.v2`).
+    articles_exact: bool = False

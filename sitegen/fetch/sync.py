@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the network side (httpx) is imported only when a sync makes
     import httpx
 
     from sitegen.fetch.client import ApiClient
-    from sitegen.fetch.v2 import Structure
+    from sitegen.fetch.v2 import KnownArticles, Structure
 
 log = logging.getLogger("sitegen.fetch")
 
@@ -104,7 +104,18 @@ def _client(config: Config, key: str, transport: httpx.AsyncBaseTransport | None
                      max_retries=api.max_retries, ledger=ledger, max_calls=max_calls)
 
 
-async def _read_structure(client: ApiClient, config: Config) -> tuple[Structure, ArticleReader]:
+def _known(previous: Workspace | None) -> KnownArticles | None:
+    """What an incremental v2 article listing starts from: an exact v2 cache, else nothing."""
+    if previous is None or previous.api_version != "v2" or not previous.articles_exact:
+        return None
+    from sitegen.fetch.v2 import KnownArticles
+
+    updated = {a.id: a.updatedAt for a in previous.articles if a.updatedAt is not None}
+    return KnownArticles(updated) if len(updated) == len(previous.articles) else None
+
+
+async def _read_structure(client: ApiClient, config: Config, previous: Workspace | None
+                          ) -> tuple[Structure, ArticleReader]:
     from sitegen.fetch import v1, v2
     from sitegen.fetch.client import NotFound
 
@@ -120,7 +131,7 @@ async def _read_structure(client: ApiClient, config: Config) -> tuple[Structure,
                 ) from None
             log.info("the v2 API answered 404 for the workspace; falling back to v1")
         else:
-            return await v2.read_structure(client, info), v2.read_article
+            return await v2.read_structure(client, info, _known(previous)), v2.read_article
     try:
         return await v1.read_structure(client, workspace_id), v1.read_article
     except NotFound:
@@ -175,8 +186,23 @@ async def _detail(client: ApiClient, reader: ArticleReader, workspace_id: str,
     return detail.model_copy(update=missing) if missing else detail
 
 
+def _merged(previous: list[Article], listed: set[str], recent: list[Article]) -> list[Article]:
+    """The cached articles with the recently updated ones in their place, new ones last.
+
+    *listed* are the ids the recent listing named; one of them missing from *recent*
+    (unusable now, or gone before its detail request) is dropped, not kept as cached.
+    Cached ones keep their places and new ones follow, oldest created first (as a whole
+    listing would have them, new articles being the newest); the order carries no meaning.
+    """
+    fresh = {a.id: a for a in recent}
+    merged = [fresh.pop(a.id, a) for a in previous if a.id not in listed or a.id in fresh]
+    merged.extend(sorted(fresh.values(), key=lambda a: (a.createdAt is not None,
+                                                        a.createdAt or a.updatedAt, a.id)))
+    return merged
+
+
 def _finish(structure: Structure, articles: list[Article], previous: Workspace | None,
-            stats: SyncStats) -> Workspace:
+            stats: SyncStats, *, exact: bool) -> Workspace:
     kept: list[Article] = []
     for article in articles:
         if article.status not in (None, "published"):
@@ -187,6 +213,11 @@ def _finish(structure: Structure, articles: list[Article], previous: Workspace |
             stats.skipped += 1
             continue
         kept.append(article)
+    exact = exact and len(kept) == len(articles)
+    if previous is not None and structure.recent_only:
+        listed = {a.id for a in structure.articles}
+        stats.details_saved += sum(1 for a in previous.articles if a.id not in listed)
+        kept = _merged(previous.articles, listed, kept)
     listed_ids = {a.id for a in kept}
     if previous is not None and not structure.articles_complete:
         carried = [a for a in previous.articles if a.id not in listed_ids]
@@ -201,6 +232,7 @@ def _finish(structure: Structure, articles: list[Article], previous: Workspace |
         api_version=structure.version, info=structure.info, agents=structure.agents,
         articles=kept, clusters=structure.clusters, authors=structure.authors,
         social_posts=structure.social_posts, digest=digest,
+        articles_exact=exact and structure.articles_exact,
     )
     _count(workspace, stats)
     return workspace
@@ -221,15 +253,17 @@ async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | 
 
     stats = SyncStats()
     async with _client(config, key, transport, ledger, max_calls) as client:
-        structure, reader = await _read_structure(client, config)
+        structure, reader = await _read_structure(client, config, previous)
         ledger.version = structure.version
         known, needed, stats.details_saved = _plan_bodies(structure.articles, previous)
         fetched = iter(await gather_all(
             _detail(client, reader, config.api.workspace, a) for a in needed))
         stats.details_made = len(needed)
-    ledger.detail_saved = stats.details_saved
     articles = [a if a is not None else next(fetched) for a in known]
-    return _finish(structure, [a for a in articles if a is not None], previous, stats), stats
+    found = [a for a in articles if a is not None]
+    workspace = _finish(structure, found, previous, stats, exact=len(found) == len(articles))
+    ledger.detail_saved = stats.details_saved
+    return workspace, stats
 
 
 def _unchanged(workspace: Workspace, previous: Workspace | None) -> bool:
@@ -305,8 +339,11 @@ def sync(config: Config, *, key: str | None, transport: httpx.AsyncBaseTransport
 async def _plan(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
                 previous: Workspace | None, ledger: CallLedger) -> SyncPlan:
     async with _client(config, key, transport, ledger, None) as client:
-        structure, _ = await _read_structure(client, config)
+        structure, _ = await _read_structure(client, config, previous)
     known, needed, saved = _plan_bodies(structure.articles, previous)
+    if previous is not None and structure.recent_only:
+        listed = {a.id for a in structure.articles}
+        saved += sum(1 for a in previous.articles if a.id not in listed)
     in_lists = sum(1 for a in structure.articles if a.has_body)
     return SyncPlan(structure.version, ledger.total, len(needed), saved, in_lists,
                     previous is not None)

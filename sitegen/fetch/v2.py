@@ -4,7 +4,11 @@ Role: walk the v2 list endpoints (workspace, agents, published articles,
 clusters and their articles, author identities and theirs, social posts,
 digest) into a `Structure`: typed records in listing order, article bodies only
 where the list items carried them. Pagination is bounded and de-duplicating;
-one bad record is skipped with a warning, never the whole listing. It must
+one bad record is skipped with a warning, never the whole listing. Given what
+the last sync listed (`KnownArticles`), the published articles are read newest
+update first and only as far as the last sync's newest `updatedAt`; the
+listing's `totalCount` then proves nothing else was added or removed (else the
+whole listing is walked as without it). It must
 never fetch article bodies (the sync decides which are needed), never touch the
 cache, and never swallow a 401/402/403.
 """
@@ -17,6 +21,7 @@ import math
 from collections import deque
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -41,6 +46,7 @@ PAGE_LIMIT = 100
 PAGE_CAP = 1000  # never walk more pages than this, whatever the pagination says
 PUBLISHED = {"status": "published"}
 STABLE_ORDER = {"sortBy": "createdAt", "sortOrder": "asc"}
+RECENT_FIRST = {"sortBy": "updatedAt", "sortOrder": "desc"}
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -55,15 +61,34 @@ class Listing:
     pages: int = 0
 
 
+@dataclass(frozen=True)
+class KnownArticles:
+    """What the last sync's complete article listing held: each id with its `updatedAt`."""
+
+    updated: dict[str, datetime]
+
+    @property
+    def mark(self) -> datetime | None:
+        """The newest `updatedAt` among them (None: nothing known)."""
+        return max(self.updated.values(), default=None)
+
+
 @dataclass
 class Structure:
-    """Everything the list endpoints said, before any article detail request."""
+    """Everything the list endpoints said, before any article detail request.
+
+    With `recent_only`, `articles` holds only the articles updated since the last sync
+    (newest first); every other published article is exactly as the last sync left it.
+    `articles_exact` says every listed article was read and parsed (nothing skipped).
+    """
 
     version: ApiVersion
     info: WorkspaceInfo
     agents: list[Agent] = field(default_factory=list)
     articles: list[Article] = field(default_factory=list)
     articles_complete: bool = True
+    articles_exact: bool = False
+    recent_only: bool = False
     clusters: list[Cluster] | None = None
     authors: list[AuthorIdentity] | None = None
     social_posts: list[SocialPost] | None = None
@@ -295,13 +320,68 @@ async def _link(client: ApiClient, base: str, articles: list[Article],
             setattr(article, field_name, owner_of[article.id])
 
 
-async def read_structure(client: ApiClient, info: WorkspaceInfo) -> Structure:
-    """Every v2 listing of the workspace, concurrently, then cluster and author membership."""
+async def _recent_articles(client: ApiClient, path: str,
+                           known: KnownArticles) -> list[Article] | None:
+    """The published articles updated since *known*'s mark, newest first; None: walk all.
+
+    Pages sorted by `updatedAt` descending are read until one ends older than the mark.
+    The answer stands only when every item parsed cleanly, was published and dated, and
+    the known ids plus the new ones are exactly as many as the listing's `totalCount`:
+    an article unpublished or deleted since (which changes no `updatedAt`) makes the
+    count fall short, so the caller walks the whole listing instead.
+    """
+    mark = known.mark
+    if mark is None:
+        return None
+    recent: list[Article] = []
+    seen: set[str] = set()
+    total: int | None = None
+    skip = 0
+    for number in range(1, PAGE_CAP + 1):
+        payload = await client.get_json(
+            "v2", path, {**PUBLISHED, **RECENT_FIRST, "skip": skip, "limit": PAGE_LIMIT})
+        page = items_of(payload, ("articles",))
+        try:
+            meta = Pagination.model_validate(payload.get("pagination") or {})
+        except ValidationError:
+            return None
+        if number == 1:
+            total = meta.totalCount
+        if total is None:
+            return None
+        for item in page:
+            try:
+                article = Article.model_validate(item)
+            except ValidationError:
+                return None  # the whole walk names and skips it
+            if article.updatedAt is None or article.status not in (None, "published"):
+                return None
+            if article.id not in seen:
+                seen.add(article.id)
+                article.status = "published"
+                recent.append(article)
+        skip += len(page)
+        if (not page or len(page) < PAGE_LIMIT or meta.hasNextPage is False
+                or recent[-1].updatedAt < mark):  # type: ignore[operator]
+            break
+    else:
+        return None
+    if len(known.updated.keys() | seen) != total:
+        return None
+    return recent
+
+
+async def read_structure(client: ApiClient, info: WorkspaceInfo,
+                         known: KnownArticles | None = None) -> Structure:
+    """Every v2 listing of the workspace, concurrently, then cluster and author membership.
+
+    With *known* (the last complete sync's articles), only the articles updated since are
+    read when the listing proves that is all that changed (`Structure.recent_only`).
+    """
     base = f"/workspaces/{info.id}"
     agents = asyncio.ensure_future(
         paginate(client, "v2", f"{base}/agents", ("agents",), STABLE_ORDER))
-    articles = asyncio.ensure_future(paginate(
-        client, "v2", f"{base}/articles", ("articles",), {**PUBLISHED, **STABLE_ORDER}))
+    articles = asyncio.ensure_future(_read_articles(client, f"{base}/articles", known))
     clusters = asyncio.ensure_future(
         _optional_list(client, f"{base}/clusters", "clusters", Cluster, "cluster"))
     authors = asyncio.ensure_future(_optional_list(
@@ -311,12 +391,15 @@ async def read_structure(client: ApiClient, info: WorkspaceInfo) -> Structure:
         client, f"{base}/social-posts", "socialPosts", SocialPost, "social post"))
     digest = asyncio.ensure_future(_digest(client, base))
     await gather_all([agents, articles, clusters, authors, posts, digest])
+    listed = articles.result()
     structure = Structure(
         version="v2",
         info=info,
         agents=parse_records(agents.result().items, Agent, "agent"),
-        articles=_published(parse_records(articles.result().items, Article, "article")),
-        articles_complete=articles.result().complete,
+        articles=listed.articles,
+        articles_complete=listed.complete,
+        articles_exact=listed.exact,
+        recent_only=listed.recent_only,
         clusters=clusters.result(),
         authors=authors.result(),
         social_posts=posts.result(),
@@ -329,6 +412,30 @@ async def read_structure(client: ApiClient, info: WorkspaceInfo) -> Structure:
               structure.authors or []),
     ])
     return structure
+
+
+@dataclass
+class ArticleListing:
+    """The published articles as read: all of them, or (`recent_only`) the recently updated."""
+
+    articles: list[Article]
+    complete: bool
+    exact: bool
+    recent_only: bool
+
+
+async def _read_articles(client: ApiClient, path: str,
+                         known: KnownArticles | None) -> ArticleListing:
+    """The recent articles when *known* allows it, else the whole listing in a stable order."""
+    if known is not None:
+        recent = await _recent_articles(client, path, known)
+        if recent is not None:
+            return ArticleListing(recent, complete=True, exact=True, recent_only=True)
+    listing = await paginate(client, "v2", path, ("articles",), {**PUBLISHED, **STABLE_ORDER})
+    articles = _published(parse_records(listing.items, Article, "article"))
+    exact = (listing.complete and len(articles) == len(listing.items)
+             and all(a.updatedAt is not None for a in articles))
+    return ArticleListing(articles, listing.complete, exact, recent_only=False)
 
 
 async def read_article(client: ApiClient, workspace_id: str, article_id: str) -> dict[str, Any]:

@@ -152,6 +152,13 @@ class FakeApi:
             payload = self.page_hook(page, payload)
         return self._json(payload)
 
+    def _sorted(self, query: dict[str, Any]) -> list[dict[str, Any]]:
+        """The published articles in the order *query* asks (the service's: stable)."""
+        field_name = query.get("sortBy", "createdAt")
+        assert field_name in ("createdAt", "updatedAt"), field_name
+        return sorted(self._published(), key=lambda a: a[field_name] or "",
+                      reverse=query.get("sortOrder") == "desc")
+
     def _published(self, **match: Any) -> list[dict[str, Any]]:
         return [a for a in self.articles if a["status"] == "published"
                 and all(a.get(k) == v for k, v in match.items())]
@@ -164,7 +171,7 @@ class FakeApi:
         if rest == "/articles":
             assert query.get("status") == "published"
             items: list[Any] = (self.raw_article_items if self.raw_article_items is not None
-                                else [self._list_item(a) for a in self._published()])
+                                else [self._list_item(a) for a in self._sorted(query)])
             return self._page("articles", items, query)
         if rest == "/clusters":
             return self._page("clusters", self.clusters, query)
