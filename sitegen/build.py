@@ -177,8 +177,12 @@ def _run_build(
         from sitegen.model import build_site
 
         if site is None:
+            from sitegen.bodyfacts import load_facts, save_facts
+
+            known = load_facts(config.cache_path)
             with collector_paused():
-                site = build_site(config, workspace)
+                site = build_site(config, workspace, known)
+            save_facts(config.cache_path, site.body_facts, known)
     freeze_new_objects()  # the site graph
     report.articles = len(site.articles)
     report.html_pages = len(site.pages)

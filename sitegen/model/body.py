@@ -4,13 +4,19 @@ Role: apply the body rule (an article renders its `blocks` when it has at least
 one known block, else its markdown `content`), drop unknown blocks and media
 blocks whose URL is unsafe (each a repair sentence for the caller to warn
 about), and derive what the model needs from the body: word count, first image,
-and a content hash render caches key on. Must never do I/O, log, or render HTML.
+and a content hash render caches key on. `BodyFacts` is that derivation without
+the blocks themselves (positions instead), so a build can keep it between builds
+(`sitegen.render.facts` stores it) and skip the pass over an unchanged article:
+facts are used only for the article they were taken from, unchanged by its
+`updatedAt` (the service's change marker, which the sync trusts too), its
+markdown length and its block count. Must never do I/O, log, or render HTML.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -111,3 +117,55 @@ def article_body(article: Article) -> Body:
     words = len(content.split())
     image = _first_markdown_image(content)
     return Body("markdown", [], content, words, image, _markdown_hash(content), repairs)
+
+
+#: What makes facts belong to one version of an article (see the module docstring).
+Guard = tuple[str, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class BodyFacts:
+    """A `Body` without its blocks: the kept blocks' positions in the article's list."""
+
+    guard: Guard
+    kind: Literal["blocks", "markdown"]
+    kept: tuple[int, ...]
+    words: int
+    image: str
+    hash: str
+    repairs: tuple[str, ...]
+
+
+def _guard(article: Article) -> Guard | None:
+    if article.updatedAt is None:
+        return None
+    return (article.updatedAt.isoformat(), len(article.content or ""), len(article.blocks or ()))
+
+
+def body_facts(article: Article, body: Body) -> BodyFacts | None:
+    """The facts of *body* (`article_body(article)`), or None for an undated article."""
+    guard = _guard(article)
+    if guard is None:
+        return None
+    kept: tuple[int, ...] = ()
+    if body.kind == "blocks":
+        mine = {id(block) for block in body.blocks}
+        kept = tuple(i for i, block in enumerate(article.blocks or ()) if id(block) in mine)
+    return BodyFacts(guard, body.kind, kept, body.words, body.image, body.hash,
+                     tuple(body.repairs))
+
+
+def known_body(article: Article, known: Mapping[str, BodyFacts]) -> tuple[Body, BodyFacts | None]:
+    """`article_body(article)`, from *known* facts when they belong to this article version.
+
+    Returns the body and its facts (to keep for the next build).
+    """
+    facts = known.get(article.id)
+    if facts is not None and facts.guard == _guard(article):
+        blocks = article.blocks or []
+        if all(0 <= i < len(blocks) for i in facts.kept):
+            picked: list[KnownBlock] = [blocks[i] for i in facts.kept]  # type: ignore[misc]
+            return Body(facts.kind, picked, article.content or "", facts.words, facts.image,
+                        facts.hash, list(facts.repairs)), facts
+    body = article_body(article)
+    return body, body_facts(article, body)

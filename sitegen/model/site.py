@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TypeVar
 
 from sitegen.config import Config
 from sitegen.fetch.records import Article, Cluster, Record
-from sitegen.model.body import article_body
+from sitegen.model.body import BodyFacts, known_body
 from sitegen.model.digests import digest_articles
 from sitegen.model.layout import layout_pages
 from sitegen.model.related import link_neighbours, link_related
@@ -92,9 +92,12 @@ def _sections(
     return views
 
 
-def _article_view(config: Config, article: Article, allocator: SlugAllocator) -> ArticleView:
+def _article_view(config: Config, article: Article, allocator: SlugAllocator,
+                  known: Mapping[str, BodyFacts], facts: dict[str, BodyFacts]) -> ArticleView:
     what = f"article {article.id}"
-    body = article_body(article)
+    body, found = known_body(article, known)
+    if found is not None:
+        facts[article.id] = found
     for repair in body.repairs:
         log.warning("%s", repair)
     title = _text(article.title)
@@ -158,8 +161,14 @@ def _cluster(record: Record, slug: str) -> ClusterView:
     )
 
 
-def build_site(config: Config, workspace: Workspace) -> Site:
-    """The Site graph for *workspace* under *config*: pure, deterministic, repairs logged."""
+def build_site(config: Config, workspace: Workspace,
+               body_facts: Mapping[str, BodyFacts] | None = None) -> Site:
+    """The Site graph for *workspace* under *config*: pure, deterministic, repairs logged.
+
+    *body_facts* (by article id, from an earlier build: `Site.body_facts`) spare the
+    pass over the bodies of articles that did not change since; they never change
+    the result.
+    """
     records: list[Article] = []
     seen_ids: set[str] = set()
     for article in workspace.articles:
@@ -176,7 +185,9 @@ def build_site(config: Config, workspace: Workspace) -> Site:
     # Oldest first for slug allocation (an older article keeps its slug).
     records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
     allocator = SlugAllocator(RESERVED)
-    pairs = [(r, _article_view(config, r, allocator)) for r in records]
+    known = body_facts or {}
+    facts: dict[str, BodyFacts] = {}
+    pairs = [(r, _article_view(config, r, allocator, known, facts)) for r in records]
     pairs.reverse()  # newest first (createdAt, then id, descending)
     articles = [view for _, view in pairs]
 
@@ -227,7 +238,7 @@ def build_site(config: Config, workspace: Workspace) -> Site:
         tags=sorted((t for t in tags.values() if t.articles), key=lambda t: t.slug),
         languages=sorted(languages.values(), key=lambda lang: lang.id)
         if len(languages) > 1 else [],
-        social_posts=social,
+        social_posts=social, body_facts=facts,
     )
     digest_articles(site)
     site.pages = layout_pages(site)

@@ -15,6 +15,7 @@ from typing import Literal
 
 from sitegen.config import Config
 from sitegen.fetch.records import KnownBlock
+from sitegen.model.body import BodyFacts
 
 PageKind = Literal[
     "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
@@ -198,6 +199,8 @@ class Site:
     pages: list[Page] = field(default_factory=list)
     nav_digest: str = ""
     feed_url: str = "/feed.xml"
+    #: What the model derived from each article's body, for the next build (by id).
+    body_facts: dict[str, BodyFacts] = field(default_factory=dict)
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

@@ -1,0 +1,113 @@
+"""Body facts kept between builds: they spare the body pass and never change the site."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
+
+from render_factory import article, hostile_workspace, make_config  # noqa: E402
+
+import sitegen.model.body as body_module  # noqa: E402
+from sitegen.bodyfacts import FACTS_FILE, load_facts, save_facts  # noqa: E402
+from sitegen.emulator.demo import load_demo  # noqa: E402
+from sitegen.model import Site, build_site  # noqa: E402
+from sitegen.workspace import Workspace  # noqa: E402
+
+
+def demo_workspace() -> Workspace:
+    raw = load_demo()
+    return Workspace.model_validate({
+        "api_version": "v2", "info": raw["workspace"], "agents": raw["agents"],
+        "articles": raw["articles"], "clusters": raw["clusters"],
+        "authors": raw["authorIdentities"], "social_posts": raw["socialPosts"]})
+
+
+def shape(site: Site) -> list[Any]:
+    """Everything the pages are made from that the body pass decides, page by page."""
+    views = [(a.id, a.body_kind, [b.model_dump() for b in a.blocks], a.content,
+              a.reading_minutes, a.image, a.body_hash, a.card_digest, a.digest)
+             for a in site.articles]
+    return [views, [(p.path, p.input_digest) for p in site.pages]]
+
+
+@pytest.mark.parametrize("workspace", [demo_workspace, hostile_workspace])
+def test_a_site_built_from_stored_facts_is_the_same(tmp_path: Path, workspace: Any,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    config = make_config(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="sitegen"):
+        first = build_site(config, workspace())
+    warned = sorted(r.getMessage() for r in caplog.records)
+    assert first.body_facts and save_facts(tmp_path, first.body_facts, {})
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sitegen"):
+        second = build_site(config, workspace(), load_facts(tmp_path))
+    assert shape(second) == shape(first)
+    assert sorted(r.getMessage() for r in caplog.records) == warned  # repairs still said
+    assert second.body_facts == first.body_facts
+
+
+def test_stored_facts_spare_the_body_pass(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    config = make_config(tmp_path)
+    facts = build_site(config, demo_workspace()).body_facts
+    calls: list[str] = []
+    real = body_module.article_body
+
+    def counted(record: Any) -> Any:
+        calls.append(record.id)
+        return real(record)
+
+    monkeypatch.setattr(body_module, "article_body", counted)
+    build_site(config, demo_workspace(), facts)
+    assert calls == []
+    build_site(config, demo_workspace())
+    assert len(calls) == len(facts)
+
+
+@pytest.mark.parametrize("change", [
+    {"updatedAt": "2030-01-01T00:00:00Z"},
+    {"content": "A different body of another length."},
+    {"blocks": [{"type": "text", "content": "Only this block now."}]},
+])
+def test_facts_of_another_version_of_the_article_are_not_used(
+        tmp_path: Path, change: dict[str, Any]) -> None:
+    config = make_config(tmp_path)
+    old = article(1, content="Old words here.", blocks=[
+        {"type": "text", "content": "one two"}, {"type": "quote", "content": "x"}])
+    facts = build_site(config, Workspace.model_validate(
+        {"api_version": "v2", "info": {"id": "w"}, "articles": [old]})).body_facts
+    new = Workspace.model_validate(
+        {"api_version": "v2", "info": {"id": "w"}, "articles": [{**old, **change}]})
+    assert shape(build_site(config, new, facts)) == shape(build_site(config, new))
+
+
+def test_the_file_round_trips_and_is_written_only_when_facts_changed(tmp_path: Path) -> None:
+    facts = build_site(make_config(tmp_path), demo_workspace()).body_facts
+    assert save_facts(tmp_path, facts, {})
+    loaded = load_facts(tmp_path)
+    assert loaded == facts
+    assert not save_facts(tmp_path, loaded, facts)
+
+
+@pytest.mark.parametrize("damage", ["not json {", '{"code": "x", "facts": {}}',
+                                    "[1, 2]", "MALFORMED ROW"])
+def test_unusable_files_are_ignored(tmp_path: Path, damage: str) -> None:
+    facts = build_site(make_config(tmp_path), demo_workspace()).body_facts
+    save_facts(tmp_path, facts, {})
+    path = tmp_path / FACTS_FILE
+    if damage == "MALFORMED ROW":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        first = next(iter(data["facts"]))
+        data["facts"][first] = data["facts"][first][:3]
+        path.write_text(json.dumps(data), encoding="utf-8")
+    else:
+        path.write_text(damage, encoding="utf-8")
+    assert load_facts(tmp_path) == {}
+    assert load_facts(tmp_path / "missing") == {}
