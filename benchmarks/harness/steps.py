@@ -144,8 +144,8 @@ def _count_pages(output: Path) -> int:
 def _first_build(bench: Bench, n: int) -> None:
     """One build of *n* articles before the timed ones, reported on its own row.
 
-    A site's cache folder holds, beside the content, the rendered article bodies and the
-    compiled templates; a scheduled CI build restores all of it. The first build after
+    A site's cache folder holds, beside the content, the rendered article bodies, the body
+    facts and the compiled templates; a scheduled CI build restores all of it. The first build after
     `sitegen fetch` fills those render caches (every markdown body parsed), so it is
     measured once apart instead of being mixed into the warm-cache median.
     """
