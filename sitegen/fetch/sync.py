@@ -186,6 +186,14 @@ async def _detail(client: ApiClient, reader: ArticleReader, workspace_id: str,
     return detail.model_copy(update=missing) if missing else detail
 
 
+def _carried(structure: Structure, previous: Workspace | None) -> int:
+    """Cached articles a recent-only listing did not name: kept as cached, bodies and all."""
+    if previous is None or not structure.recent_only:
+        return 0
+    listed = {a.id for a in structure.articles}
+    return sum(1 for a in previous.articles if a.id not in listed)
+
+
 def _merged(previous: list[Article], listed: set[str], recent: list[Article]) -> list[Article]:
     """The cached articles with the recently updated ones in their place, new ones last.
 
@@ -215,9 +223,8 @@ def _finish(structure: Structure, articles: list[Article], previous: Workspace |
         kept.append(article)
     exact = exact and len(kept) == len(articles)
     if previous is not None and structure.recent_only:
-        listed = {a.id for a in structure.articles}
-        stats.details_saved += sum(1 for a in previous.articles if a.id not in listed)
-        kept = _merged(previous.articles, listed, kept)
+        stats.details_saved += _carried(structure, previous)
+        kept = _merged(previous.articles, {a.id for a in structure.articles}, kept)
     listed_ids = {a.id for a in kept}
     if previous is not None and not structure.articles_complete:
         carried = [a for a in previous.articles if a.id not in listed_ids]
@@ -341,9 +348,7 @@ async def _plan(config: Config, key: str, transport: httpx.AsyncBaseTransport | 
     async with _client(config, key, transport, ledger, None) as client:
         structure, _ = await _read_structure(client, config, previous)
     known, needed, saved = _plan_bodies(structure.articles, previous)
-    if previous is not None and structure.recent_only:
-        listed = {a.id for a in structure.articles}
-        saved += sum(1 for a in previous.articles if a.id not in listed)
+    saved += _carried(structure, previous)
     in_lists = sum(1 for a in structure.articles if a.has_body)
     return SyncPlan(structure.version, ledger.total, len(needed), saved, in_lists,
                     previous is not None)

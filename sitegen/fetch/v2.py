@@ -349,6 +349,7 @@ async def _recent_articles(client: ApiClient, path: str,
             total = meta.totalCount
         if total is None:
             return None
+        oldest: datetime | None = None
         for item in page:
             try:
                 article = Article.model_validate(item)
@@ -360,9 +361,13 @@ async def _recent_articles(client: ApiClient, path: str,
                 seen.add(article.id)
                 article.status = "published"
                 recent.append(article)
+                oldest = article.updatedAt
+        if page and oldest is None:
+            return None  # a page of repeats: a service ignoring `skip` (the whole walk stops)
         skip += len(page)
-        if (not page or len(page) < PAGE_LIMIT or meta.hasNextPage is False
-                or recent[-1].updatedAt < mark):  # type: ignore[operator]
+        if (oldest is None or oldest < mark or len(page) < PAGE_LIMIT
+                or meta.hasNextPage is False
+                or (meta.totalPages is not None and number >= meta.totalPages)):
             break
     else:
         return None

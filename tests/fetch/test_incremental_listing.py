@@ -184,3 +184,21 @@ def test_random_histories_match_a_sync_from_scratch(config: Config) -> None:
                 pick.update(status="published", updatedAt=stamp(clock))
         result = run(config, fake)
         assert same(result.workspace, from_scratch(config, fake))
+
+
+def test_a_service_repeating_its_first_page_stops_the_recent_walk(
+        config: Config, synced: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listing that ignores `skip` would keep the recent walk going until the page cap."""
+    real = FakeApi._page
+
+    def first_page_only(self: FakeApi, key: str, items: list[Any],
+                        query: dict[str, Any]) -> Any:
+        return real(self, key, items, {**query, "skip": 0})
+
+    for article in synced.articles:
+        article["updatedAt"] = stamp(20_000)  # all newer than the cache: every page is read
+    monkeypatch.setattr(FakeApi, "_page", first_page_only)
+    run(config, synced)
+    # two recent pages (the second repeats the first), then the whole walk's first page and
+    # the two its totalCount promised (read ahead), where it stops too; not 1,000 pages
+    assert synced.calls[LIST] == 2 + 3
