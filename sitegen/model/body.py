@@ -6,7 +6,7 @@ blocks whose URL is unsafe (each a repair sentence for the caller to warn
 about), and derive what the model needs from the body: word count, first image,
 and a content hash render caches key on. `BodyFacts` is that derivation without
 the blocks themselves (positions instead), so a build can keep it between builds
-(`sitegen.render.facts` stores it) and skip the pass over an unchanged article:
+(`sitegen.bodyfacts` stores it) and skip the pass over an unchanged article:
 facts are used only for the article they were taken from, unchanged by its
 `updatedAt` (the service's change marker, which the sync trusts too), its
 markdown length and its block count. Must never do I/O, log, or render HTML.
@@ -163,9 +163,10 @@ def known_body(article: Article, known: Mapping[str, BodyFacts]) -> tuple[Body, 
     facts = known.get(article.id)
     if facts is not None and facts.guard == _guard(article):
         blocks = article.blocks or []
-        if all(0 <= i < len(blocks) for i in facts.kept):
-            picked: list[KnownBlock] = [blocks[i] for i in facts.kept]  # type: ignore[misc]
-            return Body(facts.kind, picked, article.content or "", facts.words, facts.image,
+        picked = [blocks[i] for i in facts.kept if 0 <= i < len(blocks)]
+        kept = [b for b in picked if not isinstance(b, UnknownBlock)]
+        if len(kept) == len(facts.kept):
+            return Body(facts.kind, kept, article.content or "", facts.words, facts.image,
                         facts.hash, list(facts.repairs)), facts
     body = article_body(article)
     return body, body_facts(article, body)
