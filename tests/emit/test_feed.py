@@ -96,3 +96,89 @@ def test_atom_date_memo_keeps_naive_and_zoned_values_apart() -> None:
         assert atom_date(east) == "2024-03-07T23:30:00Z"
         assert atom_date(naive) == "2024-03-08T01:30:00Z"
         assert atom_date(east.astimezone(UTC)) == "2024-03-07T23:30:00Z"
+
+
+# --- the text writer against ElementTree -------------------------------------------------
+
+def _reference_atom(info: FeedInfo) -> bytes:
+    """What ElementTree writes for the same feed (sitegen's writer before it wrote text)."""
+    import xml.etree.ElementTree as ET
+
+    from sitegen import __version__
+    from sitegen.emit.feed import (
+        ATOM_NS,
+        XML_NS,
+        atom_date,
+        clean_text,
+        entry_id,
+        feed_updated,
+    )
+
+    def sub(parent: ET.Element, tag: str, text: str | None = None,
+            **attrs: str) -> ET.Element:
+        element = ET.SubElement(parent, tag, attrs)
+        if text is not None:
+            element.text = clean_text(text)
+        return element
+
+    root = ET.Element("feed", {"xmlns": ATOM_NS, f"{{{XML_NS}}}lang": info.language or "en",
+                               f"{{{XML_NS}}}base": info.site_url})
+    sub(root, "title", info.title)
+    if info.subtitle:
+        sub(root, "subtitle", info.subtitle)
+    sub(root, "link", href=info.feed_url, rel="self", type="application/atom+xml")
+    sub(root, "link", href=info.page_url, rel="alternate", type="text/html")
+    sub(root, "id", info.feed_url)
+    sub(root, "updated", atom_date(feed_updated(info.entries)))
+    sub(sub(root, "author"), "name", info.author or info.title)
+    sub(root, "generator", "sitegen", version=__version__)
+    for item in info.entries:
+        element = sub(root, "entry")
+        if item.language:
+            element.set(f"{{{XML_NS}}}lang", item.language)
+        sub(element, "title", item.title or item.url, type="text")
+        sub(element, "link", href=item.url, rel="alternate", type="text/html")
+        sub(element, "id", entry_id(item, info.site_url))
+        sub(element, "updated", atom_date(item.updated or item.published or build_date()))
+        if item.published is not None:
+            sub(element, "published", atom_date(item.published))
+        if item.author:
+            sub(sub(element, "author"), "name", item.author)
+        for term in item.categories:
+            sub(element, "category", term=clean_text(term))
+        if item.summary:
+            sub(element, "summary", item.summary, type="text")
+        if item.content_html is not None:
+            sub(element, "content", item.content_html, type="html")
+    ET.indent(root, space="  ")
+    body = ET.tostring(root, encoding="unicode", short_empty_elements=True)
+    return ('<?xml version="1.0" encoding="utf-8"?>\n' + body + "\n").encode("utf-8")
+
+
+NASTY = st.text(alphabet=st.sampled_from(list('a &<>"\'\r\n\t\x00\x0b\ufffe\u00e9\U0001f600')),
+                max_size=12)
+
+
+@pytest.mark.parametrize("info", [
+    feed(),
+    feed(entry(1), entry(2, language="de", author="", summary="", content_html="")),
+    feed(entry(3, title="", author=None, summary=None, content_html=None, categories=(),
+               published=None, updated=None)),
+    FeedInfo(title="", page_url=SITE, feed_url=SITE, site_url=SITE, language="",
+             author="", entries=(entry(4, title="\x00\x01"),)),
+])
+def test_the_text_writer_writes_what_elementtree_writes(info: FeedInfo) -> None:
+    assert render_atom(info) == _reference_atom(info)
+
+
+@settings(max_examples=200, deadline=None)
+@given(title=NASTY, subtitle=NASTY, url=NASTY, author=NASTY, language=NASTY, body=NASTY,
+       term=NASTY, summary=NASTY)
+def test_any_text_is_written_as_elementtree_writes_it(
+        title: str, subtitle: str, url: str, author: str, language: str, body: str, term: str,
+        summary: str) -> None:
+    info = FeedInfo(title=title, subtitle=subtitle, page_url=url, feed_url=SITE + url,
+                    site_url=SITE, language=language, author=author,
+                    entries=(entry(1, title=title, url=url, author=author, language=language,
+                                   summary=summary, content_html=body, categories=(term,)),))
+    assert render_atom(info) == _reference_atom(info)
