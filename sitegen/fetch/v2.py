@@ -166,9 +166,9 @@ def _page_size(meta: Pagination, limit: int) -> int:
     return meta.limit if meta.limit and meta.limit > 0 else limit
 
 
-def _ends(page: list[Any], new: int, meta: Pagination, pages: int, limit: int) -> bool:
+def _ends(page: list[Any], meta: Pagination, pages: int, limit: int) -> bool:
     """True when this page is the listing's last (any of the stopping rules)."""
-    return (not page or new == 0 or len(page) < min(_page_size(meta, limit), limit)
+    return (not page or len(page) < min(_page_size(meta, limit), limit)
             or meta.hasNextPage is False
             or (meta.totalPages is not None and meta.currentPage is not None
                 and meta.currentPage >= meta.totalPages)
@@ -230,7 +230,13 @@ async def paginate(client: ApiClient, version: Version, path: str, keys: tuple[s
                 listing.items.append(item)
                 new += 1
             skip += len(page)
-            if _ends(page, new, meta, listing.pages, limit):
+            if page and new == 0:  # a whole page read before: not a listing one can finish
+                listing.complete = False
+                log.warning("stopped reading %s at page %d: it repeated records already read "
+                            "(the service may ignore skip); records beyond it are not updated",
+                            path, listing.pages)
+                return listing
+            if _ends(page, meta, listing.pages, limit):
                 return listing
             # every page read so far was full, so page n starts at n * limit
             while requested < promised and len(ahead) < max(1, client.concurrency):

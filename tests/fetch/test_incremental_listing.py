@@ -198,7 +198,9 @@ def test_a_service_repeating_its_first_page_stops_the_recent_walk(
     for article in synced.articles:
         article["updatedAt"] = stamp(20_000)  # all newer than the cache: every page is read
     monkeypatch.setattr(FakeApi, "_page", first_page_only)
-    run(config, synced)
+    result = run(config, synced)
+    # the whole walk ends incomplete at the repeat: no cached article is taken for deleted
+    assert len(result.workspace.articles) == 250 and not result.workspace.articles_exact
     # two recent pages (the second repeats the first), then the whole walk's first page and
     # the two its totalCount promised (read ahead), where it stops too; not 1,000 pages
     assert synced.calls[LIST] == 2 + 3

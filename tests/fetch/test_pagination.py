@@ -81,10 +81,14 @@ def test_endless_has_next_page_is_cut_at_total_count_plus_two() -> None:
     assert not listing.complete
 
 
-def test_repeating_pages_stop_when_nothing_new_arrives() -> None:
+def test_repeating_pages_stop_when_nothing_new_arrives(
+        caplog: pytest.LogCaptureFixture) -> None:
     listing, calls = walk(lambda n, skip, limit: {
         "things": items(0, limit), "pagination": {"hasNextPage": True}})
     assert calls == 2 and len(listing.items) == 10
+    # what lies beyond is unknown: nothing cached may be taken for deleted
+    assert not listing.complete
+    assert "stopped reading /things at page 2: it repeated records" in caplog.text
 
 
 def test_hard_cap_without_any_total(monkeypatch: pytest.MonkeyPatch,
