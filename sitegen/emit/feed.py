@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
+from xml.sax.saxutils import escape
 
 from sitegen import __version__
 
@@ -97,32 +98,28 @@ def entry_id(entry: FeedEntry, site_url: str) -> str:
 
 #: Escaped article bodies per process: an article is in the site's feed, its agent's, its
 #: topic's and each of its tags' (newest 20 of each), so a body is escaped once, not 4-10
-#: times. Keyed by the body text itself; bounded.
+#: times. Keyed by the body text itself; bounded to _ESCAPED_CHARS characters in all.
 _ESCAPED: dict[str, str] = {}
+_ESCAPED_CHARS = 8_000_000
 _LONG = 512
 
 
 def _text(text: str) -> str:
     """Element text as ElementTree escapes it (after dropping what XML cannot carry)."""
+    global _ESCAPED_CHARS
     if len(text) < _LONG:
         return _escape_text(text)
     escaped = _ESCAPED.get(text)
     if escaped is None:
         escaped = _escape_text(text)
-        if len(_ESCAPED) < 4096:
+        if _ESCAPED_CHARS >= len(text) + len(escaped):
+            _ESCAPED_CHARS -= len(text) + len(escaped)
             _ESCAPED[text] = escaped
     return escaped
 
 
 def _escape_text(text: str) -> str:
-    text = clean_text(text)
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    return text
+    return escape(clean_text(text))  # &, < and >: what ElementTree escapes in text
 
 
 _ATTRIBUTE_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"),
