@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ FACTS_FORMAT = 1
 _DERIVING = ("model/body.py", "render/urls.py", "fetch/records.py")
 
 
+@lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """A hash of the code that derives body facts, and of the sitegen version."""
     here = Path(__file__).resolve().parent

@@ -227,10 +227,7 @@ def _run_build(
                     writer.write(path, data)
         report.warnings = counter.count - warnings_before
         if strict and report.warnings:
-            raise StrictError(
-                f"--strict: the build logged {report.warnings} warning(s); the previous output "
-                "was kept (fix them, or build without --strict)"
-            )
+            raise _strict_failure(report.warnings)
         with timings.stage("commit"):
             result = writer.commit()
             if stamp is not None:
@@ -416,6 +413,11 @@ def _demo_media() -> Iterator[tuple[str, bytes]]:
             yield f"media/demo/{entry.name}", entry.read_bytes()
 
 
+def _strict_failure(warnings: int) -> StrictError:
+    return StrictError(f"--strict: the build logged {warnings} warning(s); the previous output "
+                       "was kept (fix them, or build without --strict)")
+
+
 def _replayed(stamped: StampedBuild, logged: list[str], report: BuildReport,
               counter: WarningCounter, warnings_before: int, strict: bool,
               timings: Timings) -> BuildReport:
@@ -431,10 +433,7 @@ def _replayed(stamped: StampedBuild, logged: list[str], report: BuildReport,
         log.warning("%s", message)
     report.warnings = counter.count - warnings_before
     if strict and report.warnings:
-        raise StrictError(
-            f"--strict: the build logged {report.warnings} warning(s); the previous output "
-            "was kept (fix them, or build without --strict)"
-        )
+        raise _strict_failure(report.warnings)
     report.html_pages, report.articles = stamped.html_pages, stamped.articles
     report.unchanged = stamped.files
     report.timings = dict(timings.stages)
@@ -447,10 +446,7 @@ def _stamped_report(stamped: StampedBuild, strict: bool, timings: Timings) -> Bu
     for message in stamped.warnings:
         log.warning("%s", message)
     if strict and stamped.warnings:
-        raise StrictError(
-            f"--strict: the build logged {len(stamped.warnings)} warning(s); the previous "
-            "output was kept (fix them, or build without --strict)"
-        )
+        raise _strict_failure(len(stamped.warnings))
     report = BuildReport(html_pages=stamped.html_pages, articles=stamped.articles,
                          unchanged=stamped.files, api=stamped.api, from_cache=True,
                          warnings=len(stamped.warnings))

@@ -172,7 +172,6 @@ def _observed() -> bool:
             or any(name in sys.modules for name in _OBSERVERS))
 
 
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command line; returns the exit status."""
     return _main(list(sys.argv[1:] if argv is None else argv))[0]

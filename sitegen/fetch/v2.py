@@ -162,6 +162,14 @@ def parse_records(raw: list[Any], model: type[M], kind: str, offset: int = 0) ->
     return records
 
 
+def _pagination(payload: dict[str, Any]) -> Pagination | None:
+    """A list response's pagination object (empty when absent); None when malformed."""
+    try:
+        return Pagination.model_validate(payload.get("pagination") or {})
+    except ValidationError:
+        return None
+
+
 def _page_size(meta: Pagination, limit: int) -> int:
     return meta.limit if meta.limit and meta.limit > 0 else limit
 
@@ -212,10 +220,7 @@ async def paginate(client: ApiClient, version: Version, path: str, keys: tuple[s
             payload = await (ahead.popleft() if ahead else fetch(skip))
             listing.pages += 1
             page = items_of(payload, keys)
-            try:
-                meta = Pagination.model_validate(payload.get("pagination") or {})
-            except ValidationError:
-                meta = Pagination()
+            meta = _pagination(payload) or Pagination()
             if listing.pages == 1 and meta.totalCount is not None and meta.totalCount >= 0:
                 max_pages = min(PAGE_CAP, math.ceil(meta.totalCount / limit) + 2)
                 if len(page) == limit and _page_size(meta, limit) == limit:
@@ -347,9 +352,8 @@ async def _recent_articles(client: ApiClient, path: str,
         payload = await client.get_json(
             "v2", path, {**PUBLISHED, **RECENT_FIRST, "skip": skip, "limit": PAGE_LIMIT})
         page = items_of(payload, ("articles",))
-        try:
-            meta = Pagination.model_validate(payload.get("pagination") or {})
-        except ValidationError:
+        meta = _pagination(payload)
+        if meta is None:
             return None
         if number == 1:
             total = meta.totalCount

@@ -340,10 +340,8 @@ class Renderer:
         key = (name, variant)
         found = self._partials.get(key)
         if found is None:
-            template = self._templates.get(name)
-            if template is None:
-                template = self._templates[name] = self.env.get_template(name)
-            found = self._partials[key] = Markup(template.render(context.get_all()))
+            rendered = self._template(name).render(context.get_all())
+            found = self._partials[key] = Markup(rendered)
         return found
 
     def context(self, page: Page) -> dict[str, object]:
@@ -375,12 +373,16 @@ class Renderer:
             context["toc"] = toc
         return context
 
+    def _template(self, name: str) -> Template:
+        """The compiled template *name*, looked up once per renderer."""
+        template = self._templates.get(name)
+        if template is None:
+            template = self._templates[name] = self.env.get_template(name)
+        return template
+
     def render(self, page: Page) -> bytes:
         """The HTML bytes of *page*."""
-        template = self._templates.get(page.template)
-        if template is None:
-            template = self.env.get_template(page.template)
-            self._templates[page.template] = template
+        template = self._template(page.template)
         try:
             return template.render(self.context(page)).encode("utf-8")
         except TemplateError as error:
