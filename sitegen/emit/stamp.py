@@ -26,17 +26,18 @@ import os
 import sys
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
 from sitegen.atomicfile import replace_atomically
 
-STAMP_FORMAT = 1
+STAMP_FORMAT = 2
 DEFAULT_CACHE_DIR = ".sitegen"  # ApiSection.cache_dir's default (a test keeps them equal)
 DEMO_CACHE_DIR = ".sitegen/demo"  # demo_config's cache_dir
 CONTENT_FILE = "content.json"  # sitegen.fetch.cache.CACHE_FILE
+CHANGES_FILE = "content-changes.json"  # sitegen.fetch.cache.CHANGES_FILE
 MANIFEST_FILE = ".sitegen-manifest.json"  # sitegen.emit.manifest.MANIFEST_NAME
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 FIXED_ENV = ("SOURCE_DATE_EPOCH",)
@@ -111,6 +112,7 @@ class StampKey:
     inputs: str
     content_path: str
     content: Stat | None
+    changes: Stat | None = None  # the content cache's changes file, when there is one
     content_sha: str = field(default="", compare=False)
 
     @classmethod
@@ -145,37 +147,57 @@ class StampKey:
             "utf-8", "surrogateescape")).hexdigest()[:16]
         content_path = os.fspath(folder / CONTENT_FILE)
         return cls(folder / f"build-stamp-{name}.json", digest.hexdigest(), content_path,
-                   _stat(content_path))
+                   _stat(content_path), _stat(os.fspath(folder / CHANGES_FILE)))
+
+    def content_files(self) -> list[tuple[str, Stat | None]]:
+        """The content cache's files (base, changes) with the stats this key took."""
+        changes = os.path.join(os.path.dirname(self.content_path), CHANGES_FILE)
+        return [(self.content_path, self.content), (changes, self.changes)]
 
     def with_content_sha(self) -> StampKey:
         """This key with the content cache's hash (read once, before the build reads it)."""
-        return StampKey(self.path, self.inputs, self.content_path, self.content,
-                        _file_sha(self.content_path, reuse=True))
+        return replace(self, content_sha=_content_sha(self, None))
 
 
-_last_sha: list[tuple[str, Stat, str]] = []  # check_stamp's hash, for with_content_sha
+#: Hashes of content files that `check_stamp` took or trusted, by (path, stat): a rebuild
+#: keys its build with them rather than reading the same bytes again.
+_known_sha: dict[tuple[str, Stat], str] = {}
 
 
-def _file_sha(path: str, *, remember: bool = False, reuse: bool = False) -> str:
-    """SHA-256 of the file at *path* ("" if unreadable).
+def _content_sha(key: StampKey, recorded: list[Any] | None) -> str:
+    """The hash of the content cache's files as *key* found them ("" when one moved since).
 
-    A rebuild hashes the content cache twice (checking the stamp, then keying the
-    build): the check *remember*s its hash and the key *reuse*s it once, while the
-    file keeps the same stat.
+    A file whose stat is the one *recorded* (a stamp's [stat, sha] per file) keeps the
+    recorded hash, as the rest of the stamp trusts stats; others are read.
     """
-    found = _stat(path)
-    if reuse and _last_sha:
-        last = _last_sha.pop()
-        if found is not None and last[:2] == (path, found):
-            return last[2]
+    parts = []
+    for n, (path, stat) in enumerate(key.content_files()):
+        if stat is None:
+            parts.append("-" if _stat(path) is None else "")
+            continue
+        sha = _known_sha.get((path, stat))
+        if sha is None and recorded is not None and recorded[n][0] == list(stat):
+            sha = str(recorded[n][1])
+        if sha is None:
+            sha = _file_sha(path, stat)
+        if sha:
+            if len(_known_sha) >= 16:  # a long preview session builds many times
+                _known_sha.clear()
+            _known_sha[(path, stat)] = sha
+        parts.append(sha)
+    return "" if "" in parts else ":".join(parts)
+
+
+def _file_sha(path: str, stat: Stat) -> str:
+    """SHA-256 of the file at *path*, or "" when unreadable or not at *stat* throughout."""
+    if _stat(path) != stat:
+        return ""
     try:
         with open(path, "rb") as handle:
             sha = hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
         return ""
-    if remember and found is not None and _stat(path) == found:
-        _last_sha[:] = [(path, found, sha)]
-    return sha
+    return sha if _stat(path) == stat else ""
 
 
 @dataclass
@@ -207,8 +229,8 @@ def check_stamp(key: StampKey) -> StampedBuild | None:
         content = raw["content"]
         if key.content is None or content["path"] != key.content_path:
             return None
-        if list(key.content) != content["stat"] and _file_sha(key.content_path,
-                                                            remember=True) != content["sha"]:
+        sha = _content_sha(key, content["files"])
+        if not sha or sha != content["sha"]:
             return None
         if not _output_intact(output, raw["files"]):
             return None
@@ -266,11 +288,14 @@ def save_stamp(key: StampKey, output: str, files: Sequence[str], *, output_as_gi
         stats[rel] = list(found)
     if key.content is None or not key.content_sha:
         return False
+    shas = key.content_sha.split(":")
+    content_files = [[list(stat) if stat is not None else None, sha]
+                     for (_, stat), sha in zip(key.content_files(), shas, strict=True)]
     record = {
         "format": STAMP_FORMAT, "inputs": key.inputs, "output": output,
         "output_as_given": output_as_given,
         "env_names": sorted(set(env_names)), "env": _env_hash([*env_names, *FIXED_ENV]),
-        "content": {"path": key.content_path, "stat": list(key.content),
+        "content": {"path": key.content_path, "files": content_files,
                     "sha": key.content_sha},
         "warnings": list(warnings), "articles": articles, "html_pages": html_pages,
         "api": api, "files": stats,

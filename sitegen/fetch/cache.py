@@ -1,21 +1,31 @@
 """The content cache: the last complete `Workspace`, kept beside site.toml.
 
-Role: load and save one JSON file (`content.json` in `config.cache_path`),
-stamped with a cache-format version, the sitegen version, the API url, the
-workspace id and the API version that produced it. Loading is one
-`model_validate_json` over the whole file (fast: thousands of articles in a
-fraction of a second). A corrupt, foreign (other url or workspace) or
-old-format file is discarded with a warning, never trusted. Saving is atomic
-(temporary file, fsync, `os.replace`), so a reader sees the old file or the new
-one, never half of one. It must never make requests, and never be written by
-anything but a sync that completed (the sync decides; this module only
-writes what it is given).
+Role: load and save the workspace as JSON in `config.cache_path`: a base file
+(`content.json`), stamped with a cache-format version, the sitegen version, the
+API url, the workspace id, the API version that produced it and a random
+*generation*, and beside it an optional changes file (`content-changes.json`)
+that names that generation and holds the workspace with only the articles that
+differ from the base, plus the ids the base has and the workspace no longer
+does. A sync that changed a few articles rewrites only the changes file (a
+scheduled rebuild after one edit writes kilobytes, not the whole cache); once
+the changes grow past an eighth of the articles, the base is rewritten with a
+new generation and the changes file removed. Loading is one `model_validate_json`
+per file (fast: thousands of articles in a fraction of a second). A corrupt,
+foreign (other url or workspace) or old-format base is discarded with a warning,
+never trusted; a changes file of another generation is a leftover (ignored), and
+an unreadable one is a warning (the base alone is an older, consistent snapshot
+that the next sync brings up to date). Saving is atomic (temporary file, fsync,
+`os.replace`), so a reader sees the old file or the new one, never half of one.
+It must never make requests, and never be written by anything but a sync that
+completed (the sync decides; this module only writes what it is given).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import secrets
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -42,6 +52,10 @@ log = logging.getLogger("sitegen.fetch")
 
 CACHE_FORMAT = 1
 CACHE_FILE = "content.json"
+CHANGES_FILE = "content-changes.json"
+#: The changes file is kept while it holds at most this many articles, or an eighth of
+#: the base's, whichever is more; past that the base is rewritten.
+MIN_CHANGES = 64
 
 
 # --- fast loading ----------------------------------------------------------------
@@ -141,9 +155,22 @@ class CacheFile(BaseModel):
     workspace_id: str
     api_version: ApiVersion
     workspace: Workspace
+    #: A random name of this base, changed at every rewrite; a changes file names it.
+    generation: str = ""
+
+
+class ChangesFile(CacheFile):
+    """The on-disk shape of the changes file: `workspace.articles` holds only the changes."""
+
+    base: str
+    removed: list[str] = []
 
 
 class _CachedFile(CacheFile):
+    workspace: _Workspace
+
+
+class _CachedChanges(ChangesFile):
     workspace: _Workspace
 
 
@@ -154,6 +181,8 @@ class ContentCache:
         self.folder = folder
         self.api_url = api_url.rstrip("/")
         self.workspace_id = workspace_id
+        #: The generation and articles (by id) of the base the last `load` or `save` saw.
+        self._base: tuple[str, dict[str, Article]] | None = None
 
     @property
     def path(self) -> Path:
@@ -162,15 +191,30 @@ class ContentCache:
     def exists(self) -> bool:
         return self.path.is_file()
 
+    @property
+    def changes_path(self) -> Path:
+        return self.folder / CHANGES_FILE
+
     def load(self) -> Workspace | None:
         """The cached workspace, or None (with a warning when a file was there but unusable)."""
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+        self._base = None
+        cached = self._read_base()
+        if cached is None:
             return None
-        except OSError as error:
-            log.warning("cannot read the content cache %s (%s); fetching everything",
-                        self.path, error.strerror or type(error).__name__)
+        workspace = cached.workspace
+        self._base = (cached.generation, {a.id: a for a in workspace.articles})
+        changes = self._read_changes(cached.generation) if cached.generation else None
+        if changes is None:
+            return workspace
+        removed = set(changes.removed)
+        fresh = {a.id: a for a in changes.workspace.articles}
+        articles = [fresh.pop(a.id, a) for a in workspace.articles if a.id not in removed]
+        articles.extend(fresh.values())
+        return changes.workspace.model_copy(update={"articles": articles})
+
+    def _read_base(self) -> _CachedFile | None:
+        data = self._read(self.path)
+        if data is None:
             return None
         # Validation allocates ~10^5 records and no cycles: with the cyclic GC paused it
         # does not re-scan the growing heap every few hundred allocations (~40% of a load).
@@ -185,39 +229,108 @@ class ContentCache:
             log.warning("discarded the content cache %s: it has format %d, this sitegen uses %d; "
                         "fetching everything", self.path, cached.format, CACHE_FORMAT)
             return None
-        if cached.api_url.rstrip("/") != self.api_url or cached.workspace_id != self.workspace_id:
+        if not self._ours(cached):
             log.warning("discarded the content cache %s: it holds another workspace or service; "
                         "fetching everything", self.path)
             return None
-        if cached.workspace.info.id != self.workspace_id:
-            log.warning("discarded the content cache %s: its content belongs to another "
-                        "workspace; fetching everything", self.path)
+        return cached
+
+    def _read_changes(self, generation: str) -> _CachedChanges | None:
+        """The changes file made over the base of *generation*, or None."""
+        changes, why = self._parse_changes(generation)
+        if why:
+            log.warning("ignored the content cache's changes file %s (%s): the content is the "
+                        "last full save's, which the next sync brings up to date",
+                        self.changes_path, why)
+        return changes
+
+    def _parse_changes(self, generation: str) -> tuple[_CachedChanges | None, str]:
+        """(changes, "") when usable, (None, "") when absent or left over, else (None, why)."""
+        try:
+            data = self.changes_path.read_bytes()
+        except FileNotFoundError:
+            return None, ""
+        except OSError as error:
+            return None, error.strerror or type(error).__name__
+        try:
+            changes = _CachedChanges.model_validate_json(data)
+        except ValidationError:
+            return None, _why_unreadable(data)
+        if changes.base != generation:
+            return None, ""  # left over from before the base was rewritten
+        if changes.format != CACHE_FORMAT or not self._ours(changes):
+            return None, "it belongs to another cache format, workspace or service"
+        return changes, ""
+
+    def _read(self, path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
             return None
-        return cached.workspace
+        except OSError as error:
+            log.warning("cannot read the content cache %s (%s); fetching everything",
+                        path, error.strerror or type(error).__name__)
+            return None
+
+    def _ours(self, cached: CacheFile) -> bool:
+        return (cached.api_url.rstrip("/") == self.api_url
+                and cached.workspace_id == self.workspace_id
+                and cached.workspace.info.id == self.workspace_id)
 
     def save(self, workspace: Workspace) -> bool:
-        """Replace the cache atomically; a failure is a warning (the build can go on)."""
-        record = CacheFile(
-            format=CACHE_FORMAT,
-            sitegen=__version__,
-            api_url=self.api_url,
-            workspace_id=self.workspace_id,
-            api_version=workspace.api_version,
-            workspace=workspace,
-        )
-        payload = record.model_dump_json(exclude_none=False).encode("utf-8")
+        """Save *workspace* atomically; a failure is a warning (the build can go on).
+
+        After a `load` of this same cache, only the articles that are not the very
+        objects it loaded from the base go to the changes file, when they are few;
+        otherwise the base is rewritten (and the changes file, now stale, removed).
+        """
+        changed, removed = self._changes(workspace.articles)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# the sitegen content cache: never commit it\n*\n",
                                   encoding="utf-8")
-            replace_atomically(self.path, payload, durable=True)
+            if changed is not None and self._base is not None:
+                changes = ChangesFile(
+                    base=self._base[0], removed=removed, **self._header(workspace),
+                    workspace=workspace.model_copy(update={"articles": changed}))
+                replace_atomically(self.changes_path, _dumped(changes), durable=True)
+            else:
+                generation = secrets.token_hex(16)
+                record = CacheFile(generation=generation, **self._header(workspace),
+                                   workspace=workspace)
+                replace_atomically(self.path, _dumped(record), durable=True)
+                self._base = (generation, {a.id: a for a in workspace.articles})
+                self.changes_path.unlink(missing_ok=True)
         except OSError as error:
             log.warning("could not write the content cache %s (%s); the next build fetches "
                         "again", self.path, error.strerror or type(error).__name__)
             return False
         return True
+
+    def _header(self, workspace: Workspace) -> dict[str, Any]:
+        return {"format": CACHE_FORMAT, "sitegen": __version__, "api_url": self.api_url,
+                "workspace_id": self.workspace_id, "api_version": workspace.api_version}
+
+    def _changes(self, articles: Sequence[Article]) -> tuple[list[Article] | None, list[str]]:
+        """The articles that differ from the loaded base and the ids gone from it.
+
+        None when the base was not loaded here or the changes are too many to keep apart.
+        """
+        if self._base is None or not self._base[0]:
+            return None, []
+        base = self._base[1]
+        changed = [a for a in articles if base.get(a.id) is not a]
+        present = {a.id for a in articles}
+        removed = sorted(set(base) - present)
+        if max(len(changed), len(removed)) > max(MIN_CHANGES, len(base) // 8):
+            return None, []
+        return changed, removed
+
+
+def _dumped(record: CacheFile) -> bytes:
+    return record.model_dump_json(exclude_none=False).encode("utf-8")
 
 
 def _why_unreadable(data: bytes) -> str:

@@ -159,7 +159,10 @@ def _plan_bodies(articles: list[Article], previous: Workspace | None
         old = cached.get(listed.id)
         if old is not None and listed.updatedAt is not None and old.updatedAt == listed.updatedAt:
             fresh = {k: getattr(listed, k) for k in listed.model_fields_set - BODY_FIELDS}
-            known.append(old.model_copy(update=fresh))
+            # The very cached record when the listing says nothing new (the cache then
+            # knows it unchanged: see ContentCache.save).
+            same = all(getattr(old, k) == value for k, value in fresh.items())
+            known.append(old if same else old.model_copy(update=fresh))
             saved += 1
             continue
         known.append(None)

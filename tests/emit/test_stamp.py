@@ -15,7 +15,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.config import ApiSection, demo_config, parse_config
 from sitegen.emit import stamp as stamp_module
-from sitegen.fetch.cache import CACHE_FILE, ContentCache
+from sitegen.fetch.cache import CACHE_FILE, CHANGES_FILE, ContentCache
 from sitegen.fetch.sync import demo_transport, sync
 from sitegen.workspace import Workspace
 
@@ -83,6 +83,7 @@ def tree(root: Path) -> dict[str, str]:
 def test_the_default_cache_folder_matches_the_config() -> None:
     assert ApiSection.model_fields["cache_dir"].default == stamp_module.DEFAULT_CACHE_DIR
     assert CACHE_FILE == stamp_module.CONTENT_FILE
+    assert CHANGES_FILE == stamp_module.CHANGES_FILE
 
 
 def test_a_second_offline_build_is_answered_by_the_stamp(site: Path) -> None:
@@ -110,6 +111,16 @@ def _rewrite_content(site: Path) -> None:
     path.write_text(json.dumps(data))
 
 
+def _write_changes(site: Path, suffix: str = " (changed)") -> None:
+    """A changes file over the cache's base, as a sync that edited one article writes it."""
+    base = json.loads((site / ".sitegen" / CACHE_FILE).read_text())
+    article = next(a for a in base["workspace"]["articles"] if a.get("status") == "published")
+    article["title"] = (article.get("title") or "") + suffix
+    changes = {**base, "base": base.pop("generation"), "removed": [],
+               "workspace": {**base["workspace"], "articles": [article]}}
+    (site / ".sitegen" / CHANGES_FILE).write_text(json.dumps(changes))
+
+
 def _touch_content(site: Path) -> None:
     path = site / ".sitegen" / CACHE_FILE
     path.write_bytes(path.read_bytes())
@@ -119,6 +130,7 @@ CHANGES: dict[str, Callable[[Path, pytest.MonkeyPatch], None]] = {
     "site.toml": lambda site, _: (site / "site.toml").write_text(
         (site / "site.toml").read_text().replace('"Stamped"', '"Restamped"')),
     "content cache": lambda site, _: _rewrite_content(site),
+    "content changes file": lambda site, _: _write_changes(site),
     "site template": lambda site, _: (site / "templates").mkdir() or (
         site / "templates" / "404.html").write_text(
         '{% extends "default/404.html" %}{% block title %}Gone{% endblock %}'),
@@ -154,6 +166,25 @@ def test_the_stamped_tree_is_what_a_full_build_gives(site: Path) -> None:
     assert (site / "_site" / "404.html").read_text() != "defaced"
     build(site, "-o", "fresh")
     assert tree(site / "fresh") == repaired
+
+
+def test_a_changes_file_rewritten_or_removed_invalidates_the_stamp(site: Path) -> None:
+    build(site)
+    _write_changes(site, " (first)")
+    assert not stamped(build(site))
+    assert _published(site, "(first)")
+    assert stamped(build(site))
+    _write_changes(site, " (second)")
+    assert not stamped(build(site))
+    assert _published(site, "(second)")
+    (site / ".sitegen" / CHANGES_FILE).unlink()
+    assert not stamped(build(site))
+    assert not _published(site, "(second)")
+    assert stamped(build(site))
+
+
+def _published(site: Path, text: str) -> bool:
+    return any(text in page.read_text() for page in (site / "_site").rglob("*.html"))
 
 
 def test_the_same_bytes_rewritten_keep_the_stamp(site: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.fetch.cache import CACHE_FORMAT, ContentCache
+from sitegen.fetch.cache import CACHE_FORMAT, CHANGES_FILE, MIN_CHANGES, ContentCache
 from sitegen.fetch.records import Article, HeaderBlock, UnknownBlock, WorkspaceInfo
 from sitegen.workspace import Workspace
 from tests.fetch.conftest import BASE, WS, make_article
@@ -35,7 +35,8 @@ def test_save_leaves_no_temporary_file_and_ignores_itself(tmp_path: Path) -> Non
     cache = ContentCache(tmp_path / "c", BASE, WS)
     cache.save(workspace())
     cache.save(workspace(5))
-    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [".gitignore", "content.json"]
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [
+        ".gitignore", "content-changes.json", "content.json"]
     assert len(cache.load().articles) == 5  # type: ignore[union-attr]
 
 
@@ -117,3 +118,114 @@ def test_loading_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path,
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# --- the changes file ---------------------------------------------------------------
+
+
+def _by_id(ws: Workspace) -> list[dict[str, object]]:
+    return sorted((a.model_dump() for a in ws.articles), key=lambda a: str(a["id"]))
+
+
+def _edited(article: Article, text: str) -> Article:
+    return Article.model_validate({**article.model_dump(), "content": text})
+
+
+def test_a_few_changed_articles_go_to_the_changes_file_only(tmp_path: Path) -> None:
+    ContentCache(tmp_path, BASE, WS).save(workspace(200))
+    base_bytes = (tmp_path / "content.json").read_bytes()
+    cache = ContentCache(tmp_path, BASE, WS)
+    loaded = cache.load()
+    assert loaded is not None
+    articles = [_edited(a, "edited") if n == 7 else a for n, a in enumerate(loaded.articles)]
+    del articles[3]
+    articles.append(Article.model_validate(make_article(500)))
+    after = loaded.model_copy(update={"articles": articles, "clusters": None})
+    assert cache.save(after)
+    assert (tmp_path / "content.json").read_bytes() == base_bytes
+    changes = json.loads((tmp_path / CHANGES_FILE).read_text())
+    assert sorted(a["id"] for a in changes["workspace"]["articles"]) == sorted(
+        [loaded.articles[7].id, make_article(500)["id"]])
+    assert changes["removed"] == [loaded.articles[3].id]
+    again = ContentCache(tmp_path, BASE, WS).load()
+    assert again is not None and _by_id(again) == _by_id(after) and again.clusters is None
+    assert again.model_dump(exclude={"articles"}) == after.model_dump(exclude={"articles"})
+
+
+def test_many_changes_rewrite_the_base_and_remove_the_changes_file(tmp_path: Path) -> None:
+    ContentCache(tmp_path, BASE, WS).save(workspace(200))
+    first = json.loads((tmp_path / "content.json").read_text())["generation"]
+    cache = ContentCache(tmp_path, BASE, WS)
+    loaded = cache.load()
+    assert loaded is not None
+    cache.save(loaded.model_copy(update={"articles": [
+        _edited(a, "a") if n < 2 else a for n, a in enumerate(loaded.articles)]}))
+    assert (tmp_path / CHANGES_FILE).exists()
+    cache = ContentCache(tmp_path, BASE, WS)
+    loaded = cache.load()
+    assert loaded is not None
+    edited = [_edited(a, "b") if n < MIN_CHANGES + 1 else a
+              for n, a in enumerate(loaded.articles)]
+    cache.save(loaded.model_copy(update={"articles": edited}))
+    assert not (tmp_path / CHANGES_FILE).exists()
+    assert json.loads((tmp_path / "content.json").read_text())["generation"] != first
+    again = ContentCache(tmp_path, BASE, WS).load()
+    assert again is not None and [a.content for a in again.articles].count("b") == MIN_CHANGES + 1
+
+
+def test_a_changes_file_of_another_base_is_ignored_silently(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    ContentCache(tmp_path, BASE, WS).save(workspace(100))
+    cache = ContentCache(tmp_path, BASE, WS)
+    loaded = cache.load()
+    assert loaded is not None
+    cache.save(loaded.model_copy(update={"articles": [
+        _edited(a, "old edit") if n == 0 else a for n, a in enumerate(loaded.articles)]}))
+    stale = (tmp_path / CHANGES_FILE).read_bytes()
+    ContentCache(tmp_path, BASE, WS).save(workspace(100))  # a new base (as --refresh does)
+    assert not (tmp_path / CHANGES_FILE).exists()
+    (tmp_path / CHANGES_FILE).write_bytes(stale)  # as if a crash had left it
+    again = ContentCache(tmp_path, BASE, WS).load()
+    assert again is not None and "old edit" not in {a.content for a in again.articles}
+    assert caplog.text == ""
+
+
+@pytest.mark.parametrize("damage", [b"{\"format\": 1, \"wor", b"[]"])
+def test_a_damaged_changes_file_is_a_warning_and_the_base_is_used(
+        tmp_path: Path, damage: bytes, caplog: pytest.LogCaptureFixture) -> None:
+    ContentCache(tmp_path, BASE, WS).save(workspace(10))
+    (tmp_path / CHANGES_FILE).write_bytes(damage)
+    loaded = ContentCache(tmp_path, BASE, WS).load()
+    assert loaded is not None and len(loaded.articles) == 10
+    assert "ignored the content cache's changes file" in caplog.text
+
+
+def test_random_histories_load_what_was_saved(tmp_path: Path) -> None:
+    """Edits, deletions and additions, saved by a cache that loaded: a fresh load agrees."""
+    import random
+
+    rng = random.Random(7)
+    ContentCache(tmp_path, BASE, WS).save(workspace(120))
+    next_number, kinds = 1000, set()
+    for step in range(60):
+        cache = ContentCache(tmp_path, BASE, WS)
+        current = cache.load()
+        assert current is not None
+        articles = list(current.articles)
+        for _ in range(rng.choice([0, 1, 2, 5, 30])):
+            what = rng.random()
+            if what < 0.5 and articles:
+                n = rng.randrange(len(articles))
+                articles[n] = _edited(articles[n], f"step {step} edit {n}")
+            elif what < 0.75 and articles:
+                del articles[rng.randrange(len(articles))]
+            else:
+                articles.append(Article.model_validate(make_article(next_number)))
+                next_number += 1
+        rng.shuffle(articles)
+        saved = current.model_copy(update={"articles": articles})
+        assert cache.save(saved)
+        kinds.add((tmp_path / CHANGES_FILE).exists())
+        fresh = ContentCache(tmp_path, BASE, WS).load()
+        assert fresh is not None and _by_id(fresh) == _by_id(saved)
+    assert kinds == {True, False}  # both kinds of save happened

@@ -12,7 +12,7 @@ import pytest
 
 from sitegen.config import Config
 from sitegen.errors import AuthError, CacheError, QuotaError, UnreachableError
-from sitegen.fetch.cache import ContentCache
+from sitegen.fetch.cache import CHANGES_FILE, ContentCache
 from sitegen.fetch.records import UnknownBlock
 from sitegen.fetch.sync import SyncResult, plan_sync, sync
 from tests.fetch.conftest import KEY, FakeApi, make_article, make_config, oid
@@ -93,8 +93,13 @@ def test_an_unchanged_cache_is_not_rewritten_and_a_changed_one_is(config: Config
     assert path.read_bytes().endswith(b" ")
     fake.articles[0].update(title="Renamed", updatedAt="2024-06-01T00:00:00.000Z")
     run_sync(config, fake)
-    assert not path.read_bytes().endswith(b" ")
-    assert b"Renamed" in path.read_bytes()
+    changes = path.with_name(CHANGES_FILE)  # one article: written beside the base
+    assert path.read_bytes().endswith(b" ") and b"Renamed" not in path.read_bytes()
+    assert b"Renamed" in changes.read_bytes()
+    cached = ContentCache(config.cache_path, config.api.base_url, config.api.workspace).load()
+    assert cached is not None and "Renamed" in {a.title for a in cached.articles}
+    run_sync(config, fake, refresh=True)  # a refresh rewrites the base, with no changes file
+    assert b"Renamed" in path.read_bytes() and not changes.exists()
 
 
 def test_deleted_and_unpublished_articles_disappear(config: Config, fake: FakeApi) -> None:
