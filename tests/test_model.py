@@ -39,6 +39,32 @@ def test_newest_first_with_id_tie_break(tmp_path: Path) -> None:
     assert site.articles[2].older is None and site.articles[2].newer is site.articles[1]
 
 
+def test_every_list_of_articles_is_newest_first(tmp_path: Path) -> None:
+    """Listing pages and feeds take the first articles of each list as the newest."""
+    import random
+
+    rng = random.Random(3)
+    dates = [None, "2024-03-01T00:00:00.000Z", "2024-03-02T00:00:00.000Z",
+             "2023-12-31T23:59:59.999Z"]
+    for _ in range(20):
+        records = [article(n, createdAt=rng.choice(dates), updatedAt=rng.choice(dates[1:]),
+                           tags=rng.sample(["a", "b", "c"], rng.randrange(3)),
+                           agentId=rng.choice(["ag1", "ag2"]),
+                           clusterId=rng.choice(["c1", "c2", None]),
+                           language=rng.choice(["en", "fr"]))
+                   for n in rng.sample(range(1, 200), 30)]
+        ws = make_workspace(records, agents=[{"id": "ag1", "name": "One"},
+                                             {"id": "ag2", "name": "Two"}],
+                            clusters=[{"id": "c1", "name": "C1"}, {"id": "c2", "name": "C2"}])
+        site = build_site(make_config(tmp_path), ws)
+        lists = [site.articles] + [section.articles for section in (
+            *site.agents, *site.clusters, *site.tags, *site.languages)]
+        assert len(lists) > 6
+        for articles in lists:  # (ids: an ArticleView's repr walks the whole site)
+            assert [a.id for a in articles] == [a.id for a in sorted(
+                articles, key=lambda a: (a.published, a.id), reverse=True)]
+
+
 @pytest.mark.parametrize("raw, expected", [
     ("Hello World", "hello-world"),
     ("Ünïcode Straße", "unicode-strasse"),

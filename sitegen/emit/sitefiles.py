@@ -38,9 +38,12 @@ class FeedPlan:
 
 
 def newest(articles: Sequence[ArticleView], count: int) -> tuple[ArticleView, ...]:
-    """The *count* most recently published articles, newest first (ties by id)."""
-    ordered = sorted(articles, key=lambda a: (a.published, a.id), reverse=True)
-    return tuple(ordered[:count])
+    """The *count* most recently published of the site's or a section's *articles*.
+
+    Those lists are newest first already (published, then id, descending: `build_site`
+    makes them so, and the listing pages show them in that order).
+    """
+    return tuple(articles[:count])
 
 
 def _feed_path(url: str) -> str:

@@ -41,7 +41,7 @@ class Section:
     slug: str
     url: str
     description: str = ""
-    articles: list[ArticleView] = field(default_factory=list)
+    articles: list[ArticleView] = field(default_factory=list, repr=False)
 
     @property
     def feed_url(self) -> str:
@@ -134,12 +134,13 @@ class ArticleView:
     content: str
     body_hash: str
     image: str
-    agent: AgentView | None = None
-    cluster: ClusterView | None = None
-    author: AuthorView | None = None
-    related: list[ArticleView] = field(default_factory=list)
-    newer: ArticleView | None = None
-    older: ArticleView | None = None
+    # The links of the site graph stay out of repr (else one article prints the whole site).
+    agent: AgentView | None = field(default=None, repr=False)
+    cluster: ClusterView | None = field(default=None, repr=False)
+    author: AuthorView | None = field(default=None, repr=False)
+    related: list[ArticleView] = field(default_factory=list, repr=False)
+    newer: ArticleView | None = field(default=None, repr=False)
+    older: ArticleView | None = field(default=None, repr=False)
     card_digest: str = ""
     digest: str = ""
 
