@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ first, not the repo
     sys.path.insert(0, str(REPO))
 
-from benchmarks.harness.machine import load_average, machine_info  # noqa: E402
+from benchmarks.harness.machine import PROBE_STEPS, cpu_probe, load_average, machine_info  # noqa: E402
 from benchmarks.harness.measure import StepFailed  # noqa: E402
 from benchmarks.harness.preview import step_preview  # noqa: E402
 from benchmarks.harness.sites import Bench  # noqa: E402
@@ -141,7 +141,7 @@ def _loads(loads: list[float] | None) -> str:
 
 
 def report(options: argparse.Namespace, bench: Bench, failures: list[tuple[str, str]],
-           started: float, load_at_start: list[float] | None) -> None:
+           started: float, load_at_start: list[float] | None, probe_at_start: float) -> None:
     """Print the table and write the JSON results file."""
     bench.rows.extend(derived_rows(bench.rows))
     elapsed = time.perf_counter() - started
@@ -151,9 +151,13 @@ def report(options: argparse.Namespace, bench: Bench, failures: list[tuple[str, 
         print("cold-sync requests by endpoint: " + ", ".join(f"{k} {v}" for k, v in calls.items()))
     machine = machine_info(REPO)
     machine["load_average_at_start"] = load_at_start
+    machine["cpu_probe_s"] = [probe_at_start, cpu_probe()]
     print(f"total {elapsed:.0f} s on {machine['nproc']} CPUs ({machine['cpu_model']}); "
           f"load average {_loads(load_at_start)} at start, {_loads(machine['load_average'])} "
           "at end (other work on the host inflates wall times; CPU times are steadier)")
+    print(f"CPU probe ({PROBE_STEPS:,}-step Python loop, best of 3): "
+          f"{machine['cpu_probe_s'][0]:.3f} s at start, {machine['cpu_probe_s'][1]:.3f} s at end "
+          "(the host's speed now: compare tables only at a similar figure)")
     target = Path(options.json)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(results_json(options, bench, failures, elapsed, machine),
@@ -165,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parse_args(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
     load_at_start = load_average()
+    probe_at_start = cpu_probe()
     with tempfile.TemporaryDirectory(prefix="sitegen-bench-") as tmp:
         work = Path(tmp)
         bench = Bench(work=work, runs=options.runs, articles=options.articles,
@@ -175,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             failures = run_steps(bench, options.steps)
         except KeyboardInterrupt:
             failures = [("run", "interrupted; the table is partial")]
-        report(options, bench, failures, started, load_at_start)
+        report(options, bench, failures, started, load_at_start, probe_at_start)
         if options.keep:
             kept = Path(tempfile.mkdtemp(prefix="sitegen-bench-kept-"))
             shutil.copytree(work, kept, dirs_exist_ok=True, symlinks=True)

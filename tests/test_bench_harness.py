@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.harness.machine import cpu_probe  # noqa: E402
 from benchmarks.harness.measure import StepFailed, last_line, run_process  # noqa: E402
 from benchmarks.harness.preview import tail, with_marker  # noqa: E402
 from benchmarks.harness.stats import Row, Target, format_table, row_json, summarize  # noqa: E402
@@ -229,3 +230,8 @@ def test_set_aside_moves_the_output_and_sitegens_folders_keeping_every_file(
     hugo.mkdir()
     set_aside(hugo, trash, siblings=False)
     assert not hugo.exists() and (trash / "0002-hugo-out").is_dir()
+
+
+def test_the_cpu_probe_times_its_loop() -> None:
+    short, long = cpu_probe(steps=20_000, tries=2), cpu_probe(steps=2_000_000, tries=1)
+    assert 0 < short < long < 60

@@ -1,8 +1,9 @@
 """Describe the machine a benchmark ran on (for the JSON results).
 
 Role: read-only facts: CPU count and model, RAM, OS, Python, Hugo and sitegen
-versions, the git commit, the load average. It must never fail the run: an
-unknown fact is None.
+versions, the git commit, the load average, and a CPU probe (the time of a fixed
+Python loop, so runs on a host that other work slows down can be told apart). It
+must never fail the run: an unknown fact is None.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import platform
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,26 @@ def load_average() -> list[float] | None:
         return [round(value, 2) for value in os.getloadavg()]
     except OSError:
         return None
+
+
+PROBE_STEPS = 5_000_000
+
+
+def cpu_probe(steps: int = PROBE_STEPS, tries: int = 3) -> float:
+    """Seconds of the fastest of *tries* runs of a fixed *steps*-step Python loop.
+
+    A speed index of the host right now: on a shared host the same build takes
+    1.5-2x longer when this figure is 1.5-2x higher, so tables of two runs compare
+    only with it beside them.
+    """
+    best = float("inf")
+    for _ in range(tries):
+        started = time.perf_counter()
+        total = 0
+        for step in range(steps):
+            total += step
+        best = min(best, time.perf_counter() - started)
+    return round(best, 3)
 
 
 def machine_info(repo: Path) -> dict[str, Any]:
