@@ -237,7 +237,7 @@ def check_stamp(key: StampKey) -> StampedBuild | None:
         files = sorted(rel for rel in raw["files"] if rel != MANIFEST_FILE)
         return StampedBuild(output, files, list(raw["warnings"]),
                             int(raw["articles"]), int(raw["html_pages"]), dict(raw["api"]))
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, IndexError):
         return None
 
 

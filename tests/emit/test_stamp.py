@@ -337,10 +337,19 @@ def test_an_online_build_logs_each_warning_once_whether_stamped_or_not(
     assert second.warnings == first.warnings and second.api["total"] > 0
 
 
-def test_a_corrupt_stamp_means_a_normal_build(site: Path) -> None:
+@pytest.mark.parametrize("damage", ["not json", "empty content list", "no content list"])
+def test_a_corrupt_stamp_means_a_normal_build(site: Path, damage: str) -> None:
     build(site)
     (stamp_file,) = (site / ".sitegen").glob("build-stamp-*.json")
-    stamp_file.write_text("{not json")
+    if damage == "not json":
+        stamp_file.write_text("{not json")
+    else:
+        raw = json.loads(stamp_file.read_text())
+        raw["content"]["files"] = [] if damage.startswith(
+            "empty") else None
+        raw["content"]["sha"] += "x"  # so the stats alone cannot answer
+        stamp_file.write_text(json.dumps(raw))
+        stamp_module._known_sha.clear()  # as in a new process
     assert not stamped(build(site))
     assert stamped(build(site))
     assert not os.path.exists(site / "_site" / stamp_file.name)
