@@ -69,6 +69,25 @@ def test_the_demo_builds_every_kind_of_file(tmp_path: Path, demo_workspace: Work
     assert str(tmp_path) not in (out / MANIFEST_NAME).read_text()
 
 
+def test_every_page_names_the_favicon_and_a_local_theme_may_replace_it(
+        tmp_path: Path, demo_workspace: Workspace) -> None:
+    out = tmp_path / "_site"
+    run_build(site_config(tmp_path), output=out, workspace=demo_workspace)
+    [icon] = list((out / "static").glob("favicon.*.svg"))
+    assert icon.read_text().startswith("<svg")
+    pages = list(out.rglob("*.html"))
+    assert pages and all(f'<link rel="icon" href="/static/{icon.name}" type="image/svg+xml">'
+                         in page.read_text() for page in pages)
+    theme = tmp_path / "themes" / "default"  # a local theme of the same name overrides files
+    (theme / "templates").mkdir(parents=True)
+    (theme / "static").mkdir()
+    (theme / "static" / "favicon.svg").write_text('<svg id="mine"/>')
+    run_build(site_config(tmp_path), output=out, workspace=demo_workspace)
+    [mine] = list((out / "static").glob("favicon.*.svg"))
+    assert mine.read_text() == '<svg id="mine"/>' and mine.name != icon.name
+    assert f'href="/static/{mine.name}"' in (out / "index.html").read_text()
+
+
 def test_every_feed_is_valid_and_dated_from_content(tmp_path: Path,
                                                     demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
