@@ -26,7 +26,12 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ first, not the repo
     sys.path.insert(0, str(REPO))
 
-from benchmarks.harness.machine import PROBE_STEPS, cpu_probe, load_average, machine_info  # noqa: E402
+from benchmarks.harness.machine import (  # noqa: E402
+    PROBE_STEPS,
+    cpu_probe,
+    load_average,
+    machine_info,
+)
 from benchmarks.harness.measure import StepFailed  # noqa: E402
 from benchmarks.harness.preview import step_preview  # noqa: E402
 from benchmarks.harness.sites import Bench  # noqa: E402
