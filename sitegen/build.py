@@ -177,12 +177,13 @@ def _run_build(
         from sitegen.model import build_site
 
         if site is None:
-            from sitegen.bodyfacts import load_facts, save_facts
+            from sitegen.bodyfacts import StoredFacts, load_facts, save_facts
 
             known = load_facts(config.cache_path)
             with collector_paused():
-                site = build_site(config, workspace, known)
-            save_facts(config.cache_path, site.body_facts, known)
+                site = build_site(config, workspace, known.bodies, known.related)
+            save_facts(config.cache_path, StoredFacts(site.body_facts, site.related_memo),
+                       known)
     freeze_new_objects()  # the site graph
     report.articles = len(site.articles)
     report.html_pages = len(site.pages)

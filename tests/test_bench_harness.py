@@ -235,3 +235,14 @@ def test_set_aside_moves_the_output_and_sitegens_folders_keeping_every_file(
 def test_the_cpu_probe_times_its_loop() -> None:
     short, long = cpu_probe(steps=20_000, tries=2), cpu_probe(steps=2_000_000, tries=1)
     assert 0 < short < long < 60
+
+
+def test_the_model_benchmark_runs_and_checks_its_three_ways_agree(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.bench_model import main as bench_model
+
+    assert bench_model(["--articles", "80", "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "same page digests" in out
+    assert all(way in out for way in ("from nothing", "with body facts",
+                                      "with body facts and related memo"))

@@ -2,18 +2,51 @@
 
 Role: for each article pick up to three related articles — same cluster first,
 then most shared tags, then newest, then id — and link each article to its
-neighbours in the newest-first order. Must never do I/O, log, or look at bodies.
+neighbours in the newest-first order. The choice depends only on each article's
+position, cluster and tags, so `related_key` hashes exactly those and a
+`RelatedMemo` (the positions chosen under a key) lets the next build skip the
+scoring when they did not change (an edited body, title or date elsewhere than in
+the order). Must never do I/O, log, or look at bodies.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 
 from sitegen.model.views import ArticleView
 
 MAX_RELATED = 3
+
+
+@dataclass(frozen=True)
+class RelatedMemo:
+    """The related positions `link_related` chose for the articles of one `related_key`."""
+
+    key: str
+    positions: tuple[tuple[int, ...], ...]
+
+
+def related_key(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> str:
+    """A hash of everything `link_related` reads: the order, clusters and tags."""
+    digest = hashlib.sha256(f"related|{limit}|{len(articles)}".encode())
+    for article in articles:
+        cluster = article.cluster.id if article.cluster is not None else ""
+        slugs = sorted({t.slug for t in article.tags})
+        digest.update("\x00".join((article.id, cluster, *slugs)).encode(
+            "utf-8", "surrogatepass") + b"\x01")
+    return digest.hexdigest()[:32]
+
+
+def _usable(memo: RelatedMemo | None, key: str, count: int, limit: int) -> bool:
+    """True when *memo* was made for *key* and holds sane positions for *count* articles."""
+    if memo is None or memo.key != key or len(memo.positions) != count:
+        return False
+    return all(len(chosen) <= limit and all(0 <= i < count and i != own for i in chosen)
+               for own, chosen in enumerate(memo.positions))
 
 
 def link_neighbours(articles: Sequence[ArticleView]) -> None:
@@ -23,16 +56,34 @@ def link_neighbours(articles: Sequence[ArticleView]) -> None:
         article.older = articles[index + 1] if index + 1 < len(articles) else None
 
 
-def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> None:
+def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED,
+                 memo: RelatedMemo | None = None) -> RelatedMemo:
     """Set `related` on every article (articles are newest first; rank = position).
 
     Score, highest first: same cluster, number of shared tags, newer, then id.
     An article is related only when it shares the cluster or at least one tag.
+    A *memo* of an earlier call with the same `related_key` is used instead of
+    scoring again; the memo of this call is returned either way.
     """
+    key = related_key(articles, limit)
+    if _usable(memo, key, len(articles), limit):
+        assert memo is not None
+        for article, chosen in zip(articles, memo.positions, strict=True):
+            article.related = [articles[i] for i in chosen]
+        return memo
+    scored = _score(articles, limit)
+    for article, picked in zip(articles, scored, strict=True):
+        article.related = [articles[i] for i in picked]
+    return RelatedMemo(key, tuple(tuple(picked) for picked in scored))
+
+
+def _score(articles: Sequence[ArticleView], limit: int) -> list[list[int]]:
+    """The related positions of every article (see `link_related`)."""
     by_tag: dict[str, list[int]] = {}
     by_cluster: dict[str, list[int]] = {}
     by_cluster_tag: dict[tuple[str, str], list[int]] = {}
     tag_sets: list[frozenset[str]] = []
+    positions: list[list[int]] = []
     for index, article in enumerate(articles):
         tags = frozenset(t.slug for t in article.tags)
         tag_sets.append(tags)
@@ -56,7 +107,8 @@ def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> N
             for other in chosen:  # fewer than `limit`: every cluster member is taken
                 del counts[other]
             chosen += _best(counts, limit - len(chosen))
-        article.related = [articles[i] for i in chosen]
+        positions.append(chosen)
+    return positions
 
 
 def _best(counts: Counter[int], limit: int) -> list[int]:

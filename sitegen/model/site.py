@@ -21,7 +21,7 @@ from sitegen.fetch.records import Article, Cluster, Record
 from sitegen.model.body import BodyFacts, known_body
 from sitegen.model.digests import digest_articles
 from sitegen.model.layout import layout_pages
-from sitegen.model.related import link_neighbours, link_related
+from sitegen.model.related import RelatedMemo, link_neighbours, link_related
 from sitegen.model.slugs import (
     RESERVED,
     SlugAllocator,
@@ -162,12 +162,14 @@ def _cluster(record: Record, slug: str) -> ClusterView:
 
 
 def build_site(config: Config, workspace: Workspace,
-               body_facts: Mapping[str, BodyFacts] | None = None) -> Site:
+               body_facts: Mapping[str, BodyFacts] | None = None,
+               related: RelatedMemo | None = None) -> Site:
     """The Site graph for *workspace* under *config*: pure, deterministic, repairs logged.
 
     *body_facts* (by article id, from an earlier build: `Site.body_facts`) spare the
-    pass over the bodies of articles that did not change since; they never change
-    the result.
+    pass over the bodies of articles that did not change since, and *related* (an
+    earlier `Site.related_memo`) the scoring of related articles when no article's
+    place, cluster or tags changed; neither ever changes the result.
     """
     records: list[Article] = []
     seen_ids: set[str] = set()
@@ -227,7 +229,7 @@ def build_site(config: Config, workspace: Workspace,
         languages[code].articles.append(view)
 
     link_neighbours(articles)
-    link_related(articles)
+    related_memo = link_related(articles, memo=related)
     social = _social_posts(workspace)
     site = Site(
         config=config, title=config.site.title, description=config.site.description,
@@ -238,7 +240,7 @@ def build_site(config: Config, workspace: Workspace,
         tags=sorted((t for t in tags.values() if t.articles), key=lambda t: t.slug),
         languages=sorted(languages.values(), key=lambda lang: lang.id)
         if len(languages) > 1 else [],
-        social_posts=social, body_facts=facts,
+        social_posts=social, body_facts=facts, related_memo=related_memo,
     )
     digest_articles(site)
     site.pages = layout_pages(site)

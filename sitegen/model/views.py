@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sitegen.config import Config
 from sitegen.fetch.records import KnownBlock
 from sitegen.model.body import BodyFacts
+
+if TYPE_CHECKING:
+    from sitegen.model.related import RelatedMemo
 
 PageKind = Literal[
     "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
@@ -202,6 +205,8 @@ class Site:
     feed_url: str = "/feed.xml"
     #: What the model derived from each article's body, for the next build (by id).
     body_facts: dict[str, BodyFacts] = field(default_factory=dict)
+    #: The related links chosen, for the next build (see `sitegen.model.related`).
+    related_memo: RelatedMemo | None = None
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
 from render_factory import article, hostile_workspace, make_config  # noqa: E402
 
 import sitegen.model.body as body_module  # noqa: E402
-from sitegen.bodyfacts import FACTS_FILE, load_facts, save_facts  # noqa: E402
+from sitegen.bodyfacts import FACTS_FILE, StoredFacts, load_facts, save_facts  # noqa: E402
 from sitegen.emulator.demo import load_demo  # noqa: E402
 from sitegen.model import Site, build_site  # noqa: E402
 from sitegen.workspace import Workspace  # noqa: E402
@@ -44,10 +44,13 @@ def test_a_site_built_from_stored_facts_is_the_same(tmp_path: Path, workspace: A
     with caplog.at_level(logging.WARNING, logger="sitegen"):
         first = build_site(config, workspace())
     warned = sorted(r.getMessage() for r in caplog.records)
-    assert first.body_facts and save_facts(tmp_path, first.body_facts, {})
+    assert first.body_facts and save_facts(
+        tmp_path, StoredFacts(first.body_facts, first.related_memo), StoredFacts())
     caplog.clear()
+    stored = load_facts(tmp_path)
+    assert stored.related == first.related_memo is not None
     with caplog.at_level(logging.WARNING, logger="sitegen"):
-        second = build_site(config, workspace(), load_facts(tmp_path))
+        second = build_site(config, workspace(), stored.bodies, stored.related)
     assert shape(second) == shape(first)
     assert sorted(r.getMessage() for r in caplog.records) == warned  # repairs still said
     assert second.body_facts == first.body_facts
@@ -89,8 +92,9 @@ def test_facts_of_another_version_of_the_article_are_not_used(
 
 
 def test_the_file_round_trips_and_is_written_only_when_facts_changed(tmp_path: Path) -> None:
-    facts = build_site(make_config(tmp_path), demo_workspace()).body_facts
-    assert save_facts(tmp_path, facts, {})
+    site = build_site(make_config(tmp_path), demo_workspace())
+    facts = StoredFacts(site.body_facts, site.related_memo)
+    assert save_facts(tmp_path, facts, StoredFacts())
     loaded = load_facts(tmp_path)
     assert loaded == facts
     assert not save_facts(tmp_path, loaded, facts)
@@ -99,8 +103,8 @@ def test_the_file_round_trips_and_is_written_only_when_facts_changed(tmp_path: P
 @pytest.mark.parametrize("damage", ["not json {", '{"code": "x", "facts": {}}',
                                     "[1, 2]", "MALFORMED ROW"])
 def test_unusable_files_are_ignored(tmp_path: Path, damage: str) -> None:
-    facts = build_site(make_config(tmp_path), demo_workspace()).body_facts
-    save_facts(tmp_path, facts, {})
+    site = build_site(make_config(tmp_path), demo_workspace())
+    save_facts(tmp_path, StoredFacts(site.body_facts, site.related_memo), StoredFacts())
     path = tmp_path / FACTS_FILE
     if damage == "MALFORMED ROW":
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -109,5 +113,5 @@ def test_unusable_files_are_ignored(tmp_path: Path, damage: str) -> None:
         path.write_text(json.dumps(data), encoding="utf-8")
     else:
         path.write_text(damage, encoding="utf-8")
-    assert load_facts(tmp_path) == {}
-    assert load_facts(tmp_path / "missing") == {}
+    assert load_facts(tmp_path) == StoredFacts()
+    assert load_facts(tmp_path / "missing") == StoredFacts()
