@@ -239,9 +239,13 @@ def test_the_cpu_probe_times_its_loop() -> None:
 
 def test_the_model_benchmark_runs_and_checks_its_three_ways_agree(
         capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
     from benchmarks.bench_model import main as bench_model
 
+    level = logging.getLogger("sitegen").level
     assert bench_model(["--articles", "80", "--runs", "2"]) == 0
+    assert logging.getLogger("sitegen").level == level  # other tests count its warnings
     out = capsys.readouterr().out
     assert "same page digests" in out
     assert all(way in out for way in ("from nothing", "with body facts",
