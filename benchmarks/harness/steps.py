@@ -283,8 +283,10 @@ def step_rebuild(bench: Bench) -> None:
 def _rebuild_row(label: str, samples: list[Sample], written: list[int],
                  target: Target | None = None) -> Row:
     cpu = statistics.median(s.cpu for s in samples)
+    rss = statistics.median(s.rss_mb for s in samples)
     pages = f"{min(written)}" if min(written) == max(written) else f"{min(written)}–{max(written)}"
     return Row("rebuild", label, "s", [s.wall for s in samples], target,
-               note=f"CPU {format_number(cpu)} s, {pages} pages written",
+               note=f"CPU {format_number(cpu)} s, peak RSS {format_number(rss)} MB, "
+                    f"{pages} pages written",
                extra={"cpu": [s.cpu for s in samples], "rss_mb": [s.rss_mb for s in samples],
                       "pages_written": written})
