@@ -5,8 +5,8 @@ then most shared tags, then newest, then id — and link each article to its
 neighbours in the newest-first order. The choice depends only on each article's
 position, cluster and tags, so `related_key` hashes exactly those and a
 `RelatedMemo` (the positions chosen under a key) lets the next build skip the
-scoring when they did not change (an edited body, title or date elsewhere than in
-the order). Must never do I/O, log, or look at bodies.
+scoring when they did not change (an edit to a body, title or date that leaves
+every article in its place). Must never do I/O, log, or look at bodies.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ def related_key(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> st
     return digest.hexdigest()[:32]
 
 
-def _usable(memo: RelatedMemo | None, key: str, count: int, limit: int) -> bool:
+def _usable(memo: RelatedMemo, key: str, count: int, limit: int) -> bool:
     """True when *memo* was made for *key* and holds sane positions for *count* articles."""
-    if memo is None or memo.key != key or len(memo.positions) != count:
+    if memo.key != key or len(memo.positions) != count:
         return False
     return all(len(chosen) <= limit and all(0 <= i < count and i != own for i in chosen)
                for own, chosen in enumerate(memo.positions))
@@ -66,15 +66,11 @@ def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED,
     scoring again; the memo of this call is returned either way.
     """
     key = related_key(articles, limit)
-    if _usable(memo, key, len(articles), limit):
-        assert memo is not None
-        for article, chosen in zip(articles, memo.positions, strict=True):
-            article.related = [articles[i] for i in chosen]
-        return memo
-    scored = _score(articles, limit)
-    for article, picked in zip(articles, scored, strict=True):
-        article.related = [articles[i] for i in picked]
-    return RelatedMemo(key, tuple(tuple(picked) for picked in scored))
+    if memo is None or not _usable(memo, key, len(articles), limit):
+        memo = RelatedMemo(key, tuple(tuple(chosen) for chosen in _score(articles, limit)))
+    for article, chosen in zip(articles, memo.positions, strict=True):
+        article.related = [articles[i] for i in chosen]
+    return memo
 
 
 def _score(articles: Sequence[ArticleView], limit: int) -> list[list[int]]:
