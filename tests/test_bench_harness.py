@@ -250,3 +250,20 @@ def test_the_model_benchmark_runs_and_checks_its_three_ways_agree(
     assert "same page digests" in out
     assert all(way in out for way in ("from nothing", "with body facts",
                                       "with body facts and related memo"))
+
+
+def test_the_ab_rebuild_runs_both_versions(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.ab_rebuild import main as ab_rebuild
+
+    assert ab_rebuild(["--base", "HEAD", "--articles", "60", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 interleaved pairs, base HEAD" in out
+    assert "base medians" in out and "new  medians" in out
+
+
+def test_the_ab_rebuild_names_a_revision_git_does_not_know(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.ab_rebuild import main as ab_rebuild
+
+    assert ab_rebuild(["--base", "no-such-revision-x", "--articles", "20"]) == 1
+    assert "git archive no-such-revision-x failed" in capsys.readouterr().err
