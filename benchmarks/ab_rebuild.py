@@ -4,7 +4,7 @@ Role: on a shared host whose speed swings 1.5–2× within minutes, two whole be
 runs taken an hour apart cannot show a 10–20 % change. This script interleaves the
 two versions instead: one generated workspace, one site folder per version (same
 content cache, same output), and for each round a new edit in the emulator
-(`steps._edited_copy`), then both versions' `sitegen build` (re-sync and rebuild)
+(`steps.edited_copy`), then both versions' `sitegen build` (re-sync and rebuild)
 back to back, in alternating order. It prints the per-pair differences of wall and
 CPU time, how many pairs the new code won, and both versions' medians, with the
 build's own stage timings. The earlier commit's `sitegen/` is taken with
@@ -40,7 +40,7 @@ from benchmarks.harness.sites import (  # noqa: E402
     read_report,
     sitegen,
 )
-from benchmarks.harness.steps import _edited_copy  # noqa: E402
+from benchmarks.harness.steps import edited_copy  # noqa: E402
 
 STAGES = ("fetch", "model", "render", "commit")
 
@@ -112,7 +112,7 @@ def _run(options: argparse.Namespace, work: Path) -> int:
     rounds: list[dict[str, dict[str, Any]]] = []
     for number in range(options.rounds + 1):  # round 0 warms both sites up, unmeasured
         edited = work / "edited.json"
-        _edited_copy(site.data, edited, 1000 + number)
+        edited_copy(site.data, edited, 1000 + number)
         order = ("base", "new") if number % 2 else ("new", "base")
         with emulator(edited, port=site.port, latency_ms=0, log=bench.log("emulator")):
             results = {which: _build(folders[which] / "site.toml", paths[which], work,

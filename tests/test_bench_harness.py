@@ -180,12 +180,12 @@ def test_marker_goes_before_body_end() -> None:
 
 
 def test_edited_copy_changes_one_published_article(tmp_path: Path) -> None:
-    from benchmarks.harness.steps import _edited_copy
+    from benchmarks.harness.steps import edited_copy
 
     source = tmp_path / "ws.json"
     workspace = _five()
     source.write_text(json.dumps(workspace), encoding="utf-8")
-    changed = _edited_copy(source, tmp_path / "edit.json", 1)
+    changed = edited_copy(source, tmp_path / "edit.json", 1)
     edited = json.loads((tmp_path / "edit.json").read_text(encoding="utf-8"))
     differing = [(a, b) for a, b in zip(workspace["articles"], edited["articles"], strict=True)
                  if a != b]

@@ -215,7 +215,7 @@ def step_hugo(bench: Bench) -> None:
     bench.details["hugo_pages"] = hugo_pages
 
 
-def _edited_copy(data: Path, dest: Path, run: int) -> str:
+def edited_copy(data: Path, dest: Path, run: int) -> str:
     """Copy the workspace with one published article's body changed; returns its id."""
     workspace = json.loads(data.read_text(encoding="utf-8"))
     published = [a for a in workspace["articles"] if a.get("status") == "published"]
@@ -264,7 +264,7 @@ def step_rebuild(bench: Bench) -> None:
             bench.details["rebuild_synced_timings"] = data.get("timings", {})
     for run in range(bench.runs):
         edited = bench.work / f"workspace-{n}-edit-{run}.json"
-        _edited_copy(site.data, edited, run)
+        edited_copy(site.data, edited, run)
         with emulator(edited, port=site.port, latency_ms=0, log=bench.log("emulator-rebuild")):
             sample, data = _build(site.config, f"one-changed rebuild #{run + 1}", report=report)
         changed.append(sample)

@@ -375,9 +375,7 @@ async def _recent_articles(client: ApiClient, path: str,
         if page and oldest is None:
             return None  # a page of repeats: a service ignoring `skip` (the whole walk stops)
         skip += len(page)
-        if (oldest is None or oldest < mark or len(page) < PAGE_LIMIT
-                or meta.hasNextPage is False
-                or (meta.totalPages is not None and number >= meta.totalPages)):
+        if oldest is None or oldest < mark or _ends(page, meta, number, PAGE_LIMIT):
             break
     else:
         return None

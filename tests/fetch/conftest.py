@@ -68,6 +68,7 @@ class FakeApi:
     digest_status: int = 200
     raw_article_items: list[Any] | None = None  # served instead of the article list items
     page_hook: Callable[[list[Any], dict[str, Any]], dict[str, Any]] | None = None
+    max_limit: int = 100  # the largest page the service serves, whatever `limit` asks
 
     agents: list[dict[str, Any]] = field(default_factory=lambda: [
         {"id": oid("b", 0), "name": "Writer", "status": "active", "executionMode": "scheduled"},
@@ -140,7 +141,7 @@ class FakeApi:
         return {k: v for k, v in article.items() if k not in hidden}
 
     def _page(self, key: str, items: list[Any], query: dict[str, Any]) -> httpx.Response:
-        skip, limit = int(query.get("skip", 0)), min(100, int(query.get("limit", 20)))
+        skip, limit = int(query.get("skip", 0)), min(self.max_limit, int(query.get("limit", 20)))
         page = items[skip:skip + limit]
         total = len(items)
         pages = max(1, -(-total // limit))

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from sitegen.config import Config
+from sitegen.fetch.cache import CACHE_FILE, CHANGES_FILE
 from sitegen.fetch.sync import SyncResult, plan_sync, sync
 from sitegen.workspace import Workspace
 from tests.fetch.conftest import KEY, FakeApi, make_article
@@ -41,12 +42,15 @@ def run(config: Config, fake: FakeApi, **options: Any) -> SyncResult:
 
 def from_scratch(config: Config, fake: FakeApi) -> Workspace:
     """What a sync that ignores the cache makes of the service now (the cache is restored)."""
-    path = config.cache_path / "content.json"
-    saved = path.read_bytes()
+    files = [config.cache_path / name for name in (CACHE_FILE, CHANGES_FILE)]
+    saved = {path: path.read_bytes() for path in files if path.exists()}
     try:
         return run(config, fake, refresh=True).workspace
     finally:
-        path.write_bytes(saved)
+        for path in files:
+            path.unlink(missing_ok=True)
+        for path, data in saved.items():
+            path.write_bytes(data)
 
 
 def same(left: Workspace, right: Workspace) -> bool:
@@ -204,3 +208,15 @@ def test_a_service_repeating_its_first_page_stops_the_recent_walk(
     # two recent pages (the second repeats the first), then the whole walk's first page and
     # the two its totalCount promised (read ahead), where it stops too; not 1,000 pages
     assert synced.calls[LIST] == 2 + 3
+
+
+def test_a_service_serving_smaller_pages_is_read_past_its_first_page(config: Config) -> None:
+    """A page as long as the limit the service names is not the last one, even under 100."""
+    fake = service()
+    fake.max_limit = 50
+    run(config, fake)
+    for article in fake.articles[:70]:
+        article.update(content="edited", updatedAt=stamp(9000))
+    result = run(config, fake)
+    assert fake.calls[DETAIL] == 70
+    assert same(result.workspace, from_scratch(config, fake))
