@@ -240,7 +240,8 @@ def _run_build(
                            warnings=[*counter.messages[warnings_before:fetch_from],
                                      *counter.messages[fetch_to:]],
                            articles=len(site.articles), html_pages=len(site.pages),
-                           api=report.api if offline else _offline_api(workspace))
+                           api=report.api if offline else _offline_api(workspace),
+                           known=writer.confirmed_stats())
     report.written, report.unchanged, report.removed = (
         result.written, result.unchanged, result.removed)
     report.output_changed = result.touched_output

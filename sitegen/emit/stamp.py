@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -278,11 +278,17 @@ def _output_intact(output: str, files: dict[str, list[int]]) -> bool:
 
 def save_stamp(key: StampKey, output: str, files: Sequence[str], *, output_as_given: str,
                env_names: Sequence[str], warnings: Sequence[str], articles: int,
-               html_pages: int, api: dict[str, Any]) -> bool:
-    """Record a committed build under *key*; False (and no stamp) when anything is off."""
+               html_pages: int, api: dict[str, Any],
+               known: Mapping[str, tuple[int, int, int]] | None = None) -> bool:
+    """Record a committed build under *key*; False (and no stamp) when anything is off.
+
+    *known* holds stats of output files the build already confirmed as they are now
+    (`OutputWriter.confirmed_stats`); the other files are stat'ed here.
+    """
     stats: dict[str, list[int]] = {}
+    known = known or {}
     for rel in [*files, MANIFEST_FILE]:
-        found = _stat(os.path.join(output, rel))
+        found = known.get(rel) or _stat(os.path.join(output, rel))
         if found is None:
             return False
         stats[rel] = list(found)

@@ -93,6 +93,7 @@ class OutputWriter:
         self._written: set[str] = set()
         self._made: set[str] = set()
         self._trusted: dict[str, tuple[int, int, int]] = {}
+        self._confirmed: dict[str, tuple[int, int, int]] = {}
         self._staging_str = os.fspath(self.staging)
         self._output_str = os.fspath(self.output)
         self._staged = False
@@ -177,6 +178,8 @@ class OutputWriter:
     def _claim(self, path: str) -> str:
         if not self._open or self._committed:
             raise BuildError("the output writer is not open: this is a bug in sitegen")
+        if path in self._previous.files and path not in self._new:
+            return path  # the manifest's paths were checked when it was read
         rel = safe_relpath(path)
         if rel in self._new:
             raise BuildError(
@@ -225,7 +228,18 @@ class OutputWriter:
             st = os.stat(target, follow_symlinks=False)
         except OSError:
             return False
-        return (st.st_size, st.st_mtime_ns, st.st_ino) == known
+        if (st.st_size, st.st_mtime_ns, st.st_ino) != known:
+            return False
+        self._confirmed[rel] = known
+        return True
+
+    def confirmed_stats(self) -> dict[str, tuple[int, int, int]]:
+        """The trusted stats `keep` found unchanged on disk (rel → (size, mtime_ns, inode)).
+
+        A committed build links those very inodes into the new output, so after the
+        commit they are still those files' stats (the stamp records them unread).
+        """
+        return dict(self._confirmed)
 
     def write(self, path: str, data: bytes, input_hash: str | None = None) -> None:
         """Add one file of the new site; bytes equal to the previous file reuse it (same mtime)."""

@@ -388,3 +388,30 @@ def test_a_changed_content_cache_is_hashed_once(site: Path,
     assert not stamped(build(site))
     assert hashed == [os.fspath(site / ".sitegen" / CACHE_FILE)]
     assert stamped(build(site))
+
+
+def test_the_stamp_after_a_small_rebuild_records_every_file_as_it_is(
+        site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(site)
+    _write_changes(site)
+    statted: list[str] = []
+    real = stamp_module._stat
+
+    def counting(path: str) -> Any:
+        statted.append(path)
+        return real(path)
+
+    monkeypatch.setattr(stamp_module, "_stat", counting)
+    report = build(site)
+    assert not stamped(report)
+    pages = report["pages"]
+    assert isinstance(pages, dict) and 0 < pages["written"] < pages["unchanged"]
+    # The files the writer confirmed unchanged are not stat'ed again ...
+    assert len(statted) < pages["written"] + pages["unchanged"]
+    # ... and every recorded stat is the file's, so the next build is answered by the stamp.
+    record = json.loads(next((site / ".sitegen").glob("build-stamp-*.json")).read_bytes())
+    output = site / "_site"
+    for rel, (size, mtime_ns, inode) in record["files"].items():
+        st = os.stat(output / rel, follow_symlinks=False)
+        assert (st.st_size, st.st_mtime_ns, st.st_ino) == (size, mtime_ns, inode), rel
+    assert stamped(build(site))
