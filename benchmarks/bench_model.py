@@ -4,7 +4,7 @@ Role: time `build_site` on `generate_workspace(N, seed=0)` (default 4,000 articl
 about 3,400 published) three ways, interleaved run by run so a shared host's swings
 hit each alike: from nothing, with the body facts of an earlier build, and with the
 body facts and the related-links memo (what `sitegen build` hands `build_site` from
-`.sitegen/body-facts.json`). One article's body is edited between the earlier build
+`.sitegen/body-facts.bin`). One article's body is edited between the earlier build
 and the timed ones, as in a one-article-changed rebuild. Every way must give the
 same page digests (checked), and the figures are medians with min–max. Usage:
 

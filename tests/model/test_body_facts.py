@@ -15,7 +15,13 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
 from render_factory import article, hostile_workspace, make_config  # noqa: E402
 
 import sitegen.model.body as body_module  # noqa: E402
-from sitegen.bodyfacts import FACTS_FILE, StoredFacts, load_facts, save_facts  # noqa: E402
+from sitegen.bodyfacts import (  # noqa: E402
+    FACTS_FILE,
+    OLD_FACTS_FILE,
+    StoredFacts,
+    load_facts,
+    save_facts,
+)
 from sitegen.emulator.demo import load_demo  # noqa: E402
 from sitegen.model import Site, build_site  # noqa: E402
 from sitegen.workspace import Workspace  # noqa: E402
@@ -100,18 +106,54 @@ def test_the_file_round_trips_and_is_written_only_when_facts_changed(tmp_path: P
     assert not save_facts(tmp_path, loaded, facts)
 
 
-@pytest.mark.parametrize("damage", ["not json {", '{"code": "x", "facts": {}}',
-                                    "[1, 2]", "MALFORMED ROW"])
+def _damaged(path: Path, damage: str) -> None:
+    """Damage the stored facts file at *path* in one of the ways `DAMAGE` names."""
+    import marshal
+
+    data = path.read_bytes()
+    head = data[:data.index(b"\n") + 1]
+    code, rows, related = marshal.loads(data[len(head):])
+    if damage == "not a facts file":
+        path.write_bytes(b"not json {")
+    elif damage == "cut short":
+        path.write_bytes(data[:len(data) // 2])
+    elif damage == "not marshal data":
+        path.write_bytes(head + b"\xff\x00garbage")
+    elif damage == "other code":
+        path.write_bytes(head + marshal.dumps(("x", rows, related)))
+    elif damage == "rows not a tuple":
+        path.write_bytes(head + marshal.dumps((code, list(rows), related)))
+    elif damage == "short row":
+        path.write_bytes(head + marshal.dumps((code, (rows[0][:3], *rows[1:]), related)))
+    elif damage == "wrong type":  # a kept position that is not an int
+        row = rows[0][:5] + (("1",),) + rows[0][6:]
+        path.write_bytes(head + marshal.dumps((code, (row, *rows[1:]), related)))
+    elif damage == "bad memo":
+        path.write_bytes(head + marshal.dumps((code, rows, ("k", (("x",),)))))
+    else:
+        raise AssertionError(damage)
+
+
+DAMAGE = ["not a facts file", "cut short", "not marshal data", "other code",
+          "rows not a tuple", "short row", "wrong type", "bad memo"]
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
 def test_unusable_files_are_ignored(tmp_path: Path, damage: str) -> None:
     site = build_site(make_config(tmp_path), demo_workspace())
-    save_facts(tmp_path, StoredFacts(site.body_facts, site.related_memo), StoredFacts())
-    path = tmp_path / FACTS_FILE
-    if damage == "MALFORMED ROW":
-        data = json.loads(path.read_text(encoding="utf-8"))
-        first = next(iter(data["facts"]))
-        data["facts"][first] = data["facts"][first][:3]
-        path.write_text(json.dumps(data), encoding="utf-8")
-    else:
-        path.write_text(damage, encoding="utf-8")
+    facts = StoredFacts(site.body_facts, site.related_memo)
+    assert facts.related is not None and any(f.kept for f in facts.bodies.values())
+    save_facts(tmp_path, facts, StoredFacts())
+    assert load_facts(tmp_path) == facts
+    _damaged(tmp_path / FACTS_FILE, damage)
     assert load_facts(tmp_path) == StoredFacts()
     assert load_facts(tmp_path / "missing") == StoredFacts()
+
+
+def test_the_json_file_of_earlier_versions_is_replaced(tmp_path: Path) -> None:
+    old = tmp_path / OLD_FACTS_FILE
+    old.write_text(json.dumps({"format": 2, "facts": {}}), encoding="utf-8")
+    site = build_site(make_config(tmp_path), demo_workspace())
+    assert load_facts(tmp_path) == StoredFacts()
+    assert save_facts(tmp_path, StoredFacts(site.body_facts, site.related_memo), StoredFacts())
+    assert not old.exists() and (tmp_path / FACTS_FILE).is_file()
