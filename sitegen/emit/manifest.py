@@ -22,6 +22,10 @@ MANIFEST_NAME = ".sitegen-manifest.json"
 MANIFEST_VERSION = 1
 _MAX_SEGMENT_BYTES = 255
 _CONTROL = re.compile("[\x00-\x1f]")
+#: Paths that are plainly safe: ASCII segments of 1-63 URL-safe characters that do not
+#: start with a dot (so never "", "." or ".."); anything else gets the full check.
+_SEGMENT = r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,62}"
+_PLAIN_PATH = re.compile(f"{_SEGMENT}(?:/{_SEGMENT})*")
 
 
 def sha256_hex(data: bytes) -> str:
@@ -31,6 +35,12 @@ def sha256_hex(data: bytes) -> str:
 
 def path_problem(path: str) -> str | None:
     """Why *path* may not be written inside the output, or None when it is safe."""
+    if isinstance(path, str) and _PLAIN_PATH.fullmatch(path):
+        return None  # (the manifest's own name starts with a dot)
+    return _full_problem(path)
+
+
+def _full_problem(path: str) -> str | None:
     if not isinstance(path, str) or not path:
         return "it is empty"
     if "\x00" in path:

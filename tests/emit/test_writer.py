@@ -159,6 +159,18 @@ def test_a_path_written_twice_is_refused_by_name(tmp_path: Path) -> None:
             writer.write("tag/x/index.html", b"2")
 
 
+def test_a_kept_path_of_the_previous_build_is_refused_the_second_time(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    build(out, SITE)
+    path = "a/index.html"
+    with OutputWriter(out) as writer:
+        assert writer.keep(path, "h-" + hashlib.sha1(SITE[path]).hexdigest())
+        with pytest.raises(BuildError, match="a/index.html"):
+            writer.write(path, b"again")
+        with pytest.raises(BuildError, match="a/index.html"):
+            writer.keep(path, "h-" + hashlib.sha1(SITE[path]).hexdigest())
+
+
 def test_a_file_and_a_folder_of_the_same_name_are_refused(tmp_path: Path) -> None:
     with OutputWriter(tmp_path / "_site") as writer:
         writer.write("x", b"1")
