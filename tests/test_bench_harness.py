@@ -267,3 +267,21 @@ def test_the_ab_rebuild_names_a_revision_git_does_not_know(
 
     assert ab_rebuild(["--base", "no-such-revision-x", "--articles", "20"]) == 1
     assert "git archive no-such-revision-x failed" in capsys.readouterr().err
+
+
+def test_the_rebuild_step_measures_both_one_changed_rebuilds(tmp_path: Path) -> None:
+    from benchmarks.harness.sites import Bench
+    from benchmarks.harness.steps import step_rebuild
+
+    bench = Bench(work=tmp_path, runs=1, articles=40, sync_articles=0, latency_ms=0,
+                  concurrency=4)
+    step_rebuild(bench)
+    rows = {row.label: row for row in bench.rows}
+    synced, offline = rows["one-changed rebuild + re-sync 40 art."], \
+        rows["one-changed rebuild --offline 40 art."]
+    assert synced.target is not None and offline.target is not None
+    # The change reached each build: the re-sync's through the sync, the offline one's
+    # through the `sitegen fetch` before it (no page written would mean it did not).
+    assert bench.details["rebuild_pages_written"]["changed"][0] > 0
+    assert bench.details["rebuild_pages_written"]["fetched"][0] > 0
+    assert bench.details["rebuild_pages_written"]["offline"] == [0]

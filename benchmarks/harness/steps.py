@@ -241,6 +241,8 @@ def step_rebuild(bench: Bench) -> None:
     The change is made where it happens in real life: in the service. The emulator is
     restarted on the same port over a copy of the workspace in which one published
     article's body and `updatedAt` changed, and `sitegen build` re-syncs and rebuilds.
+    The offline row brings another such change in with `sitegen fetch` (not timed) and
+    times `sitegen build --offline`: the build alone, as the no-change offline row.
     """
     n = bench.articles
     site = bench.warm_site(n)
@@ -262,6 +264,8 @@ def step_rebuild(bench: Bench) -> None:
             synced.append(sample)
             notes["synced"].append(pages_written(data))
             bench.details["rebuild_synced_timings"] = data.get("timings", {})
+    fetched: list[Sample] = []
+    notes["fetched"] = []
     for run in range(bench.runs):
         edited = bench.work / f"workspace-{n}-edit-{run}.json"
         edited_copy(site.data, edited, run)
@@ -270,6 +274,18 @@ def step_rebuild(bench: Bench) -> None:
         changed.append(sample)
         notes["changed"].append(pages_written(data))
         bench.details["rebuild_changed_timings"] = data.get("timings", {})
+        # The same change brought in by `sitegen fetch` first, then an offline build: the
+        # build alone, as the no-change row above measures it.
+        edited_copy(site.data, edited, bench.runs + run)
+        with emulator(edited, port=site.port, latency_ms=0, log=bench.log("emulator-rebuild")):
+            run_process(sitegen("fetch", "-c", str(site.config), "-q"),
+                        label=f"fetch before offline rebuild #{run + 1}", env=bench_env(),
+                        timeout=900)
+        sample, data = _build(site.config, f"one-changed rebuild --offline #{run + 1}",
+                              "--offline", report=report)
+        fetched.append(sample)
+        notes["fetched"].append(pages_written(data))
+        bench.details["rebuild_fetched_timings"] = data.get("timings", {})
     bench.details["rebuild_pages_written"] = notes
     label = f"{n} art."
     bench.rows.append(_rebuild_row(f"no-change rebuild --offline {label}", offline,
@@ -278,6 +294,8 @@ def step_rebuild(bench: Bench) -> None:
                                    notes["synced"]))
     bench.rows.append(_rebuild_row(f"one-changed rebuild + re-sync {label}", changed,
                                    notes["changed"], Target("<", 1.0, " s")))
+    bench.rows.append(_rebuild_row(f"one-changed rebuild --offline {label}", fetched,
+                                   notes["fetched"], Target("<", 1.0, " s")))
 
 
 def _rebuild_row(label: str, samples: list[Sample], written: list[int],
