@@ -20,8 +20,12 @@ from pydantic import (
     ConfigDict,
     EmailStr,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    field_serializer,
 )
+
+from sitegen.lazylist import LazyList
 
 # Tuples, not `A | B`: isinstance with a union builds the union on every call (~10x slower).
 _SCALARS = (bool, int, float)
@@ -246,6 +250,13 @@ class Article(Record):
     def has_body(self) -> bool:
         """True when the record carries its full body (content or blocks), as detail forms do."""
         return self.content is not None or self.blocks is not None
+
+    @field_serializer("blocks", mode="wrap")
+    def _loaded_blocks(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        """Blocks the content cache has not made objects yet are made so first (LazyList)."""
+        if isinstance(value, LazyList):
+            value.load()
+        return handler(value)
 
 
 class Agent(Record):

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from sitegen.fetch.records import (
     Article,
+    Block,
     CodeBlock,
     HeaderBlock,
     ImageBlock,
@@ -31,6 +32,7 @@ from sitegen.fetch.records import (
     UnknownBlock,
     VideoBlock,
 )
+from sitegen.lazylist import LazyList
 from sitegen.render.urls import safe_http_url
 
 WORDS_PER_MINUTE = 220
@@ -155,6 +157,25 @@ def body_facts(article: Article, body: Body) -> BodyFacts | None:
                      tuple(body.repairs))
 
 
+class PickedBlocks(LazyList[KnownBlock]):
+    """The kept blocks of an article whose blocks are not loaded yet, picked on first read.
+
+    The facts that name the positions belong to this very version of the article (the
+    guard), so the picked blocks are the known ones they were; should one not be, it is
+    left out then, as `article_body` would have.
+    """
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source: Sequence[Block], positions: Sequence[int]) -> None:
+        super().__init__(list(positions))
+        self._source = source
+
+    def _produce(self, stand_ins: list[Any]) -> list[KnownBlock]:
+        picked = [self._source[i] for i in stand_ins]
+        return [b for b in picked if not isinstance(b, UnknownBlock)]
+
+
 def known_body(article: Article, known: Mapping[str, BodyFacts]) -> tuple[Body, BodyFacts | None]:
     """`article_body(article)`, from *known* facts when they belong to this article version.
 
@@ -163,6 +184,10 @@ def known_body(article: Article, known: Mapping[str, BodyFacts]) -> tuple[Body, 
     facts = known.get(article.id)
     if facts is not None and facts.guard == _guard(article):
         blocks = article.blocks or []
+        if isinstance(blocks, LazyList) and not blocks.loaded and all(
+                0 <= i < len(blocks) for i in facts.kept):
+            return Body(facts.kind, PickedBlocks(blocks, facts.kept), article.content or "",
+                        facts.words, facts.image, facts.hash, list(facts.repairs)), facts
         picked = [blocks[i] for i in facts.kept if 0 <= i < len(blocks)]
         kept = [b for b in picked if not isinstance(b, UnknownBlock)]
         if len(kept) == len(facts.kept):

@@ -229,3 +229,39 @@ def test_random_histories_load_what_was_saved(tmp_path: Path) -> None:
         fresh = ContentCache(tmp_path, BASE, WS).load()
         assert fresh is not None and _by_id(fresh) == _by_id(saved)
     assert kinds == {True, False}  # both kinds of save happened
+
+
+def test_cached_blocks_are_made_objects_only_when_read(tmp_path: Path) -> None:
+    from sitegen.lazylist import LazyList
+
+    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    original = workspace(5)
+    assert cache.save(original)
+    before = cache.path.read_bytes()
+    loaded = cache.load()
+    assert loaded is not None
+    blocks = [a.blocks for a in loaded.articles]
+    assert all(isinstance(b, LazyList) and not b.loaded and len(b) == 1 for b in blocks)
+    assert blocks[0][0].model_dump() == original.articles[0].blocks[0].model_dump()  # type: ignore[index]
+    assert blocks[0].loaded and not blocks[1].loaded  # type: ignore[union-attr]
+    # Rewritten whole, read or not, the base holds the very same articles.
+    fresh = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    assert fresh.save(loaded)
+    after = json.loads(cache.path.read_bytes())
+    assert after["workspace"] == json.loads(before)["workspace"]
+    again = cache.load()
+    assert again is not None and again.model_dump() == original.model_dump()
+
+
+def test_a_damaged_cached_block_is_one_clear_error_when_read(tmp_path: Path) -> None:
+    from sitegen.errors import CacheError
+
+    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    assert cache.save(workspace(2))
+    data = json.loads(cache.path.read_text())
+    data["workspace"]["articles"][1]["blocks"] = [{"type": "header", "content": ["not text"]}]
+    cache.path.write_text(json.dumps(data))
+    loaded = cache.load()
+    assert loaded is not None and loaded.articles[0].blocks  # the other article reads fine
+    with pytest.raises(CacheError, match=r"sitegen build --refresh"):
+        list(loaded.articles[1].blocks or [])

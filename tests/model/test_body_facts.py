@@ -23,6 +23,7 @@ from sitegen.bodyfacts import (  # noqa: E402
     save_facts,
 )
 from sitegen.emulator.demo import load_demo  # noqa: E402
+from sitegen.fetch.records import Article  # noqa: E402
 from sitegen.model import Site, build_site  # noqa: E402
 from sitegen.workspace import Workspace  # noqa: E402
 
@@ -157,3 +158,37 @@ def test_the_json_file_of_earlier_versions_is_replaced(tmp_path: Path) -> None:
     assert load_facts(tmp_path) == StoredFacts()
     assert save_facts(tmp_path, StoredFacts(site.body_facts, site.related_memo), StoredFacts())
     assert not old.exists() and (tmp_path / FACTS_FILE).is_file()
+
+
+@pytest.mark.parametrize("workspace", [demo_workspace, hostile_workspace])
+def test_a_site_from_the_content_cache_reads_only_the_blocks_it_must(
+        tmp_path: Path, workspace: Any) -> None:
+    from sitegen.fetch.cache import ContentCache
+    from sitegen.lazylist import LazyList
+
+    config = make_config(tmp_path)
+    original = workspace()
+    cache = ContentCache(tmp_path / "cache", "https://cas.example.test", original.info.id)
+    assert cache.save(original)
+    first = build_site(config, original)
+    stored = StoredFacts(first.body_facts, first.related_memo)
+    loaded = cache.load()
+    assert loaded is not None
+    lazy = [a for a in loaded.articles if isinstance(a.blocks, LazyList)]
+    assert lazy and not any(a.blocks.loaded for a in lazy)  # type: ignore[union-attr]
+    # One article's blocks change (as a sync brings them): only it is read for the model.
+    edited = next(a for a in lazy if a.blocks and a.updatedAt is not None
+                  and a.status == "published")
+    fresh = Article.model_validate({**edited.model_dump(mode="json"),
+                                    "updatedAt": "2031-01-01T00:00:00Z"})
+    assert not any(a.blocks.loaded for a in lazy if a is not edited)  # type: ignore[union-attr]
+    articles = [fresh if a is edited else a for a in loaded.articles]
+    site = build_site(config, loaded.model_copy(update={"articles": articles}),
+                      stored.bodies, stored.related)
+    read = [a.id for a in lazy if a.blocks.loaded]  # type: ignore[union-attr]
+    assert read == [edited.id]  # its model_dump above; no other article's blocks
+    eager = build_site(config, original.model_copy(update={"articles": [
+        fresh if a.id == edited.id else a for a in original.articles]}))
+    if workspace is demo_workspace:  # other articles' lazily picked blocks are compared too
+        assert any(v.body_kind == "blocks" and v.id != edited.id for v in site.articles)
+    assert shape(site) == shape(eager)
