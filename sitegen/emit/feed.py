@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
-from xml.sax.saxutils import escape
 
 from sitegen import __version__
 
@@ -118,8 +117,17 @@ def _text(text: str) -> str:
     return escaped
 
 
+def escape_xml_text(text: str) -> str:
+    """&, < and > escaped: what ElementTree (and `xml.sax.saxutils.escape`) escape in text.
+
+    Written out because `xml.sax.saxutils` imports `urllib.request`, and so `http.client`
+    and `ssl`: ~20 ms of every offline build's start for three `str.replace` calls.
+    """
+    return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+
+
 def _escape_text(text: str) -> str:
-    return escape(clean_text(text))  # &, < and >: what ElementTree escapes in text
+    return escape_xml_text(clean_text(text))
 
 
 _ATTRIBUTE_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"),

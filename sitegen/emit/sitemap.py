@@ -13,9 +13,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from xml.sax.saxutils import escape
 
-from sitegen.emit.feed import atom_date, clean_text
+from sitegen.emit.feed import atom_date, clean_text, escape_xml_text
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 MAX_URLS = 50_000
@@ -46,7 +45,7 @@ def _urlset(entries: Sequence[SitemapEntry]) -> bytes:
         return (head + " />\n").encode("utf-8")
     parts = [head + ">"]
     for entry in entries:
-        loc = escape(clean_text(entry.url))
+        loc = escape_xml_text(clean_text(entry.url))
         if entry.lastmod is None:
             parts.append(f"  <url>\n    <loc>{loc}</loc>\n  </url>")
         else:

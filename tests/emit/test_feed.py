@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.emit.feed import FeedEntry, FeedInfo, build_date, render_atom
+from sitegen.emit.feed import FeedEntry, FeedInfo, build_date, escape_xml_text, render_atom
 
 SITE = "https://notes.acme.test/"
 
@@ -182,3 +182,11 @@ def test_any_text_is_written_as_elementtree_writes_it(
                     entries=(entry(1, title=title, url=url, author=author, language=language,
                                    summary=summary, content_html=body, categories=(term,)),))
     assert render_atom(info) == _reference_atom(info)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("&<>\"'a;#x é\n"), max_size=30))
+def test_xml_text_escaping_is_the_standard_librarys(text: str) -> None:
+    from xml.sax.saxutils import escape
+
+    assert escape_xml_text(text) == escape(text)
