@@ -12,6 +12,10 @@ build's own stage timings. The earlier commit's `sitegen/` is taken with
 are this environment's). Usage:
 
     .venv/bin/python benchmarks/ab_rebuild.py --base 1894ab4 [--articles 4000] [--rounds 10]
+        [--offline]
+
+With `--offline` each round's change is brought in by `sitegen fetch` (not timed) and
+`sitegen build --offline` is timed: the build alone, without the sync.
 
 It must never write inside the repository (everything lives in a temporary folder)
 or reach beyond loopback.
@@ -72,10 +76,13 @@ def _check_code(pythonpath: Path | None, work: Path, expected: Path) -> None:
         raise StepFailed(f"the build would import {found}, not the code under {expected}")
 
 
-def _build(config: Path, pythonpath: Path | None, work: Path, label: str) -> dict[str, Any]:
+def _build(config: Path, pythonpath: Path | None, work: Path, label: str,
+           offline: bool = False) -> dict[str, Any]:
     env = _env(pythonpath)
     report = config.parent / "ab-report.json"
-    sample = run_process(sitegen("build", "-c", str(config), "-q", "--report", str(report)),
+    extra = ["--offline"] if offline else []
+    sample = run_process(sitegen("build", "-c", str(config), "-q", "--report", str(report),
+                                 *extra),
                          label=label, cwd=work, env=env, timeout=900)
     timings = read_report(report).get("timings", {})
     return {"wall": sample.wall, "cpu": sample.cpu, **{k: timings.get(k, 0.0) for k in STAGES}}
@@ -88,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--articles", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--offline", action="store_true",
+                        help="bring each change in with `sitegen fetch` (not timed) and time "
+                             "`sitegen build --offline`: the build alone")
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="sitegen-ab-") as tmp:
         work = Path(tmp)
@@ -115,8 +125,18 @@ def _run(options: argparse.Namespace, work: Path) -> int:
         edited_copy(site.data, edited, 1000 + number)
         order = ("base", "new") if number % 2 else ("new", "base")
         with emulator(edited, port=site.port, latency_ms=0, log=bench.log("emulator")):
+            if options.offline:
+                for which in order:
+                    run_process(sitegen("fetch", "-c", str(folders[which] / "site.toml"), "-q"),
+                                label=f"{which} fetch, round {number}", cwd=work,
+                                env=_env(paths[which]), timeout=900)
+            else:
+                results = {which: _build(folders[which] / "site.toml", paths[which], work,
+                                         f"{which} build, round {number}") for which in order}
+        if options.offline:
             results = {which: _build(folders[which] / "site.toml", paths[which], work,
-                                     f"{which} build, round {number}") for which in order}
+                                     f"{which} offline build, round {number}", offline=True)
+                       for which in order}
         if number:
             rounds.append(results)
     _print(options, rounds)
@@ -129,8 +149,9 @@ def _print(options: argparse.Namespace, rounds: list[dict[str, dict[str, Any]]])
 
     walls = [r["base"]["wall"] - r["new"]["wall"] for r in rounds]
     cpus = [r["base"]["cpu"] - r["new"]["cpu"] for r in rounds]
-    print(f"one-article-changed rebuild, {options.articles} articles, {len(rounds)} interleaved "
-          f"pairs, base {options.base} against this checkout")
+    how = "offline (after an untimed fetch)" if options.offline else "with re-sync"
+    print(f"one-article-changed rebuild {how}, {options.articles} articles, {len(rounds)} "
+          f"interleaved pairs, base {options.base} against this checkout")
     print(f"  wall: base − new per pair, median {statistics.median(walls):+.3f} s "
           f"(new faster in {sum(d > 0 for d in walls)} of {len(walls)})")
     print(f"  CPU:  base − new per pair, median {statistics.median(cpus):+.3f} s "

@@ -257,7 +257,7 @@ def test_the_ab_rebuild_runs_both_versions(capsys: pytest.CaptureFixture[str]) -
 
     assert ab_rebuild(["--base", "HEAD", "--articles", "60", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
-    assert "1 interleaved pairs, base HEAD" in out
+    assert "1 interleaved pairs, base HEAD" in out and "with re-sync" in out
     assert "base medians" in out and "new  medians" in out
 
 
@@ -285,3 +285,11 @@ def test_the_rebuild_step_measures_both_one_changed_rebuilds(tmp_path: Path) -> 
     assert bench.details["rebuild_pages_written"]["changed"][0] > 0
     assert bench.details["rebuild_pages_written"]["fetched"][0] > 0
     assert bench.details["rebuild_pages_written"]["offline"] == [0]
+
+
+def test_the_ab_rebuild_can_time_the_offline_build(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.ab_rebuild import main as ab_rebuild
+
+    assert ab_rebuild(["--base", "HEAD", "--articles", "60", "--rounds", "1", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert "rebuild offline (after an untimed fetch)" in out and "1 interleaved pairs" in out
