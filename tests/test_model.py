@@ -253,3 +253,32 @@ def test_permalink_pattern(tmp_path: Path) -> None:
                       make_workspace([article(1)]))
     assert site.articles[0].url == "/2024/01/article-1/"
     assert site.articles[0].path == "2024/01/article-1/index.html"
+
+
+def _permalink_by_format(pattern: str, slug: str) -> str:
+    """The permalink as `str.format` makes it (the reference for the one-placeholder path)."""
+    segments = [s for s in pattern.format(slug=slug).split("/") if s]
+    if any(s in {".", ".."} for s in segments):
+        raise ValueError(pattern)
+    return "/" + "/".join(segments) + "/"
+
+
+@pytest.mark.parametrize("pattern", ["/{slug}/", "{slug}", "/blog/{slug}", "//a//{slug}//",
+                                     "/x/{slug}/index", "/../{slug}/", "/./{slug}/"])
+@pytest.mark.parametrize("slug", ["post", "a-b", ".", "..", "x.y", "é", "{year}", "}{"])
+def test_a_slug_only_permalink_expands_as_format_does(pattern: str, slug: str) -> None:
+    from datetime import UTC, datetime
+
+    from sitegen.errors import ConfigError
+    from sitegen.model.slugs import expand_permalink
+
+    when = datetime(2024, 1, 2, tzinfo=UTC)
+    try:
+        expected: str | None = _permalink_by_format(pattern, slug)
+    except ValueError:
+        expected = None
+    if expected is None:
+        with pytest.raises(ConfigError, match="segments"):
+            expand_permalink(pattern, slug, when, "en", "a" * 24)
+    else:
+        assert expand_permalink(pattern, slug, when, "en", "a" * 24) == expected

@@ -172,7 +172,8 @@ class PickedBlocks(LazyList[KnownBlock]):
         self._source = source
 
     def _produce(self, stand_ins: list[Any]) -> list[KnownBlock]:
-        picked = [self._source[i] for i in stand_ins]
+        source = self._source
+        picked = [source[i] for i in stand_ins if 0 <= i < len(source)]
         return [b for b in picked if not isinstance(b, UnknownBlock)]
 
 
@@ -184,8 +185,9 @@ def known_body(article: Article, known: Mapping[str, BodyFacts]) -> tuple[Body, 
     facts = known.get(article.id)
     if facts is not None and facts.guard == _guard(article):
         blocks = article.blocks or []
-        if isinstance(blocks, LazyList) and not blocks.loaded and all(
-                0 <= i < len(blocks) for i in facts.kept):
+        positions = facts.kept  # ascending (as enumerate gave them)
+        if isinstance(blocks, LazyList) and not blocks.loaded and (
+                not positions or (positions[0] >= 0 and positions[-1] < len(blocks))):
             return Body(facts.kind, PickedBlocks(blocks, facts.kept), article.content or "",
                         facts.words, facts.image, facts.hash, list(facts.repairs)), facts
         picked = [blocks[i] for i in facts.kept if 0 <= i < len(blocks)]

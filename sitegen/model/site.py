@@ -129,14 +129,19 @@ def _article_view(config: Config, article: Article, allocator: SlugAllocator,
 def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]:
     """Tags by slug; a tag's display name is the one its oldest article used."""
     tags: dict[str, TagView] = {}
+    named: dict[str, tuple[str, str]] = {}  # raw tag → (name, slug): tags repeat a lot
     for record, view in reversed(pairs):  # oldest first: names and slugs stay stable
         names = list(record.tags) or (list(record.meta.tags) if record.meta else [])
         seen: set[str] = set()
         for raw in names:
-            name = _text(raw)[:80]
+            found = named.get(raw)
+            if found is None:
+                name = _text(raw)[:80]
+                found = named[raw] = (name, (slugify(name) or "tag-" + short_hash(name))
+                                      if name else "")
+            name, slug = found
             if not name:
                 continue
-            slug = slugify(name) or "tag-" + short_hash(name)
             if slug in seen:
                 continue
             seen.add(slug)

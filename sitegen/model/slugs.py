@@ -107,6 +107,8 @@ def expand_permalink(
     pattern: str, slug: str, published: datetime, language: str, record_id: str
 ) -> str:
     """The article URL for `[site] permalink` (placeholders: slug, year, month, day, lang, id)."""
+    if pattern.count("{") == 1 and pattern.count("}") == 1 and "{slug}" in pattern:
+        return _permalink_path(pattern, pattern.replace("{slug}", slug))  # as format() would
     values = {
         "slug": slug,
         "year": f"{published.year:04d}",
@@ -122,6 +124,10 @@ def expand_permalink(
             f"[site] permalink {pattern!r} uses an unknown placeholder ({error}): use only "
             "{slug}, {year}, {month}, {day}, {lang} and {id}"
         ) from None
+    return _permalink_path(pattern, url)
+
+
+def _permalink_path(pattern: str, url: str) -> str:
     segments = [s for s in url.split("/") if s]
     if any(s in {".", ".."} for s in segments):
         raise ConfigError(f"[site] permalink {pattern!r} must not contain '.' or '..' segments")
