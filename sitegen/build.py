@@ -373,16 +373,18 @@ def _sitemap(site: Site, writer: OutputWriter) -> tuple[list[Job], dict[str, str
     from functools import partial
 
     from sitegen import __version__
+    from sitegen.emit.feed import atom_date
     from sitegen.emit.sitefiles import sitemap_entries
     from sitegen.emit.sitemap import MAX_URLS, render_robots
     from sitegen.render.pages import Job
 
     entries = sitemap_entries(site)
-    digest = hashlib.sha256(f"sitemap|{__version__}|{site.base_url}".encode())
-    for entry in entries:
-        lastmod = entry.lastmod.isoformat() if entry.lastmod is not None else ""
-        digest.update(f"\x00{entry.url}|{lastmod}".encode("utf-8", "surrogatepass"))
-    input_hash = digest.hexdigest()[:32]
+    # What the sitemap shows of each entry: its URL and its date as written (atom_date,
+    # memoized per date), hashed in one piece.
+    text = "\x00".join([f"sitemap|{__version__}|{site.base_url}", *(
+        f"{entry.url}|{atom_date(entry.lastmod) if entry.lastmod is not None else ''}"
+        for entry in entries)])
+    input_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     count = len({entry.url for entry in entries})
     paths = ["sitemap.xml"]
     if count > MAX_URLS:
