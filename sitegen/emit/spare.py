@@ -117,11 +117,10 @@ def prune(staging: str, index: SpareIndex, keep: set[str], empty_folders: set[st
             os.unlink(path)
             removed += 1
     needed = set(empty_folders)
-    for rel in keep:
-        folder = os.path.dirname(rel)
+    for folder in {rel.rpartition("/")[0] for rel in keep}:  # POSIX relative paths
         while folder and folder not in needed:
             needed.add(folder)
-            folder = os.path.dirname(folder)
+            folder = folder.rpartition("/")[0]
     for rel in sorted(index.folders - needed, key=len, reverse=True):
         try:
             os.rmdir(os.path.join(staging, rel))
