@@ -10,7 +10,8 @@ does. A sync that changed a few articles rewrites only the changes file (a
 scheduled rebuild after one edit writes kilobytes, not the whole cache); once
 the changes grow past an eighth of the articles, the base is rewritten with a
 new generation and the changes file removed. Loading is one `model_validate_json`
-per file (fast: thousands of articles in a fraction of a second). A corrupt,
+per file (fast: thousands of articles in a fraction of a second), and each article's
+blocks stay plain JSON values until something reads them (`LazyBlocks`). A corrupt,
 foreign (other url or workspace) or old-format base is discarded with a warning,
 never trusted; a changes file of another generation is a leftover (ignored), and
 an unreadable one is a warning (the base alone is an older, consistent snapshot
@@ -186,7 +187,6 @@ class _Article(Article):
     updatedBy: str | None = None
     createdAt: datetime | None = None
     updatedAt: datetime | None = None
-
 
     @field_validator("blocks", mode="after")
     @classmethod

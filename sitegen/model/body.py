@@ -9,7 +9,9 @@ the blocks themselves (positions instead), so a build can keep it between builds
 (`sitegen.bodyfacts` stores it) and skip the pass over an unchanged article:
 facts are used only for the article they were taken from, unchanged by its
 `updatedAt` (the service's change marker, which the sync trusts too), its
-markdown length and its block count. Must never do I/O, log, or render HTML.
+markdown length and its block count. With facts, the kept blocks of an article
+whose blocks the cache has not made objects yet are picked only when read
+(`PickedBlocks`). Must never do I/O, log, or render HTML.
 """
 
 from __future__ import annotations
