@@ -282,3 +282,27 @@ def test_a_slug_only_permalink_expands_as_format_does(pattern: str, slug: str) -
             expand_permalink(pattern, slug, when, "en", "a" * 24)
     else:
         assert expand_permalink(pattern, slug, when, "en", "a" * 24) == expected
+
+
+def test_stable_hashes_depend_on_values_not_on_object_identity() -> None:
+    from sitegen.model.digests import stable_hash
+
+    interned = "hello_world"
+    built = "".join(["hello", "_world"])
+    assert interned == built and interned is not built
+    assert stable_hash((interned, interned, 1)) == stable_hash((built, "".join(["hello_world"]), 1))
+    assert stable_hash([interned, (interned, None)]) == stable_hash((built, (built, None)))
+    distinct = [("1",), (1,), (True,), (None,), ("None",), ([1],), ((1,),), ("a", "b"), ("ab",),
+                ("a\x00b",), ("a", "\x00b")]
+    assert len({stable_hash(parts) for parts in distinct}) == len(distinct)
+    assert len(stable_hash(("\udcff",))) == 32  # a lone surrogate is hashed, not refused
+
+
+def test_a_value_marshal_cannot_write_is_hashed_by_its_repr() -> None:
+    from datetime import UTC, datetime
+
+    from sitegen.model.digests import stable_hash
+
+    when = datetime(2024, 1, 2, tzinfo=UTC)
+    assert stable_hash(("x", when)) == stable_hash(("x", datetime(2024, 1, 2, tzinfo=UTC)))
+    assert stable_hash(("x", when)) != stable_hash(("x", datetime(2024, 1, 3, tzinfo=UTC)))
