@@ -172,26 +172,23 @@ def _run_build(
             return _replayed(stamped, logged, report, counter, warnings_before, strict,
                              timings)
         stamp = located.with_content_sha() if located is not None else None
+    # The model makes no cyclic garbage: the collector pauses while it runs.
+    with timings.stage("model"):
+        from sitegen.model import build_site
+
+        if site is None:
+            from sitegen.bodyfacts import StoredFacts, load_facts, save_facts
+
+            known = load_facts(config.cache_path)
+            with collector_paused():
+                site = build_site(config, workspace, known.bodies, known.related)
+            save_facts(config.cache_path, StoredFacts(site.body_facts, site.related_memo),
+                       known)
+    freeze_new_objects()  # the site graph
+    report.articles = len(site.articles)
+    report.html_pages = len(site.pages)
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True,
                       keep_spare=True) as writer:
-        # Recycling the spare tree (a walk of every entry of the last generation) runs in
-        # a child process on another core while the site model is built.
-        writer.adopt_spare_early()
-        # The model makes no cyclic garbage: the collector pauses while it runs.
-        with timings.stage("model"):
-            from sitegen.model import build_site
-
-            if site is None:
-                from sitegen.bodyfacts import StoredFacts, load_facts, save_facts
-
-                known = load_facts(config.cache_path)
-                with collector_paused():
-                    site = build_site(config, workspace, known.bodies, known.related)
-                save_facts(config.cache_path, StoredFacts(site.body_facts, site.related_memo),
-                           known)
-        freeze_new_objects()  # the site graph
-        report.articles = len(site.articles)
-        report.html_pages = len(site.pages)
         if stamp is not None:
             from sitegen.emit.stamp import recorded_stats
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -87,7 +86,6 @@ class OutputWriter:
         self.background_cleanup = background_cleanup
         self.keep_spare = keep_spare
         self._index: spare_tree.SpareIndex | None = None
-        self._adopting: tuple[int, int] | None = None  # (pid, pipe) of `adopt_spare_early`
         self._lock = OutputLock(self.output.parent / f".{name}.sitegen-lock", lock_timeout)
         self._previous = Manifest()
         self._new: dict[str, FileEntry] = {}
@@ -147,8 +145,6 @@ class OutputWriter:
         if not self._open:
             return
         try:
-            if self._adopting is not None:
-                self._index = self._adopted()
             if self.staging.exists():
                 self._retire(self.staging)
         finally:
@@ -282,8 +278,7 @@ class OutputWriter:
         if self._staged:
             if self._index is not None:
                 return None
-        elif self._adopting is not None or (
-                self.keep_spare and self.output.is_dir() and os.path.lexists(self.spare)):
+        elif self.keep_spare and self.output.is_dir() and os.path.lexists(self.spare):
             return None  # the spare will be adopted: its files need the parent's decisions
         self._worker_staging = True
         return FreshStager(self._staging_str, self._previous, frozenset(self._new))
@@ -303,77 +298,8 @@ class OutputWriter:
         self._new[rel] = FileEntry(digest, input_hash)
         self._written.add(rel)
 
-    def adopt_spare_early(self) -> bool:
-        """Start recycling the spare tree in a forked child while the build goes on.
-
-        Adopting the spare means a walk of every entry of the previous generation
-        (~10,000 at 4,000 articles); a child process does it on another core while the
-        caller builds the site model, and the first staged file collects its index. The
-        child only renames the spare to the staging folder and lists it (as `adopt`),
-        then hands the index back through a pipe; whatever goes wrong there, the writer
-        starts from a fresh staging folder instead. True when a child was started.
-        """
-        if (not self._open or self._committed or self._staged or self._adopting is not None
-                or not self.keep_spare or not hasattr(os, "fork")
-                or not self.output.is_dir() or not os.path.isdir(self.spare)
-                or os.path.islink(self.spare)):
-            return False
-        reader, writer = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(reader)
-            os.close(writer)
-            return False
-        if pid == 0:  # the child: adopt, report, and leave without Python's teardown
-            status = 1
-            try:
-                os.close(reader)
-                index = spare_tree.adopt(os.fspath(self.spare), self._staging_str)
-                payload = pickle.dumps(None if index is None else (index.files, index.folders))
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(writer, view):]
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(writer)
-        self._adopting = (pid, reader)
-        return True
-
-    def _adopted(self) -> spare_tree.SpareIndex | None:
-        """The index the `adopt_spare_early` child made, or None (no staging folder then)."""
-        assert self._adopting is not None
-        pid, reader = self._adopting
-        self._adopting = None
-        chunks = []
-        try:
-            while chunk := os.read(reader, 1 << 20):
-                chunks.append(chunk)
-        finally:
-            os.close(reader)
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) == 0 and chunks:
-            found = pickle.loads(b"".join(chunks))
-            if found is not None:
-                files, folders = found
-                return spare_tree.SpareIndex(files, folders)
-        if os.path.lexists(self.staging):  # a child that failed halfway: start afresh
-            log.debug("recycling the spare tree failed; starting from a fresh staging folder")
-            self._retire(self.staging)  # still a spare for next time (all is checked then)
-        return None
-
     def _ensure_staging(self) -> None:
         if self._staged:
-            return
-        if self._adopting is not None:
-            self._index = self._adopted()
-            if self._index is None:
-                self.staging.mkdir(mode=0o755)
-            if self.output.is_dir():
-                shutil.copymode(self.output, self.staging)
-            self._made.add(self._staging_str)
-            self._staged = True
             return
         if self._worker_staging:  # fresh by promise; a render worker may have made it already
             try:

@@ -18,14 +18,9 @@ from sitegen.errors import BuildError
 
 
 def build(output: Path, files: dict[str, bytes], *, keep: set[str] | None = None,
-          spare: bool = True, early: bool = False) -> WriteResult:
-    """Write *files* (reusing those in *keep* by input hash) with the spare tree on.
-
-    With *early*, the spare is adopted by a forked child first (`adopt_spare_early`).
-    """
+          spare: bool = True) -> WriteResult:
+    """Write *files* (reusing those in *keep* by input hash) with the spare tree on."""
     with OutputWriter(output, keep_spare=spare) as writer:
-        if early:
-            writer.adopt_spare_early()
         for path, data in files.items():
             input_hash = "h-" + hashlib.sha1(data).hexdigest()
             if keep is not None and path in keep and writer.keep(path, input_hash):
@@ -184,73 +179,6 @@ def test_any_sequence_of_builds_equals_a_fresh_build(sites: list[dict[str, bytes
             build(fresh, files, spare=False)
             assert tree(out) == tree(fresh)
             shutil.rmtree(fresh)
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(SITES.filter(_consistent), min_size=1, max_size=5))
-def test_the_spare_adopted_early_gives_what_a_fresh_build_gives(
-        sites: list[dict[str, bytes]]) -> None:
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        out = root / "_site"
-        for files in sites:
-            build(out, files, keep=set(files), early=True)
-            fresh = root / "fresh"
-            build(fresh, files, spare=False)
-            assert tree(out) == tree(fresh)
-            shutil.rmtree(fresh)
-
-
-def test_early_adoption_recycles_the_spare_in_a_child(tmp_path: Path) -> None:
-    out = tmp_path / "_site"
-    build(out, SITE)
-    build(out, {**SITE, "index.html": b"v2"}, keep=set(SITE))
-    kept = (out / "a" / "index.html").stat()
-    with OutputWriter(out, keep_spare=True) as writer:
-        assert writer.adopt_spare_early()
-        assert not writer.adopt_spare_early()  # one at a time
-        assert writer.worker_staging() is None  # the recycled tree needs the parent
-        for path, data in {**SITE, "index.html": b"v3"}.items():
-            if not writer.keep(path, "h-" + hashlib.sha1(data).hexdigest()):
-                writer.write(path, data, input_hash="h-" + hashlib.sha1(data).hexdigest())
-        writer.commit()
-    assert (out / "index.html").read_bytes() == b"v3"
-    after = (out / "a" / "index.html").stat()
-    assert (after.st_ino, after.st_mtime_ns) == (kept.st_ino, kept.st_mtime_ns)
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # the child was reaped
-
-
-def test_an_early_adoption_with_nothing_written_returns_the_spare(tmp_path: Path) -> None:
-    out = tmp_path / "_site"
-    build(out, SITE)
-    build(out, {**SITE, "index.html": b"v2"}, keep=set(SITE))
-    before, spare = tree(out), tree(spare_of(out))
-    with OutputWriter(out, keep_spare=True) as writer:
-        assert writer.adopt_spare_early()
-    assert tree(out) == before and tree(spare_of(out)) == spare
-    assert not (tmp_path / "._site.sitegen-staging").exists()
-
-
-def test_a_child_that_fails_means_a_fresh_staging_folder(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sitegen.emit import spare as spare_module
-
-    out = tmp_path / "_site"
-    build(out, SITE)
-    build(out, {**SITE, "index.html": b"v2"}, keep=set(SITE))
-
-    def halfway(spare: str, staging: str) -> None:
-        os.rename(spare, staging)
-        raise OSError("the disk went away")
-
-    monkeypatch.setattr(spare_module, "adopt", halfway)  # the forked child has it too
-    result = build(out, {**SITE, "index.html": b"v3"}, keep=set(SITE), early=True)
-    assert result.written == ["index.html"]
-    fresh = tmp_path / "fresh"
-    build(fresh, {**SITE, "index.html": b"v3"}, spare=False)
-    assert tree(out) == tree(fresh)
-    assert not (tmp_path / "._site.sitegen-staging").exists()
 
 
 def test_the_spare_is_ignored_by_git_and_the_marker_never_reaches_the_output(
