@@ -152,13 +152,6 @@ class LazyBlocks(LazyList[Block]):
             ) from None
 
 
-def load_blocks(articles: Sequence[Article]) -> None:
-    """Make the blocks of *articles* objects wherever they are still `LazyBlocks` JSON."""
-    for article in articles:
-        if isinstance(article.blocks, LazyBlocks):
-            article.blocks.load()
-
-
 class _Meta(Meta):
     keywords: str | None = None
     description: str | None = None
@@ -348,7 +341,6 @@ class ContentCache:
         otherwise the base is rewritten (and the changes file, now stale, removed).
         """
         changed, removed = self._changes(workspace.articles)
-        load_blocks(workspace.articles if changed is None else changed)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
