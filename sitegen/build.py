@@ -90,7 +90,7 @@ def run_build(
     progress: Progress | None = None, lock_timeout: float = 60.0,
     stamp: StampKey | None = None, output_as_given: Path | None = None,
     site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
-    locate_stamp: Callable[[], StampKey | None] | None = None,
+    locate_stamp: Callable[[], StampKey | None] | None = None, survey_ahead: bool = False,
 ) -> BuildReport:
     """Build the site into *output*; with *workspace* given, nothing is fetched.
 
@@ -105,7 +105,9 @@ def run_build(
     build gets *locate_stamp* instead: once the sync has brought the content cache up
     to date, the build is exactly an offline build of that cache, so a matching stamp
     ends it there (nothing rendered, the output untouched) and a new one is recorded
-    after the commit.
+    after the commit. The output lock is taken first; with *survey_ahead* (a process
+    with no other threads: the command line's) a forked child surveys the output's
+    trees meanwhile (`sitegen.emit.survey`).
     """
     counter = WarningCounter()
     logger = logging.getLogger(LOGGER_NAME)
@@ -119,7 +121,8 @@ def run_build(
                 stamp=stamp if offline and workspace is None else None,
                 output_as_given=output_as_given or output, site=site,
                 before_render=before_render,
-                locate_stamp=locate_stamp if not offline and workspace is None else None)
+                locate_stamp=locate_stamp if not offline and workspace is None else None,
+                survey_ahead=survey_ahead)
     finally:
         logger.removeHandler(counter)
 
@@ -130,7 +133,7 @@ def _run_build(
     workspace: Workspace | None, progress: Progress | None, lock_timeout: float,
     counter: WarningCounter, stamp: StampKey | None, output_as_given: Path,
     site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
-    locate_stamp: Callable[[], StampKey | None] | None = None,
+    locate_stamp: Callable[[], StampKey | None] | None = None, survey_ahead: bool = False,
 ) -> BuildReport:
     from sitegen.emit.writer import OutputWriter
 
@@ -139,60 +142,64 @@ def _run_build(
     warnings_before = counter.count
     timings = Timings()
     progress = progress or Progress(enabled=False)
-    key = beacon_key(config, demo=demo)
-    report = BuildReport()
-    fetch_from = counter.count
-    with timings.stage("fetch"):
-        if workspace is None:
-            workspace, report.api, report.from_cache = _fetch(
-                config, offline=offline, refresh=refresh, demo=demo, max_calls=max_calls,
-                transport=transport)
-        else:
-            report.api = {"version": workspace.api_version, "calls": {}, "total": 0,
-                          "retries": 0, "bytes": 0, "saved": 0}
-            report.from_cache = True
-    # The content records (~10^5 objects at 4,000 articles) live until the end: out of the
-    # cyclic collector's way, as the site graph is once built (each full collection would
-    # walk them again, ~0.1-0.15 s, be it in an import, the model or the writer).
-    freeze_new_objects()
-    calls = report.api.get("total")
-    if isinstance(calls, int) and calls > 0:
-        report.api["monthly"] = _budget(config, workspace, calls)
-    # Warnings the stamp records (and replays) are the build's, not the fetch's: a later
-    # offline build of the same cache would not see the sync's, nor its quota projection.
-    fetch_to = counter.count
-    if locate_stamp is not None:
-        from sitegen.emit.stamp import check_stamp
-
-        with timings.stage("stamp"):
-            located = locate_stamp()
-            stamped = check_stamp(located) if located is not None else None
-        if stamped is not None:
-            logged = counter.messages[warnings_before:fetch_from]  # this build's, so far
-            return _replayed(stamped, logged, report, counter, warnings_before, strict,
-                             timings)
-        stamp = located.with_content_sha() if located is not None else None
-    # The model makes no cyclic garbage: the collector pauses while it runs.
-    with timings.stage("model"):
-        from sitegen.model import build_site
-
-        if site is None:
-            from sitegen.bodyfacts import StoredFacts, load_facts, save_facts
-
-            known = load_facts(config.cache_path)
-            with collector_paused():
-                site = build_site(config, workspace, known.bodies, known.related)
-            save_facts(config.cache_path, StoredFacts(site.body_facts, site.related_memo),
-                       known)
-    freeze_new_objects()  # the site graph
-    report.articles = len(site.articles)
-    report.html_pages = len(site.pages)
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True,
-                      keep_spare=True) as writer:
-        if stamp is not None:
-            from sitegen.emit.stamp import recorded_stats
+                      keep_spare=True, survey_ahead=survey_ahead,
+                      stamp_path=os.fspath(stamp.path) if stamp else None) as writer:
+        key = beacon_key(config, demo=demo)
+        report = BuildReport()
+        fetch_from = counter.count
+        with timings.stage("fetch"):
+            if workspace is None:
+                workspace, report.api, report.from_cache = _fetch(
+                    config, offline=offline, refresh=refresh, demo=demo, max_calls=max_calls,
+                    transport=transport)
+            else:
+                report.api = {"version": workspace.api_version, "calls": {}, "total": 0,
+                              "retries": 0, "bytes": 0, "saved": 0}
+                report.from_cache = True
+        # The content records (~10^5 objects at 4,000 articles) live until the end: out of the
+        # cyclic collector's way, as the site graph is once built (each full collection would
+        # walk them again, ~0.1-0.15 s, be it in an import, the model or the writer).
+        freeze_new_objects()
+        calls = report.api.get("total")
+        if isinstance(calls, int) and calls > 0:
+            report.api["monthly"] = _budget(config, workspace, calls)
+        # Warnings the stamp records (and replays) are the build's, not the fetch's: a later
+        # offline build of the same cache would not see the sync's, nor its quota projection.
+        fetch_to = counter.count
+        if locate_stamp is not None:
+            from sitegen.emit.stamp import check_stamp
 
-            writer.trust_stats(recorded_stats(stamp, os.fspath(output)))
+            with timings.stage("stamp"):
+                located = locate_stamp()
+                stamped = check_stamp(located) if located is not None else None
+            if stamped is not None:
+                logged = counter.messages[warnings_before:fetch_from]  # this build's, so far
+                return _replayed(stamped, logged, report, counter, warnings_before, strict,
+                                 timings)
+            stamp = located.with_content_sha() if located is not None else None
+        # The model makes no cyclic garbage: the collector pauses while it runs.
+        with timings.stage("model"):
+            from sitegen.model import build_site
+
+            if site is None:
+                from sitegen.bodyfacts import StoredFacts, load_facts, save_facts
+
+                known = load_facts(config.cache_path)
+                with collector_paused():
+                    site = build_site(config, workspace, known.bodies, known.related)
+                save_facts(config.cache_path, StoredFacts(site.body_facts, site.related_memo),
+                           known)
+        freeze_new_objects()  # the site graph
+        report.articles = len(site.articles)
+        report.html_pages = len(site.pages)
+        if stamp is not None:
+            trusted = writer.surveyed_trust()
+            if trusted is None:
+                from sitegen.emit.stamp import recorded_stats
+
+                trusted = recorded_stats(os.fspath(stamp.path), os.fspath(output))
+            writer.trust_stats(trusted)
         with timings.stage("assets"):
             assets = _assets(config, key is not None, demo)
             beacon = _beacon(config, key, assets)
@@ -242,13 +249,13 @@ def _run_build(
                            articles=len(site.articles), html_pages=len(site.pages),
                            api=report.api if offline else _offline_api(workspace),
                            known=writer.confirmed_stats())
-    report.written, report.unchanged, report.removed = (
-        result.written, result.unchanged, result.removed)
-    report.output_changed = result.touched_output
-    report.warnings = counter.count - warnings_before
-    report.timings = dict(timings.stages)
-    report.seconds = timings.total()
-    return report
+        report.written, report.unchanged, report.removed = (
+            result.written, result.unchanged, result.removed)
+        report.output_changed = result.touched_output
+        report.warnings = counter.count - warnings_before
+        report.timings = dict(timings.stages)
+        report.seconds = timings.total()
+        return report
 
 
 def _offline_api(workspace: Workspace) -> dict[str, object]:
@@ -502,7 +509,7 @@ def build_command(options: argparse.Namespace) -> int:
             config, output=output, offline=offline, refresh=refresh, demo=demo, strict=strict,
             max_calls=getattr(options, "max_calls", None),
             progress=Progress(enabled=None if not quiet else False),
-            stamp=stamp, output_as_given=given, locate_stamp=locate,
+            stamp=stamp, output_as_given=given, locate_stamp=locate, survey_ahead=True,
         )
     report_path = getattr(options, "report", None)
     if report_path:

@@ -21,6 +21,10 @@ import shutil
 import stat
 from collections.abc import Container
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sitegen.emit.survey import SparePicture
 
 log = logging.getLogger("sitegen.emit")
 
@@ -40,14 +44,27 @@ class SpareIndex:
         self.files.pop(rel, None)
 
 
-def adopt(spare: str, staging: str) -> SpareIndex | None:
-    """Rename *spare* to *staging* and index it (symlinks and odd files removed), or None."""
+def adopt(spare: str, staging: str, picture: SparePicture | None = None) -> SpareIndex | None:
+    """Rename *spare* to *staging* and index it (symlinks and odd files removed), or None.
+
+    *picture* (the output survey's, taken under the same lock) stands for the walk
+    when the adopted folder is the very one it pictured.
+    """
     try:
         if os.path.islink(spare) or not os.path.isdir(spare):
             return None
         os.rename(spare, staging)
+        found = os.stat(staging, follow_symlinks=False)
     except OSError:
         return None
+    if picture is not None and (found.st_dev, found.st_ino) == picture.identity:
+        try:
+            for rel in picture.odd:
+                os.unlink(os.path.join(staging, rel))
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            return None
+        return SpareIndex(dict(picture.files), set(picture.folders))
     index = SpareIndex()
     stack = [(staging, "")]
     while stack:

@@ -241,14 +241,16 @@ def check_stamp(key: StampKey) -> StampedBuild | None:
         return None
 
 
-def recorded_stats(key: StampKey, output: str) -> dict[str, tuple[int, int, int]]:
+def recorded_stats(stamp_path: str, output: str) -> dict[str, tuple[int, int, int]]:
     """The output files' stats as the last stamped build of *output* left them (or empty).
 
-    Valid whatever the inputs are now: the writer uses them only to skip re-reading a
-    file whose stat did not change since that build checked its bytes.
+    *stamp_path* is a `StampKey.path`. Valid whatever the inputs are now: the writer
+    uses them only to skip re-reading a file whose stat did not change since that
+    build checked its bytes.
     """
     try:
-        raw = json.loads(key.path.read_bytes())
+        with open(stamp_path, "rb") as handle:
+            raw = json.loads(handle.read())
         if raw.get("format") != STAMP_FORMAT or raw.get("output") != output:
             return {}
         return {rel: (int(st[0]), int(st[1]), int(st[2])) for rel, st in raw["files"].items()}

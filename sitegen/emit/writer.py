@@ -38,6 +38,7 @@ from sitegen.emit.manifest import (
     safe_relpath,
     sha256_hex,
 )
+from sitegen.emit.survey import Survey, SurveyAhead, output_entries, recheck
 from sitegen.emit.tree import (
     FreshStager,
     detached_remove,
@@ -71,7 +72,8 @@ class OutputWriter:
     """
 
     def __init__(self, output: Path, *, lock_timeout: float = 60.0,
-                 background_cleanup: bool = False, keep_spare: bool = False) -> None:
+                 background_cleanup: bool = False, keep_spare: bool = False,
+                 survey_ahead: bool = False, stamp_path: str | None = None) -> None:
         self.output = Path(os.path.abspath(output))
         if self.output.parent == self.output or self.output == Path.home():
             raise BuildError(
@@ -85,9 +87,16 @@ class OutputWriter:
         self.spare = self.output.parent / f".{name}.sitegen-spare"
         self.background_cleanup = background_cleanup
         self.keep_spare = keep_spare
+        #: Survey the trees in a forked child once the lock is held (`sitegen.emit.survey`);
+        #: *stamp_path* lets it read the last stamp's file stats too (`trust_surveyed`).
+        self.survey_ahead = survey_ahead
+        self._stamp_path = stamp_path
+        self._survey: SurveyAhead | None = None
+        self._surveyed: Survey | None = None
+        self._live: dict[str, tuple[int, int, int]] | None = None
         self._index: spare_tree.SpareIndex | None = None
         self._lock = OutputLock(self.output.parent / f".{name}.sitegen-lock", lock_timeout)
-        self._previous = Manifest()
+        self._previous_manifest: Manifest | None = Manifest()
         self._new: dict[str, FileEntry] = {}
         self._reused: set[str] = set()
         self._written: set[str] = set()
@@ -135,7 +144,10 @@ class OutputWriter:
             for leftover in sorted(self.output.parent.glob(f"{self.trash.name}*")):
                 if leftover.is_dir() and not leftover.is_symlink():
                     self._discard(leftover)
-            self._previous = self._read_manifest()
+            if self.survey_ahead:
+                self._survey = SurveyAhead.start(self._output_str, os.fspath(self.spare),
+                                                 self._stamp_path)
+            self._previous_manifest = None if self._survey else self._read_manifest()
         except BaseException:
             self.close()
             raise
@@ -144,12 +156,44 @@ class OutputWriter:
         """Discard an uncommitted staging folder and release the lock."""
         if not self._open:
             return
+        if self._survey is not None:
+            self._survey.close()
         try:
             if self.staging.exists():
                 self._retire(self.staging)
         finally:
             self._open = False
             self._lock.release()
+
+    def _survey_result(self) -> Survey | None:
+        """The survey's findings (collected once, waiting for the child if need be), or None."""
+        if self._survey is not None:
+            self._surveyed = self._survey.result()
+            self._survey = None
+            if self._surveyed is not None and self._surveyed.output is not None:
+                self._live = self._surveyed.output.files
+        return self._surveyed
+
+    @property
+    def _previous(self) -> Manifest:
+        found = self._previous_manifest
+        if found is None:
+            found = self._previous_manifest = self._surveyed_manifest() or self._read_manifest()
+        return found
+
+    def _surveyed_manifest(self) -> Manifest | None:
+        """The previous manifest as the survey parsed it, if the file is still the same."""
+        surveyed = self._survey_result()
+        if surveyed is None or surveyed.manifest is None:
+            return None
+        try:
+            st = os.stat(os.path.join(self._output_str, MANIFEST_NAME), follow_symlinks=False)
+        except OSError:
+            return None
+        if (st.st_size, st.st_mtime_ns, st.st_ino) != surveyed.manifest_stat:
+            return None
+        return Manifest({rel: FileEntry(sha, input_hash)
+                         for rel, (sha, input_hash) in surveyed.manifest.items()})
 
     def _read_manifest(self) -> Manifest:
         path = self.output / MANIFEST_NAME
@@ -196,6 +240,17 @@ class OutputWriter:
         """
         self._trusted = stats
 
+    def surveyed_trust(self) -> dict[str, tuple[int, int, int]] | None:
+        """The last stamp's file stats the survey read (those still on disk), or None.
+
+        None when there was no survey or it could not read them: the caller reads the
+        stamp itself (`sitegen.emit.stamp.recorded_stats`).
+        """
+        surveyed = self._survey_result()
+        if surveyed is None or self._stamp_path is None or not surveyed.trusted:
+            return None
+        return surveyed.trusted
+
     def keep(self, path: str, input_hash: str) -> bool:
         """Reuse the previous build's file at *path* when its inputs and bytes are unchanged.
 
@@ -203,12 +258,15 @@ class OutputWriter:
         the same input hash and the file on disk still has the recorded content hash
         (or the very stat it had when that was checked, see `trust_stats`).
         """
-        entry = self._previous.get(path)
+        entry = self._previous.files.get(path)
         if entry is None or entry.input_hash != input_hash:
             return False
         rel = self._claim(path)
-        target = os.path.join(self._output_str, rel)
-        if not self._unchanged_stat(rel, target):
+        known = self._trusted.get(rel)
+        live = self._live
+        if known is not None and live is not None and live.get(rel) == known:
+            self._confirmed[rel] = known  # as surveyed (the commit checks the folders again)
+        elif not self._unchanged_stat(rel, target := os.path.join(self._output_str, rel)):
             try:
                 with open(target, "rb") as handle:
                     data = handle.read()
@@ -222,7 +280,7 @@ class OutputWriter:
 
     def _unchanged_stat(self, rel: str, target: str) -> bool:
         known = self._trusted.get(rel)
-        if known is None:
+        if known is None or self._live is not None:  # a surveyed stat was checked already
             return False
         try:
             st = os.stat(target, follow_symlinks=False)
@@ -308,7 +366,9 @@ class OutputWriter:
                 pass
         else:
             if self.keep_spare and self.output.is_dir():
-                self._index = spare_tree.adopt(os.fspath(self.spare), self._staging_str)
+                surveyed = self._survey_result()
+                self._index = spare_tree.adopt(os.fspath(self.spare), self._staging_str,
+                                               surveyed.spare if surveyed else None)
             if self._index is None:
                 self.staging.mkdir(mode=0o755)
         if self.output.is_dir():
@@ -444,7 +504,17 @@ class OutputWriter:
 
     def _scan_output(self) -> tuple[dict[str, int], list[tuple[str, str]], list[str]]:
         """One walk of the live output: rel → inode of every non-folder entry, the user's
-        files (path, rel) that sitegen did not write, and the user's empty folders."""
+        files (path, rel) that sitegen did not write, and the user's empty folders.
+
+        A survey's picture stands for the walk once its changed folders are listed again.
+        """
+        surveyed = self._survey_result()
+        if surveyed is not None and surveyed.output is not None:
+            picture = recheck(surveyed.output, self._output_str)
+            surveyed.output = None  # the picture is the live output's no more after the commit
+            self._live = None
+            if picture is not None:
+                return output_entries(picture, self._output_str, self._previous, MANIFEST_NAME)
         live: dict[str, int] = {}
         users: list[tuple[str, str]] = []
         empties: list[str] = []

@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,24 @@ from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emit.writer import OutputWriter, WriteResult
 from sitegen.errors import BuildError
 
+#: Whether `build` has the writer survey its trees in a forked child (both ways tested).
+SURVEYED = {"on": False}
+
+
+@pytest.fixture(autouse=True, params=[False, True], ids=["walked", "surveyed"])
+def _survey_mode(request: pytest.FixtureRequest) -> Iterator[None]:
+    SURVEYED["on"] = request.param
+    yield
+    SURVEYED["on"] = False
+
 
 def build(output: Path, files: dict[str, bytes], *, keep: set[str] | None = None,
-          spare: bool = True) -> WriteResult:
+          spare: bool = True, survey: bool | None = None) -> WriteResult:
     """Write *files* (reusing those in *keep* by input hash) with the spare tree on."""
-    with OutputWriter(output, keep_spare=spare) as writer:
+    survey = SURVEYED["on"] if survey is None else survey
+    with OutputWriter(output, keep_spare=spare, survey_ahead=survey) as writer:
+        if survey:
+            assert writer._survey is not None, "no fork: a thread leaked from an earlier test?"
         for path, data in files.items():
             input_hash = "h-" + hashlib.sha1(data).hexdigest()
             if keep is not None and path in keep and writer.keep(path, input_hash):
@@ -167,16 +181,18 @@ def _consistent(files: dict[str, bytes]) -> bool:
     return not any(other.startswith(path + "/") for path in files for other in files)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(SITES.filter(_consistent), min_size=1, max_size=5))
-def test_any_sequence_of_builds_equals_a_fresh_build(sites: list[dict[str, bytes]]) -> None:
+@settings(max_examples=60, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(SITES.filter(_consistent), min_size=1, max_size=5), st.booleans())
+def test_any_sequence_of_builds_equals_a_fresh_build(sites: list[dict[str, bytes]],
+                                                     survey: bool) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         out = root / "_site"
         for files in sites:
-            build(out, files, keep=set(files))
+            build(out, files, keep=set(files), survey=survey)
             fresh = root / "fresh"
-            build(fresh, files, spare=False)
+            build(fresh, files, spare=False, survey=False)
             assert tree(out) == tree(fresh)
             shutil.rmtree(fresh)
 

@@ -1,0 +1,266 @@
+"""The output survey: its pictures equal a walk, and a changed output is never missed."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sitegen.emit import survey as sv
+from sitegen.emit.manifest import MANIFEST_NAME
+from sitegen.emit.writer import OutputWriter
+
+OLD_NS = 1_600_000_000_123_456_789  # a past mtime with a sub-second part (not racy)
+
+
+def make_tree(root: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+
+
+def age(root: Path) -> None:
+    """Give every folder under *root* (and itself) an old, non-racy mtime."""
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        os.utime(folder, ns=(OLD_NS, OLD_NS))
+
+
+def walked(root: Path) -> tuple[dict[str, tuple[int, int, int]], set[str]]:
+    """Every non-folder entry's (size, mtime_ns, inode) and every folder, by a plain walk."""
+    files: dict[str, tuple[int, int, int]] = {}
+    folders = {""}
+    for path in root.rglob("*"):
+        rel = path.relative_to(root).as_posix()
+        st = path.lstat()
+        if path.is_dir() and not path.is_symlink():
+            folders.add(rel)
+        else:
+            files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    return files, folders
+
+
+SITE = {"index.html": b"home", "a/index.html": b"a", "a/b/c/index.html": b"deep",
+        "feed.xml": b"<feed/>", "tags/x/page/2/index.html": b"x2"}
+
+
+def test_the_output_picture_is_what_a_walk_sees(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    make_tree(out, SITE)
+    (out / "empty").mkdir()
+    (out / "link").symlink_to(out / "a", target_is_directory=True)
+    picture = sv.picture_output(os.fspath(out), time.time_ns())
+    assert picture is not None
+    files, folders = walked(out)
+    assert picture.files == files
+    assert set(picture.folders) == folders
+    assert "link" in picture.files and "link/index.html" not in picture.files  # not followed
+    assert sv.picture_output(os.fspath(tmp_path / "missing"), time.time_ns()) is None
+
+
+def test_recheck_finds_every_change_made_after_the_survey(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    make_tree(out, SITE)
+    (out / "gone").mkdir()
+    (out / "gone" / "deep").mkdir()
+    (out / "gone" / "deep" / "f").write_bytes(b"f")
+    (out / "becomes-file").mkdir()
+    age(out)
+    picture = sv.picture_output(os.fspath(out), time.time_ns())
+    assert picture is not None
+    # the user works in the output while the build runs
+    (out / "CNAME").write_text("example.test\n")
+    (out / "a" / "b" / "c" / "note.txt").write_text("deep")
+    make_tree(out, {".well-known/acme/token": b"t", ".git/objects/ab/cd": b"obj"})
+    (out / "feed.xml").unlink()
+    os.rename(out / "gone", tmp_path / "elsewhere")
+    (out / "becomes-file").rmdir()
+    (out / "becomes-file").write_bytes(b"now a file")
+    checked = sv.recheck(picture, os.fspath(out))
+    assert checked is not None
+    files, folders = walked(out)
+    assert checked.files == files
+    assert set(checked.folders) == folders
+
+
+def test_an_unchanged_old_output_is_not_listed_again(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "_site"
+    make_tree(out, SITE)
+    age(out)
+    picture = sv.picture_output(os.fspath(out), time.time_ns())
+    assert picture is not None
+    listed: list[str] = []
+    monkeypatch.setattr(sv, "_relist", lambda pic, root, rel: listed.append(rel))
+    assert sv.recheck(picture, os.fspath(out)) is picture
+    assert listed == []
+
+
+def test_a_racy_folder_is_listed_again_even_when_its_mtime_did_not_move(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    make_tree(out, SITE)
+    age(out)
+    recent = time.time_ns() - 10_000_000  # changed 10 ms before the survey: racy
+    os.utime(out / "a", ns=(recent, recent))
+    picture = sv.picture_output(os.fspath(out), time.time_ns())
+    assert picture is not None
+    # a change in the same timestamp tick: the folder's mtime ends up where it was
+    (out / "a" / "user.txt").write_text("mine")
+    os.utime(out / "a", ns=(recent, recent))
+    checked = sv.recheck(picture, os.fspath(out))
+    assert checked is not None and "a/user.txt" in checked.files
+    # whole-second timestamps (a coarse file system) get the wider margin
+    coarse = (time.time_ns() // 1_000_000_000 - 1) * 1_000_000_000
+    os.utime(out / "a", ns=(coarse, coarse))
+    picture = sv.picture_output(os.fspath(out), time.time_ns())
+    assert picture is not None
+    (out / "a" / "user2.txt").write_text("mine too")
+    os.utime(out / "a", ns=(coarse, coarse))
+    checked = sv.recheck(picture, os.fspath(out))
+    assert checked is not None and "a/user2.txt" in checked.files
+
+
+def test_many_changed_folders_mean_one_new_walk(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    make_tree(out, {f"p{n}/index.html": b"x" for n in range(sv.MAX_RELISTS + 5)})
+    age(out)
+    picture = sv.picture_output(os.fspath(out), time.time_ns())
+    assert picture is not None
+    for n in range(sv.MAX_RELISTS + 5):
+        (out / f"p{n}" / "extra").write_bytes(b"e")
+    checked = sv.recheck(picture, os.fspath(out))
+    assert checked is not None and checked is not picture
+    assert checked.files == walked(out)[0]
+
+
+def test_output_entries_match_the_writers_own_walk(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    with OutputWriter(out) as writer:
+        for rel, data in SITE.items():
+            writer.write(rel, data)
+        writer.commit()
+    make_tree(out, {"CNAME": b"c", "a/user.txt": b"u", ".git/HEAD": b"ref"})
+    (out / "empty" / "nested").mkdir(parents=True)
+    with OutputWriter(out) as writer:
+        expected = writer._scan_output()
+        picture = sv.picture_output(os.fspath(out), time.time_ns())
+        assert picture is not None
+        live, users, empties = sv.output_entries(picture, os.fspath(out), writer.previous,
+                                                 MANIFEST_NAME)
+    assert live == expected[0]
+    assert sorted(users) == sorted(expected[1])
+    assert sorted(empties) == sorted(expected[2]) == ["empty/nested"]
+
+
+def test_the_findings_survive_the_trip_and_damage_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    with OutputWriter(out) as writer:
+        for rel, data in SITE.items():
+            writer.write(rel, data)
+        writer.commit()
+    found = sv.take_survey(os.fspath(out), os.fspath(tmp_path / "spare"), None)
+    assert found.manifest is not None and set(found.manifest) == set(SITE)
+    assert found.output is not None and found.spare is None
+    again = sv._load(sv._dump(found))
+    assert again == found
+    data = sv._dump(found)
+    assert sv._load(data[:-7]) is None
+    assert sv._load(b"") is None
+    import marshal
+    assert sv._load(marshal.dumps((sv.SURVEY_FORMAT + 1, None, None, None, None, {}))) is None
+    assert sv._load(marshal.dumps((sv.SURVEY_FORMAT, None, None, ("x", {}, {}), None, {}))) \
+        is None
+
+
+def test_the_spare_picture_lists_odd_entries_for_removal(tmp_path: Path) -> None:
+    spare = tmp_path / "spare"
+    make_tree(spare, {"a/index.html": b"a", "b.html": b"b"})
+    (spare / "a" / "evil").symlink_to("/etc/passwd")
+    picture = sv.picture_spare(os.fspath(spare))
+    assert picture is not None
+    assert set(picture.files) == {"a/index.html", "b.html"}
+    assert picture.folders == ["a"] and picture.odd == ["a/evil"]
+    assert picture.identity == (spare.stat().st_dev, spare.stat().st_ino)
+
+
+def test_a_forked_survey_gives_what_an_in_process_one_gives(tmp_path: Path) -> None:
+    assert threading.active_count() == 1, "a thread leaked from an earlier test"
+    out = tmp_path / "_site"
+    make_tree(out, SITE)
+    spare = tmp_path / "spare"
+    make_tree(spare, {"x/index.html": b"x"})
+    ahead = sv.SurveyAhead.start(os.fspath(out), os.fspath(spare), None)
+    assert ahead is not None
+    found = ahead.result()
+    here = sv.take_survey(os.fspath(out), os.fspath(spare), None)
+    assert found is not None and here.output is not None and found.output is not None
+    assert found.output.files == here.output.files
+    assert found.output.folders == here.output.folders
+    assert found.spare == here.spare
+    assert ahead.result() is found  # collected once
+
+
+def test_a_child_that_never_answers_is_given_up(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    assert threading.active_count() == 1, "a thread leaked from an earlier test"
+    monkeypatch.setattr(sv, "take_survey", lambda *args: time.sleep(60))
+    ahead = sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path / "spare"), None)
+    assert ahead is not None
+    started = time.monotonic()
+    assert ahead.result(wait=0.3) is None
+    assert time.monotonic() - started < 5
+
+
+def test_no_survey_where_other_threads_run(tmp_path: Path) -> None:
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        assert sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path), None) is None
+    finally:
+        stop.set()
+        worker.join()
+
+
+def test_a_file_the_user_adds_during_a_surveyed_build_is_carried(tmp_path: Path) -> None:
+    assert threading.active_count() == 1, "a thread leaked from an earlier test"
+    out = tmp_path / "_site"
+    for version in (b"v1", b"v2"):  # the second build leaves a spare tree
+        with OutputWriter(out, keep_spare=True) as writer:
+            for rel, data in {**SITE, "index.html": version}.items():
+                if not writer.keep(rel, "h" + rel):
+                    writer.write(rel, data, input_hash="h" + rel)
+            writer.commit()
+    age(out)
+    with OutputWriter(out, keep_spare=True, survey_ahead=True) as writer:
+        assert writer._survey is not None
+        assert writer._survey_result() is not None  # the picture predates what follows
+        (out / "CNAME").write_text("example.test\n")
+        (out / "a" / "b" / "c" / "notes.txt").write_text("mine")
+        kept = [rel for rel in SITE if rel != "index.html" and writer.keep(rel, "h" + rel)]
+        assert sorted(kept) == sorted(set(SITE) - {"index.html"})
+        writer.write("index.html", b"v3", input_hash="hindex.html")
+        writer.commit()
+    assert (out / "CNAME").read_text() == "example.test\n"
+    assert (out / "a" / "b" / "c" / "notes.txt").read_text() == "mine"
+    assert (out / "index.html").read_bytes() == b"v3"
+    assert (out / "feed.xml").read_bytes() == SITE["feed.xml"]
+
+
+def test_the_surveyed_stamp_stats_are_only_those_still_on_disk(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "_site"
+    make_tree(out, SITE)
+    stats = {rel: list(sv.picture_output(os.fspath(out), 0).files[rel])  # type: ignore[union-attr]
+             for rel in SITE}
+    stats["feed.xml"][0] += 1  # the file changed since that build
+    stamp = tmp_path / "stamp.json"
+    stamp.write_text(json.dumps({"format": 2, "output": os.fspath(out), "files": stats}))
+    found = sv.take_survey(os.fspath(out), os.fspath(tmp_path / "spare"), os.fspath(stamp))
+    assert set(found.trusted) == set(SITE) - {"feed.xml"}
+    other = sv.take_survey(os.fspath(tmp_path / "elsewhere"), os.fspath(tmp_path / "s"),
+                           os.fspath(stamp))
+    assert other.trusted == {}
