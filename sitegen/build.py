@@ -105,9 +105,8 @@ def run_build(
     build gets *locate_stamp* instead: once the sync has brought the content cache up
     to date, the build is exactly an offline build of that cache, so a matching stamp
     ends it there (nothing rendered, the output untouched) and a new one is recorded
-    after the commit. The output lock is taken first; with *survey_ahead* (a process
-    with no other threads: the command line's) a forked child surveys the output's
-    trees meanwhile (`sitegen.emit.survey`).
+    after the commit. The output lock is taken first; with *survey_ahead* a child
+    process surveys the output's trees meanwhile (`sitegen.emit.survey`).
     """
     counter = WarningCounter()
     logger = logging.getLogger(LOGGER_NAME)

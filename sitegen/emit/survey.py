@@ -5,20 +5,21 @@ picture of the spare tree it recycles as staging (`sitegen.emit.spare`) and one 
 the live output (which files to reuse, which are the user's own to carry over).
 Taking them means reading and walking thousands of folders and files — about a
 fifth of a one-article rebuild at 4,000 articles — and none of it depends on the
-content. `SurveyAhead.start` forks a child as soon as the writer holds the output
-lock; the child walks both trees, parses the manifest and reads the last stamp's
-file stats while the parent fetches and builds the site model on another CPU, and
-leaves its findings (marshal data) in an unlinked temporary file. The writer
-collects them (`SurveyAhead.result`) when it first needs them.
+content. `SurveyAhead.start` starts a child process (this module, `main`) as soon
+as the writer holds the output lock; the child walks both trees, parses the
+manifest and reads the last stamp's file stats while the parent fetches and
+builds the site model on another CPU, and leaves its findings (marshal data) in an
+unlinked temporary file. The writer collects them (`SurveyAhead.result`) when it
+first needs them.
 
 Nothing another program can change is taken on trust: the writer checks the
 manifest's stat again, the spare's identity after adopting it, and at the commit
 the mtime of every folder of the live output (`recheck`): a folder that changed
 since the survey, or whose mtime is too recent to prove anything (a "racy"
 timestamp, as git calls it), is listed again, so a file the user added to the
-output during the build is carried over as before. Any doubt — no `fork` on this
-platform, other threads running, a child that failed or took too long, damaged
-findings — means the writer walks the trees itself, as it does without a survey.
+output during the build is carried over as before. Any doubt — a child that could
+not start, failed or took too long, damaged findings — means the writer walks the
+trees itself, as it does without a survey.
 This module only ever reads (the child writes nothing but its findings file) and
 never follows a symlink.
 """
@@ -28,11 +29,13 @@ from __future__ import annotations
 import marshal
 import os
 import stat
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import IO
 
 Stat = tuple[int, int, int]  # size, mtime_ns, inode (as the stamp records them)
 
@@ -218,81 +221,77 @@ def _load(data: bytes) -> Survey | None:
     return survey
 
 
-class SurveyAhead:
-    """A survey running in a forked child; `result` collects it, `close` ends it."""
+def _command(output: str, spare: str, stamp_path: str | None) -> list[str]:
+    """The surveying child's command line: this module, run by this very interpreter.
 
-    def __init__(self, pid: int, findings: int) -> None:
-        self._pid: int | None = pid
+    `-P` keeps the working folder off `sys.path` (a user's `sitegen.py` there must not
+    stand in for the package).
+    """
+    return [sys.executable, "-P", "-m", "sitegen.emit.survey", output, spare, stamp_path or ""]
+
+
+class SurveyAhead:
+    """A survey running in a child process; `result` collects it, `close` ends it."""
+
+    def __init__(self, process: subprocess.Popen[bytes], findings: IO[bytes]) -> None:
+        self._process: subprocess.Popen[bytes] | None = process
         self._findings = findings
         self._result: Survey | None = None
 
     @classmethod
     def start(cls, output: str, spare: str, stamp_path: str | None) -> SurveyAhead | None:
-        """Fork the surveying child, or None where forking is unsafe or unavailable."""
-        if not hasattr(os, "fork") or threading.active_count() != 1:
-            return None  # forking a threaded process may copy a held lock
+        """Start the surveying child, or None where no child can be started.
+
+        A fresh interpreter rather than a fork: a forked child would share the
+        parent's heap pages, and every page the parent then writes while the child
+        lives is copied (measured: a third slower model stage).
+        """
+        if not sys.executable:
+            return None
         try:
             findings = tempfile.TemporaryFile()
         except OSError:
             return None
-        fd = os.dup(findings.fileno())
-        findings.close()
         try:
-            pid = os.fork()
+            process = subprocess.Popen(_command(output, spare, stamp_path),
+                                       stdin=subprocess.DEVNULL, stdout=findings,
+                                       stderr=subprocess.DEVNULL)
         except OSError:
-            os.close(fd)
+            findings.close()
             return None
-        if pid == 0:  # the child: survey, write, leave without running any cleanup
-            code = 1
-            try:
-                data = _dump(take_survey(output, spare, stamp_path))
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                code = 0
-            finally:
-                os._exit(code)
-        return cls(pid, fd)
+        return cls(process, findings)
 
     def result(self, wait: float = WAIT_SECONDS) -> Survey | None:
         """The child's findings (waiting up to *wait* seconds for it), or None."""
-        if self._pid is None:
+        process = self._process
+        if process is None:
             return self._result
-        deadline = time.monotonic() + wait
-        status = None
-        while status is None:
-            try:
-                pid, code = os.waitpid(self._pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid:
-                status = code
-            elif time.monotonic() >= deadline:
-                break
-            else:
-                time.sleep(0.001)
-        if status is None:
+        try:
+            code = process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
             self.close()
             return None
-        self._pid = None
-        if os.waitstatus_to_exitcode(status) == 0:
-            size = os.fstat(self._findings).st_size
-            self._result = _load(os.pread(self._findings, size, 0))
+        self._process = None
+        if code == 0:
+            self._findings.seek(0)
+            self._result = _load(self._findings.read())
         self.close()
         return self._result
 
     def close(self) -> None:
         """End the child (if still running) and release its findings file."""
-        if self._pid is not None:
-            try:
-                os.kill(self._pid, 9)
-                os.waitpid(self._pid, 0)
-            except OSError:
-                pass
-            self._pid = None
-        if self._findings >= 0:
-            os.close(self._findings)
-            self._findings = -1
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+        self._findings.close()
+
+
+def main(argv: list[str]) -> int:
+    """The child: `python -m sitegen.emit.survey OUTPUT SPARE STAMP` writes its findings."""
+    output, spare, stamp_path = argv
+    sys.stdout.buffer.write(_dump(take_survey(output, spare, stamp_path or None)))
+    return 0
 
 
 #: Past this many changed folders, `recheck` walks the whole output again.
@@ -386,3 +385,7 @@ def output_entries(picture: OutputPicture, output: str, previous: Container[str]
     parents.update(rel.rpartition("/")[0] for rel in picture.folders if rel)
     empties = sorted(rel for rel in picture.folders if rel and rel not in parents)
     return live, users, empties
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -87,7 +87,7 @@ class OutputWriter:
         self.spare = self.output.parent / f".{name}.sitegen-spare"
         self.background_cleanup = background_cleanup
         self.keep_spare = keep_spare
-        #: Survey the trees in a forked child once the lock is held (`sitegen.emit.survey`);
+        #: Survey the trees in a child process once the lock is held (`sitegen.emit.survey`);
         #: *stamp_path* lets it read the last stamp's file stats too (`trust_surveyed`).
         self.survey_ahead = survey_ahead
         self._stamp_path = stamp_path

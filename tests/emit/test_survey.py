@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import threading
+import sys
 import time
 from pathlib import Path
 
@@ -185,8 +185,7 @@ def test_the_spare_picture_lists_odd_entries_for_removal(tmp_path: Path) -> None
     assert picture.identity == (spare.stat().st_dev, spare.stat().st_ino)
 
 
-def test_a_forked_survey_gives_what_an_in_process_one_gives(tmp_path: Path) -> None:
-    assert threading.active_count() == 1, "a thread leaked from an earlier test"
+def test_a_child_process_survey_gives_what_an_in_process_one_gives(tmp_path: Path) -> None:
     out = tmp_path / "_site"
     make_tree(out, SITE)
     spare = tmp_path / "spare"
@@ -204,8 +203,8 @@ def test_a_forked_survey_gives_what_an_in_process_one_gives(tmp_path: Path) -> N
 
 def test_a_child_that_never_answers_is_given_up(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    assert threading.active_count() == 1, "a thread leaked from an earlier test"
-    monkeypatch.setattr(sv, "take_survey", lambda *args: time.sleep(60))
+    monkeypatch.setattr(sv, "_command", lambda *args: [
+        sys.executable, "-c", "import time; time.sleep(60)"])
     ahead = sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path / "spare"), None)
     assert ahead is not None
     started = time.monotonic()
@@ -213,19 +212,18 @@ def test_a_child_that_never_answers_is_given_up(tmp_path: Path,
     assert time.monotonic() - started < 5
 
 
-def test_no_survey_where_other_threads_run(tmp_path: Path) -> None:
-    stop = threading.Event()
-    worker = threading.Thread(target=stop.wait)
-    worker.start()
-    try:
-        assert sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path), None) is None
-    finally:
-        stop.set()
-        worker.join()
+def test_a_failed_or_garbled_child_means_no_survey(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    for code in ("import sys; sys.exit(3)", "import sys; sys.stdout.write('garbage')"):
+        monkeypatch.setattr(sv, "_command", lambda *args, code=code: [
+            sys.executable, "-c", code])
+        ahead = sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path / "spare"), None)
+        assert ahead is not None and ahead.result() is None
+    monkeypatch.setattr(sv, "_command", lambda *args: [os.fspath(tmp_path / "no-such")])
+    assert sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path), None) is None
 
 
 def test_a_file_the_user_adds_during_a_surveyed_build_is_carried(tmp_path: Path) -> None:
-    assert threading.active_count() == 1, "a thread leaked from an earlier test"
     out = tmp_path / "_site"
     for version in (b"v1", b"v2"):  # the second build leaves a spare tree
         with OutputWriter(out, keep_spare=True) as writer:

@@ -34,7 +34,7 @@ def build(output: Path, files: dict[str, bytes], *, keep: set[str] | None = None
     survey = SURVEYED["on"] if survey is None else survey
     with OutputWriter(output, keep_spare=spare, survey_ahead=survey) as writer:
         if survey:
-            assert writer._survey is not None, "no fork: a thread leaked from an earlier test?"
+            assert writer._survey is not None, "the survey did not start"
         for path, data in files.items():
             input_hash = "h-" + hashlib.sha1(data).hexdigest()
             if keep is not None and path in keep and writer.keep(path, input_hash):
