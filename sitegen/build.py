@@ -106,7 +106,7 @@ def run_build(
     to date, the build is exactly an offline build of that cache, so a matching stamp
     ends it there (nothing rendered, the output untouched) and a new one is recorded
     after the commit. The output lock is taken first; with *survey_ahead* a child
-    process surveys the output's trees meanwhile (`sitegen.emit.survey`).
+    process surveys the output's trees while the model is built (`sitegen.emit.survey`).
     """
     counter = WarningCounter()
     logger = logging.getLogger(LOGGER_NAME)
@@ -142,8 +142,9 @@ def _run_build(
     timings = Timings()
     progress = progress or Progress(enabled=False)
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True,
-                      keep_spare=True, survey_ahead=survey_ahead,
-                      stamp_path=os.fspath(stamp.path) if stamp else None) as writer:
+                      keep_spare=True) as writer:
+        if survey_ahead and locate_stamp is None:
+            writer.start_survey(os.fspath(stamp.path) if stamp else None)
         key = beacon_key(config, demo=demo)
         report = BuildReport()
         fetch_from = counter.count
@@ -177,6 +178,8 @@ def _run_build(
                 return _replayed(stamped, logged, report, counter, warnings_before, strict,
                                  timings)
             stamp = located.with_content_sha() if located is not None else None
+            if survey_ahead:  # only now: a rebuild that finds nothing new needs none
+                writer.start_survey(os.fspath(stamp.path) if stamp else None)
         # The model makes no cyclic garbage: the collector pauses while it runs.
         with timings.stage("model"):
             from sitegen.model import build_site

@@ -29,13 +29,14 @@ from __future__ import annotations
 import marshal
 import os
 import stat
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 Stat = tuple[int, int, int]  # size, mtime_ns, inode (as the stamp records them)
 
@@ -246,6 +247,9 @@ class SurveyAhead:
         parent's heap pages, and every page the parent then writes while the child
         lives is copied (measured: a third slower model stage).
         """
+        import subprocess
+        import tempfile
+
         if not sys.executable:
             return None
         try:
@@ -266,9 +270,11 @@ class SurveyAhead:
         process = self._process
         if process is None:
             return self._result
+        from subprocess import TimeoutExpired
+
         try:
             code = process.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
+        except TimeoutExpired:
             self.close()
             return None
         self._process = None

@@ -72,8 +72,7 @@ class OutputWriter:
     """
 
     def __init__(self, output: Path, *, lock_timeout: float = 60.0,
-                 background_cleanup: bool = False, keep_spare: bool = False,
-                 survey_ahead: bool = False, stamp_path: str | None = None) -> None:
+                 background_cleanup: bool = False, keep_spare: bool = False) -> None:
         self.output = Path(os.path.abspath(output))
         if self.output.parent == self.output or self.output == Path.home():
             raise BuildError(
@@ -87,10 +86,7 @@ class OutputWriter:
         self.spare = self.output.parent / f".{name}.sitegen-spare"
         self.background_cleanup = background_cleanup
         self.keep_spare = keep_spare
-        #: Survey the trees in a child process once the lock is held (`sitegen.emit.survey`);
-        #: *stamp_path* lets it read the last stamp's file stats too (`trust_surveyed`).
-        self.survey_ahead = survey_ahead
-        self._stamp_path = stamp_path
+        self._stamp_path: str | None = None
         self._survey: SurveyAhead | None = None
         self._surveyed: Survey | None = None
         self._live: dict[str, tuple[int, int, int]] | None = None
@@ -144,10 +140,7 @@ class OutputWriter:
             for leftover in sorted(self.output.parent.glob(f"{self.trash.name}*")):
                 if leftover.is_dir() and not leftover.is_symlink():
                     self._discard(leftover)
-            if self.survey_ahead:
-                self._survey = SurveyAhead.start(self._output_str, os.fspath(self.spare),
-                                                 self._stamp_path)
-            self._previous_manifest = None if self._survey else self._read_manifest()
+            self._previous_manifest = None  # read when first needed (or surveyed)
         except BaseException:
             self.close()
             raise
@@ -164,6 +157,20 @@ class OutputWriter:
         finally:
             self._open = False
             self._lock.release()
+
+    def start_survey(self, stamp_path: str | None = None) -> bool:
+        """Have a child process survey the output's trees while the build goes on.
+
+        Call it once the writer is open and before it is used; *stamp_path* (a
+        `StampKey.path`) lets the child read the last stamp's file stats too
+        (`surveyed_trust`). False when no survey started (the writer walks itself).
+        """
+        if (not self._open or self._survey is not None or self._surveyed is not None
+                or self._previous_manifest is not None or self._staged):
+            return False
+        self._stamp_path = stamp_path
+        self._survey = SurveyAhead.start(self._output_str, os.fspath(self.spare), stamp_path)
+        return self._survey is not None
 
     def _survey_result(self) -> Survey | None:
         """The survey's findings (collected once, waiting for the child if need be), or None."""

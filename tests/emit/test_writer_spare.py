@@ -21,8 +21,9 @@ from sitegen.errors import BuildError
 SURVEYED = {"on": False}
 
 
-@pytest.fixture(autouse=True, params=[False, True], ids=["walked", "surveyed"])
-def _survey_mode(request: pytest.FixtureRequest) -> Iterator[None]:
+@pytest.fixture(params=[False, True], ids=["walked", "surveyed"])
+def either_way(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Run the test with the writer walking its trees, then with a survey."""
     SURVEYED["on"] = request.param
     yield
     SURVEYED["on"] = False
@@ -32,9 +33,9 @@ def build(output: Path, files: dict[str, bytes], *, keep: set[str] | None = None
           spare: bool = True, survey: bool | None = None) -> WriteResult:
     """Write *files* (reusing those in *keep* by input hash) with the spare tree on."""
     survey = SURVEYED["on"] if survey is None else survey
-    with OutputWriter(output, keep_spare=spare, survey_ahead=survey) as writer:
+    with OutputWriter(output, keep_spare=spare) as writer:
         if survey:
-            assert writer._survey is not None, "the survey did not start"
+            assert writer.start_survey(), "the survey did not start"
         for path, data in files.items():
             input_hash = "h-" + hashlib.sha1(data).hexdigest()
             if keep is not None and path in keep and writer.keep(path, input_hash):
@@ -69,7 +70,8 @@ SITE = {
 }
 
 
-def test_the_swapped_out_tree_becomes_the_spare_and_is_recycled(tmp_path: Path) -> None:
+def test_the_swapped_out_tree_becomes_the_spare_and_is_recycled(tmp_path: Path,
+                                                                either_way: None) -> None:
     out = tmp_path / "_site"
     build(out, SITE)
     assert not spare_of(out).exists()  # the first build had no previous tree
@@ -85,7 +87,7 @@ def test_the_swapped_out_tree_becomes_the_spare_and_is_recycled(tmp_path: Path) 
         "._site.sitegen-lock", "._site.sitegen-spare", "_site"]
 
 
-def test_stale_spare_files_and_folders_are_pruned(tmp_path: Path) -> None:
+def test_stale_spare_files_and_folders_are_pruned(tmp_path: Path, either_way: None) -> None:
     out = tmp_path / "_site"
     build(out, {**SITE, "old/page/index.html": b"old"})
     build(out, {**SITE, "old/page/index.html": b"old2"}, keep=set(SITE))
@@ -98,7 +100,7 @@ def test_stale_spare_files_and_folders_are_pruned(tmp_path: Path) -> None:
 
 
 def test_user_files_and_empty_folders_survive_and_symlinks_are_never_followed(
-        tmp_path: Path) -> None:
+        tmp_path: Path, either_way: None) -> None:
     out, outside = tmp_path / "_site", tmp_path / "outside"
     outside.mkdir()
     build(out, SITE)
@@ -116,7 +118,7 @@ def test_user_files_and_empty_folders_survive_and_symlinks_are_never_followed(
     assert (out / "keep-me").is_dir()
 
 
-def test_a_spare_file_where_a_folder_goes_and_the_reverse(tmp_path: Path) -> None:
+def test_a_spare_file_where_a_folder_goes_and_the_reverse(tmp_path: Path, either_way: None) -> None:
     out = tmp_path / "_site"
     first = {"x": b"file", "y/index.html": b"folder"}
     second = {"x/index.html": b"now a folder", "y": b"now a file"}
@@ -128,7 +130,7 @@ def test_a_spare_file_where_a_folder_goes_and_the_reverse(tmp_path: Path) -> Non
                          MANIFEST_NAME: tree(out)[MANIFEST_NAME]}
 
 
-def test_a_tampered_spare_is_repaired_not_trusted(tmp_path: Path) -> None:
+def test_a_tampered_spare_is_repaired_not_trusted(tmp_path: Path, either_way: None) -> None:
     out = tmp_path / "_site"
     build(out, SITE)
     build(out, {**SITE, "index.html": b"v2"}, keep=set(SITE))
@@ -144,7 +146,7 @@ def test_a_tampered_spare_is_repaired_not_trusted(tmp_path: Path) -> None:
     assert not (out / "feed.xml").is_symlink() and not (out / "junk.html").exists()
 
 
-def test_a_killed_builds_staging_is_recycled_safely(tmp_path: Path) -> None:
+def test_a_killed_builds_staging_is_recycled_safely(tmp_path: Path, either_way: None) -> None:
     out = tmp_path / "_site"
     build(out, SITE)
     staging = tmp_path / "._site.sitegen-staging"
@@ -159,7 +161,7 @@ def test_a_killed_builds_staging_is_recycled_safely(tmp_path: Path) -> None:
 
 
 def test_a_failed_build_keeps_the_output_and_returns_the_staging_to_spare(
-        tmp_path: Path) -> None:
+        tmp_path: Path, either_way: None) -> None:
     out = tmp_path / "_site"
     build(out, SITE)
     build(out, {**SITE, "index.html": b"v2"}, keep=set(SITE))
@@ -181,8 +183,7 @@ def _consistent(files: dict[str, bytes]) -> bool:
     return not any(other.startswith(path + "/") for path in files for other in files)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[
-    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(SITES.filter(_consistent), min_size=1, max_size=5), st.booleans())
 def test_any_sequence_of_builds_equals_a_fresh_build(sites: list[dict[str, bytes]],
                                                      survey: bool) -> None:
@@ -198,7 +199,7 @@ def test_any_sequence_of_builds_equals_a_fresh_build(sites: list[dict[str, bytes
 
 
 def test_the_spare_is_ignored_by_git_and_the_marker_never_reaches_the_output(
-        tmp_path: Path) -> None:
+        tmp_path: Path, either_way: None) -> None:
     out = tmp_path / "_site"
     build(out, SITE)
     build(out, {**SITE, "index.html": b"v2"}, keep=set(SITE))
