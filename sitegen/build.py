@@ -220,13 +220,15 @@ def _run_build(
         # Feeds and sitemaps are planned here (reused ones kept) and rendered by the
         # render pool's workers after the pages, so the stages below time the planning.
         with timings.stage("feeds"):
-            jobs, job_hashes = _feeds(site, renderer, writer)
+            hashes = {page.path: renderer.page_hash(page) for page in site.pages}
+            jobs, job_hashes = _feeds(site, hashes, writer, renderer)
         with timings.stage("sitemap"):
             more, more_hashes = _sitemap(site, writer)
             jobs += more
             job_hashes.update(more_hashes)
         with timings.stage("render"):
-            report.rendered = _render(site, renderer, writer, progress, jobs, job_hashes)
+            report.rendered = _render(site, hashes, renderer, writer, progress, jobs,
+                                      job_hashes)
             renderer.save_bodies(site.articles)
             store.close()
         with timings.stage("sitemap"):
@@ -308,16 +310,17 @@ def _beacon(config: Config, key: str | None, assets: AssetSet) -> BeaconSettings
                           script_url=assets.url(BEACON_NAME))
 
 
-def _render(site: Site, renderer: Renderer, writer: OutputWriter, progress: Progress,
-            jobs: list[Job], job_hashes: dict[str, str]) -> int:
+def _render(site: Site, hashes: dict[str, str], renderer: Renderer, writer: OutputWriter,
+            progress: Progress, jobs: list[Job], job_hashes: dict[str, str]) -> int:
     """Render the changed pages, then run *jobs*; write their files listed in *job_hashes*.
+
+    *hashes* holds every page's input hash by path (`Renderer.page_hash`).
 
     Pool workers create fresh pages in a fresh staging folder themselves where the
     writer allows it (`OutputWriter.worker_staging`); those come back without bytes.
     """
     from contextlib import closing
 
-    hashes = {page.path: renderer.page_hash(page) for page in site.pages}
     todo = [page for page in site.pages if not writer.keep(page.path, hashes[page.path])]
     renderer.preload_bodies(page.article for page in todo if page.article is not None)
     stager = writer.worker_staging() if todo else None
@@ -341,9 +344,12 @@ def _render(site: Site, renderer: Renderer, writer: OutputWriter, progress: Prog
 FEEDS_PER_JOB = 8
 
 
-def _feeds(site: Site, renderer: Renderer,
-           writer: OutputWriter) -> tuple[list[Job], dict[str, str]]:
-    """Jobs rendering the feeds whose inputs changed, and their paths' input hashes."""
+def _feeds(site: Site, hashes: dict[str, str], writer: OutputWriter,
+           renderer: Renderer) -> tuple[list[Job], dict[str, str]]:
+    """Jobs rendering the feeds whose inputs changed, and their paths' input hashes.
+
+    An entry's part of a feed's input hash is its article page's (from *hashes*).
+    """
     from functools import partial
 
     from sitegen.emit.sitefiles import plan_feeds
@@ -353,7 +359,7 @@ def _feeds(site: Site, renderer: Renderer,
 
     def article_hash(article: ArticleView) -> str:
         page = article_pages.get(article.id)
-        return renderer.page_hash(page) if page is not None else article.digest
+        return hashes[page.path] if page is not None else article.digest
 
     todo = [plan for plan in plan_feeds(site, article_hash)
             if not writer.keep(plan.path, plan.input_hash)]

@@ -12,13 +12,11 @@ put an inline script or anything executable from content into a page.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
-import multiprocessing.pool
 import os
 import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from jinja2 import Template, TemplateError, pass_context
@@ -34,6 +32,9 @@ from sitegen.render.bodies import Body, BodyStore
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
 from sitegen.render.seo import page_meta
 from sitegen.render.themes import ThemeSet
+
+if TYPE_CHECKING:  # multiprocessing is imported when a pool is needed
+    import multiprocessing.pool
 
 #: Below this many pages, rendering stays in-process (a pool costs more than it saves).
 PARALLEL_THRESHOLD = 200
@@ -165,12 +166,14 @@ def _answers(results: multiprocessing.pool.IMapIterator[Answer]) -> Iterator[Ans
     `kill -9`) or stuck: this turns either into one error line, and the pool (ended by its
     `with` block) takes its workers down.
     """
+    from multiprocessing import TimeoutError as WorkerTimeout
+
     while True:
         try:
             yield results.next(WORKER_TIMEOUT)
         except StopIteration:
             return
-        except multiprocessing.TimeoutError:
+        except WorkerTimeout:
             raise BuildError(
                 f"a render worker gave no answer for {WORKER_TIMEOUT:.0f} s (it was killed or "
                 "is stuck): the previous output was kept; build again, and if it happens again "
@@ -427,8 +430,12 @@ class Renderer:
         self, pages: list[Page], workers: int | None, jobs: list[Job], stager: Stager | None,
     ) -> Iterator[StagedFile]:
         count = workers if workers is not None else (os.cpu_count() or 1)
-        if (count <= 1 or len(pages) < PARALLEL_THRESHOLD
-                or "fork" not in multiprocessing.get_all_start_methods()):
+        parallel = count > 1 and len(pages) >= PARALLEL_THRESHOLD
+        if parallel:
+            import multiprocessing
+
+            parallel = "fork" in multiprocessing.get_all_start_methods()
+        if not parallel:
             for page in pages:
                 data = self.render(page)
                 yield page.path, data, hashlib.sha256(data).hexdigest()
