@@ -74,15 +74,10 @@ def safe_relpath(path: str) -> str:
     return path
 
 
-#: Strings json.dumps gives back verbatim in quotes (printable ASCII but `"` and `\\`).
-_PLAIN = re.compile(r'[ !#-\[\]-~]*')
-
-
-def _quoted(text: str, *, ensure_ascii: bool = True) -> str:
-    """`json.dumps(text, ensure_ascii=...)`, without the encoder call for plain text."""
-    if _PLAIN.fullmatch(text):
-        return '"' + text + '"'
-    return json.dumps(text, ensure_ascii=ensure_ascii)
+#: What `json.dumps(text)` and `json.dumps(text, ensure_ascii=False)` return for a str
+#: (the json module's own encoders, without the `dumps` call around them).
+_quoted_ascii = json.encoder.encode_basestring_ascii
+_quoted = json.encoder.encode_basestring
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +107,8 @@ class Manifest:
     def to_bytes(self) -> bytes:
         """Deterministic JSON: sorted paths, no times, one file per line for readable diffs."""
         lines = [  # as json.dumps(path, ensure_ascii=False) + ": " + json.dumps([sha, input])
-            f"{_quoted(path, ensure_ascii=False)}: [{_quoted(entry.sha256)}, "
-            f"{'null' if entry.input_hash is None else _quoted(entry.input_hash)}]"
+            f"{_quoted(path)}: [{_quoted_ascii(entry.sha256)}, "
+            f"{'null' if entry.input_hash is None else _quoted_ascii(entry.input_hash)}]"
             for path, entry in sorted(self.files.items())
         ]
         body = ",\n".join(f"  {line}" for line in lines)

@@ -312,13 +312,20 @@ def recheck(picture: OutputPicture, output: str) -> OutputPicture | None:
     entries are listed anew and new subfolders walked whole. Returns None when the
     output is gone or unreadable (the writer then walks it itself).
     """
-    started = picture.started_ns
+    fine = picture.started_ns - RACY_NS
+    coarse = picture.started_ns - COARSE_RACY_NS
+    prefix = output + "/"  # rel: relative POSIX paths from the walk
+    lstat = os.lstat
+    isdir = stat.S_ISDIR
     dirty: list[str] = []
     for rel, (mtime, inode) in picture.folders.items():
-        st = _lstat(os.path.join(output, rel) if rel else output)
-        margin = COARSE_RACY_NS if mtime % 1_000_000_000 == 0 else RACY_NS
-        if (st is None or st.st_mtime_ns != mtime or st.st_ino != inode
-                or mtime >= started - margin or not stat.S_ISDIR(st.st_mode)):
+        try:
+            st = lstat(prefix + rel if rel else output)
+        except OSError:
+            dirty.append(rel)
+            continue
+        if (st.st_mtime_ns != mtime or st.st_ino != inode or not isdir(st.st_mode)
+                or mtime >= (coarse if mtime % 1_000_000_000 == 0 else fine)):
             dirty.append(rel)
     if not dirty:
         return picture
@@ -385,8 +392,9 @@ def output_entries(picture: OutputPicture, output: str, previous: Container[str]
     """
     files = picture.files
     live = {rel: st[2] for rel, st in files.items()}
-    users = [(os.path.join(output, rel), rel) for rel in sorted(files)
+    users = [(output + "/" + rel, rel) for rel in files
              if rel not in previous and rel != manifest_name]
+    users.sort()
     parents = {rel.rpartition("/")[0] for rel in files}
     parents.update(rel.rpartition("/")[0] for rel in picture.folders if rel)
     empties = sorted(rel for rel in picture.folders if rel and rel not in parents)

@@ -455,9 +455,9 @@ class OutputWriter:
         started = time.perf_counter()
         self._ensure_staging()
         live, users, empties = self._scan_output()
-        output = os.fspath(self.output)
-        for rel in sorted(self._reused):
-            self._place(os.path.join(output, rel), rel, live.get(rel))
+        output = self._output_str + "/"  # rel: checked relative POSIX paths
+        for rel in result.unchanged:
+            self._place(output + rel, rel, live.get(rel))
         replaced, carried, empty = self._carry_user_files(users, empties, live)
         if self._index is not None:
             keep = set(self._new) | carried
@@ -521,7 +521,8 @@ class OutputWriter:
             surveyed.output = None  # the picture is the live output's no more after the commit
             self._live = None
             if picture is not None:
-                return output_entries(picture, self._output_str, self._previous, MANIFEST_NAME)
+                return output_entries(picture, self._output_str, self._previous.files,
+                                      MANIFEST_NAME)
         live: dict[str, int] = {}
         users: list[tuple[str, str]] = []
         empties: list[str] = []
