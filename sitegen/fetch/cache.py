@@ -10,8 +10,11 @@ does. A sync that changed a few articles rewrites only the changes file (a
 scheduled rebuild after one edit writes kilobytes, not the whole cache); once
 the changes grow past an eighth of the articles, the base is rewritten with a
 new generation and the changes file removed. Loading is one `model_validate_json`
-per file (fast: thousands of articles in a fraction of a second), and each article's
-blocks stay plain JSON values until something reads them (`LazyBlocks`). A corrupt,
+per file (fast: thousands of articles in a fraction of a second). Each article's
+blocks are stored packed, as their count and one JSON text (`[3, "[{...},...]"]`),
+and become block objects only when something reads them (`PackedBlocks`): a load
+makes one string per article instead of thousands of dicts (caches written before
+hold plain block lists, still read, as `LazyBlocks`). A corrupt,
 foreign (other url or workspace) or old-format base is discarded with a warning,
 never trusted; a changes file of another generation is a leftover (ignored), and
 an unreadable one is a warning (the base alone is an older, consistent snapshot
@@ -35,6 +38,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Discriminator,
+    SerializationInfo,
     SerializerFunctionWrapHandler,
     Tag,
     TypeAdapter,
@@ -152,6 +156,62 @@ class LazyBlocks(LazyList[Block]):
             ) from None
 
 
+class PackedBlocks(LazyBlocks):
+    """Blocks stored packed (their JSON text), parsed and made objects when first read."""
+
+    __slots__ = ("_packed",)
+
+    def __init__(self, count: int, packed: str) -> None:
+        super().__init__([None] * count)
+        self._packed = packed
+
+    @property
+    def packed(self) -> str:
+        """The JSON text of the blocks as the cache holds it."""
+        return self._packed
+
+    def _produce(self, stand_ins: list[Any]) -> list[Block]:
+        try:
+            values = json.loads(self._packed)
+        except ValueError:
+            values = None
+        if not isinstance(values, list) or len(values) != len(stand_ins):
+            raise CacheError(
+                "the content cache holds an article whose blocks are damaged: run "
+                "`sitegen build --refresh` to fetch everything again"
+            )
+        return super()._produce(values)
+
+
+def _lazy_blocks(value: Any) -> list[Block] | None:
+    """The blocks of a cached article, packed (this format) or a list of objects (earlier)."""
+    if value is None:
+        return None
+    if type(value) is list:
+        if len(value) == 2 and type(value[0]) is int and type(value[1]) is str:
+            count, packed = value
+            if 0 <= count <= len(packed) // 2:  # each block takes "{}" at least
+                return PackedBlocks(count, packed)
+        elif all(type(item) is dict for item in value):
+            return LazyBlocks(value)
+    raise ValueError("the blocks are neither packed nor a list of objects")
+
+
+def _pack(value: Any) -> list[Any] | None:
+    """Blocks as the cache stores them: [count, JSON text] (unread packed ones as they were)."""
+    if value is None:
+        return None
+    if isinstance(value, PackedBlocks) and not value.loaded:
+        return [len(value), value.packed]
+    blocks = value.load() if isinstance(value, LazyList) else value
+    values = [b.model_dump(mode="json") if isinstance(b, BaseModel) else b for b in blocks]
+    return [len(values), json.dumps(values, ensure_ascii=False, separators=(",", ":"))]
+
+
+#: The serialization context that writes blocks packed (see `Article._loaded_blocks`).
+PACKED = {"pack_blocks": _pack}
+
+
 class _Meta(Meta):
     keywords: str | None = None
     description: str | None = None
@@ -173,8 +233,9 @@ class _Article(Article):
     model: str | None = None
     tone: str | None = None
     tags: list[str] = []
-    # Plain JSON values when read, block objects on first use (see LazyBlocks).
-    blocks: list[dict[str, Any]] | None = None  # type: ignore[assignment]
+    # Packed (or, from earlier caches, plain JSON values) when read; block objects on first
+    # use (see PackedBlocks).
+    blocks: Any = None
     meta: _Meta | None = None
     createdBy: str | None = None
     updatedBy: str | None = None
@@ -183,12 +244,16 @@ class _Article(Article):
 
     @field_validator("blocks", mode="after")
     @classmethod
-    def _lazy(cls, value: list[dict[str, Any]] | None) -> list[Block] | None:
-        return None if value is None else LazyBlocks(value)
+    def _lazy(cls, value: Any) -> list[Block] | None:
+        return _lazy_blocks(value)
 
     @field_serializer("blocks", mode="wrap")
-    def _loaded_blocks(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
-        """As `Article`'s, for this class's plain-JSON field type: each block as JSON values."""
+    def _loaded_blocks(self, value: Any, handler: SerializerFunctionWrapHandler,
+                       info: SerializationInfo) -> Any:
+        """As `Article`'s, for this class's untyped field: packed for the cache, else each
+        block as JSON values."""
+        if isinstance(info.context, dict) and info.context.get("pack_blocks") is _pack:
+            return _pack(value)
         if value is None:
             return handler(None)
         blocks = value.load() if isinstance(value, LazyList) else value
@@ -386,7 +451,7 @@ class ContentCache:
 
 
 def _dumped(record: CacheFile) -> bytes:
-    return record.model_dump_json(exclude_none=False).encode("utf-8")
+    return record.model_dump_json(exclude_none=False, context=PACKED).encode("utf-8")
 
 
 def _why_unreadable(data: bytes) -> str:

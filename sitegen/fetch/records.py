@@ -20,6 +20,7 @@ from pydantic import (
     ConfigDict,
     EmailStr,
     Field,
+    SerializationInfo,
     SerializerFunctionWrapHandler,
     ValidationError,
     field_serializer,
@@ -252,8 +253,15 @@ class Article(Record):
         return self.content is not None or self.blocks is not None
 
     @field_serializer("blocks", mode="wrap")
-    def _loaded_blocks(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
-        """Blocks the content cache has not made objects yet are made so first (LazyList)."""
+    def _loaded_blocks(self, value: Any, handler: SerializerFunctionWrapHandler,
+                       info: SerializationInfo) -> Any:
+        """Blocks the content cache has not made objects yet are made so first (LazyList).
+
+        A serialization context's `pack_blocks` (the content cache's) writes them its way.
+        """
+        context = info.context
+        if isinstance(context, dict) and (pack := context.get("pack_blocks")) is not None:
+            return pack(value)
         if isinstance(value, LazyList):
             value.load()
         return handler(value)

@@ -265,3 +265,70 @@ def test_a_damaged_cached_block_is_one_clear_error_when_read(tmp_path: Path) -> 
     assert loaded is not None and loaded.articles[0].blocks  # the other article reads fine
     with pytest.raises(CacheError, match=r"sitegen build --refresh"):
         list(loaded.articles[1].blocks or [])
+
+
+def test_blocks_are_stored_packed_and_an_unread_resave_does_not_unpack_them(
+        tmp_path: Path) -> None:
+    from sitegen.fetch.cache import PackedBlocks
+
+    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    original = workspace(3)
+    assert cache.save(original)
+    raw = json.loads(cache.path.read_text())["workspace"]["articles"]
+    for stored, article in zip(raw, original.articles, strict=True):
+        count, text = stored["blocks"]
+        assert count == len(article.blocks or [])
+        assert json.loads(text) == [b.model_dump(mode="json") for b in article.blocks or []]
+    loaded = cache.load()
+    assert loaded is not None
+    assert all(type(a.blocks) is PackedBlocks and not a.blocks.loaded
+               for a in loaded.articles)
+    assert ContentCache(tmp_path / ".sitegen", BASE, WS).save(loaded)
+    assert all(not a.blocks.loaded for a in loaded.articles)  # type: ignore[union-attr]
+    assert json.loads(cache.path.read_text())["workspace"]["articles"] == raw
+    again = cache.load()
+    assert again is not None and again.model_dump() == original.model_dump()
+
+
+def test_a_cache_of_the_earlier_block_form_is_read_and_saved_packed(tmp_path: Path) -> None:
+    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    original = workspace(2)
+    assert cache.save(original)
+    data = json.loads(cache.path.read_text())
+    for stored, article in zip(data["workspace"]["articles"], original.articles, strict=True):
+        stored["blocks"] = [b.model_dump(mode="json") for b in article.blocks or []]
+    cache.path.write_text(json.dumps(data))
+    loaded = cache.load()
+    assert loaded is not None and loaded.model_dump() == original.model_dump()
+    assert ContentCache(tmp_path / ".sitegen", BASE, WS).save(loaded)  # the base rewritten
+    stored = json.loads(cache.path.read_text())["workspace"]["articles"][0]["blocks"]
+    assert isinstance(stored[0], int) and isinstance(stored[1], str)
+
+
+@pytest.mark.parametrize("packed", [[1, "[{\"type\": \"text\""], [2, "[{\"type\": \"text\"}]"],
+                                    [1, "{\"type\": \"text\"}"], [1, "[5]"]])
+def test_damaged_packed_blocks_are_one_clear_error_when_read(tmp_path: Path,
+                                                             packed: list[object]) -> None:
+    from sitegen.errors import CacheError
+
+    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    assert cache.save(workspace(2))
+    data = json.loads(cache.path.read_text())
+    data["workspace"]["articles"][1]["blocks"] = packed
+    cache.path.write_text(json.dumps(data))
+    loaded = cache.load()
+    assert loaded is not None and loaded.articles[0].blocks  # the other article reads fine
+    with pytest.raises(CacheError, match=r"sitegen build --refresh"):
+        list(loaded.articles[1].blocks or [])
+
+
+@pytest.mark.parametrize("blocks", [[10**12, "[]"], [-1, "[]"], [1, 2], ["x", "[]"], [{}, 3]])
+def test_impossible_blocks_discard_the_cache_at_load(tmp_path: Path, blocks: list[object],
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    assert cache.save(workspace(2))
+    data = json.loads(cache.path.read_text())
+    data["workspace"]["articles"][1]["blocks"] = blocks
+    cache.path.write_text(json.dumps(data))
+    assert cache.load() is None
+    assert "discarded the content cache" in caplog.text
