@@ -40,7 +40,8 @@ def frozen_heap() -> Iterator[None]:
     unfrozen that someone else froze).
     """
     global _depth
-    outermost = gc.get_freeze_count() == 0
+    # Counting the frozen objects walks them all: asked only outside any block of ours.
+    outermost = _depth == 0 and gc.get_freeze_count() == 0
     gc.freeze()
     _depth += 1
     try:
