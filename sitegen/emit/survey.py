@@ -294,8 +294,15 @@ class SurveyAhead:
 
 
 def main(argv: list[str]) -> int:
-    """The child: `python -m sitegen.emit.survey OUTPUT SPARE STAMP` writes its findings."""
+    """The child: `python -m sitegen.emit.survey OUTPUT SPARE STAMP` writes its findings.
+
+    It yields the CPU to the build it works for: on a busy machine the build comes first.
+    """
     output, spare, stamp_path = argv
+    try:
+        os.nice(10)
+    except (OSError, AttributeError):
+        pass
     sys.stdout.buffer.write(_dump(take_survey(output, spare, stamp_path or None)))
     return 0
 
