@@ -231,6 +231,18 @@ def _command(output: str, spare: str, stamp_path: str | None) -> list[str]:
     return [sys.executable, "-P", "-m", "sitegen.emit.survey", output, spare, stamp_path or ""]
 
 
+def _child_env() -> dict[str, str]:
+    """The environment, with the folder holding this very `sitegen` first on the path.
+
+    The child then runs the parent's own code, whatever else is installed.
+    """
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [root, *(part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part)])
+    return env
+
+
 class SurveyAhead:
     """A survey running in a child process; `result` collects it, `close` ends it."""
 
@@ -259,7 +271,7 @@ class SurveyAhead:
         try:
             process = subprocess.Popen(_command(output, spare, stamp_path),
                                        stdin=subprocess.DEVNULL, stdout=findings,
-                                       stderr=subprocess.DEVNULL)
+                                       stderr=subprocess.DEVNULL, env=_child_env())
         except OSError:
             findings.close()
             return None

@@ -263,3 +263,12 @@ def test_the_surveyed_stamp_stats_are_only_those_still_on_disk(tmp_path: Path) -
     other = sv.take_survey(os.fspath(tmp_path / "elsewhere"), os.fspath(tmp_path / "s"),
                            os.fspath(stamp))
     assert other.trusted == {}
+
+
+def test_the_child_runs_this_very_sitegen(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sitegen
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/elsewhere", "", "/more"]))
+    path = sv._child_env()["PYTHONPATH"].split(os.pathsep)
+    assert path == [os.path.dirname(os.path.dirname(os.path.abspath(sitegen.__file__))),
+                    "/elsewhere", "/more"]
