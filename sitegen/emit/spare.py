@@ -8,7 +8,9 @@ renames it to the staging folder (`adopt`) and only repairs what differs. Nothin
 in a spare is trusted: adopting removes every symlink and records the inode of
 every regular file, a file counts as in place only when it is the very inode of
 the live file it stands for (a hard link, so equal bytes and mtime), and
-`prune` removes every file and folder the new site does not have. This module
+`prune` removes every file and folder the new site does not have. The walk can be
+the output survey's (`sitegen.emit.survey`, taken under the same lock) when the
+adopted folder is the one it pictured. This module
 only ever changes the staging folder it was given (never the live output, never
 anything outside it) and never follows a symlink.
 """

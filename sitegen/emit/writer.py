@@ -13,7 +13,10 @@ Files whose bytes did not change keep their inode and mtime. When nothing change
 at all, the output is not touched. With `keep_spare` the swapped-out tree is kept
 as `.NAME.sitegen-spare` and recycled as the next staging folder
 (`sitegen.emit.spare`), so a small rebuild repairs a few files instead of making
-thousands of folders and links. The file-system primitives (new files, links,
+thousands of folders and links. With `start_survey`, the previous manifest and the
+pictures of the spare tree and of the live output come from a child process that
+took them while the build ran (`sitegen.emit.survey`); the commit checks the
+output's folders again before it trusts them. The file-system primitives (new files, links,
 the exchange, leftovers) live in `sitegen.emit.tree`; this module decides what
 they do. It must never write outside the output folder and its siblings (staging,
 spare, lock, trash), and never remove a file that sitegen did not write.

@@ -205,7 +205,7 @@ def _pack(value: Any) -> list[Any] | None:
         return [len(value), value.packed]
     blocks = value.load() if isinstance(value, LazyList) else value
     values = [b.model_dump(mode="json") if isinstance(b, BaseModel) else b for b in blocks]
-    return [len(values), json.dumps(values, ensure_ascii=False, separators=(",", ":"))]
+    return [len(values), json.dumps(values, separators=(",", ":"))]  # ASCII: no lone surrogate
 
 
 #: The serialization context that writes blocks packed (see `Article._loaded_blocks`).
