@@ -332,3 +332,17 @@ def test_impossible_blocks_discard_the_cache_at_load(tmp_path: Path, blocks: lis
     cache.path.write_text(json.dumps(data))
     assert cache.load() is None
     assert "discarded the content cache" in caplog.text
+
+
+def test_packed_blocks_carry_any_text(tmp_path: Path) -> None:
+    text = "Grüße, 東京 \U0001f600 and a lone \ud800 surrogate \" \\ </script>"
+    article = Article.model_validate({**make_article(0), "blocks": [
+        {"type": "text", "content": text}]})
+    original = Workspace(api_version="v2", info=WorkspaceInfo(id=WS, name="W"),
+                         articles=[article], clusters=[], authors=None)
+    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    assert cache.save(original)
+    cache.path.read_bytes().decode("ascii")  # the packed text is escaped JSON
+    loaded = cache.load()
+    assert loaded is not None
+    assert loaded.articles[0].blocks[0].content == text  # type: ignore[index,union-attr]
