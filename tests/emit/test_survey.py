@@ -102,7 +102,7 @@ def test_a_racy_folder_is_listed_again_even_when_its_mtime_did_not_move(tmp_path
     out = tmp_path / "_site"
     make_tree(out, SITE)
     age(out)
-    recent = time.time_ns() - 10_000_000  # changed 10 ms before the survey: racy
+    recent = time.time_ns() + 1_000_000_000  # not older than the survey: racy
     os.utime(out / "a", ns=(recent, recent))
     picture = sv.picture_output(os.fspath(out), time.time_ns())
     assert picture is not None
@@ -111,15 +111,25 @@ def test_a_racy_folder_is_listed_again_even_when_its_mtime_did_not_move(tmp_path
     os.utime(out / "a", ns=(recent, recent))
     checked = sv.recheck(picture, os.fspath(out))
     assert checked is not None and "a/user.txt" in checked.files
-    # whole-second timestamps (a coarse file system) get the wider margin
-    coarse = (time.time_ns() // 1_000_000_000 - 1) * 1_000_000_000
-    os.utime(out / "a", ns=(coarse, coarse))
-    picture = sv.picture_output(os.fspath(out), time.time_ns())
+
+
+@pytest.mark.parametrize(("sub_second", "before_ns", "racy"), [
+    (123_456_789, 30_000_000, True), (123_456_789, 80_000_000, False),
+    (0, 1_500_000_000, True), (0, 2_500_000_000, False),  # whole seconds: a coarse clock
+])
+def test_which_folders_are_racy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                sub_second: int, before_ns: int, racy: bool) -> None:
+    out = tmp_path / "_site"
+    make_tree(out, SITE)
+    age(out)
+    mtime = 1_700_000_000_000_000_000 + sub_second
+    os.utime(out / "a", ns=(mtime, mtime))
+    picture = sv.picture_output(os.fspath(out), mtime + before_ns)
     assert picture is not None
-    (out / "a" / "user2.txt").write_text("mine too")
-    os.utime(out / "a", ns=(coarse, coarse))
-    checked = sv.recheck(picture, os.fspath(out))
-    assert checked is not None and "a/user2.txt" in checked.files
+    listed: list[str] = []
+    monkeypatch.setattr(sv, "_relist", lambda pic, root, rel: listed.append(rel))
+    sv.recheck(picture, os.fspath(out))
+    assert listed == (["a"] if racy else [])
 
 
 def test_many_changed_folders_mean_one_new_walk(tmp_path: Path) -> None:
@@ -135,12 +145,17 @@ def test_many_changed_folders_mean_one_new_walk(tmp_path: Path) -> None:
     assert checked.files == walked(out)[0]
 
 
-def test_output_entries_match_the_writers_own_walk(tmp_path: Path) -> None:
-    out = tmp_path / "_site"
+def written_site(out: Path) -> None:
+    """SITE written at *out* by the writer (so it has a manifest)."""
     with OutputWriter(out) as writer:
         for rel, data in SITE.items():
             writer.write(rel, data)
         writer.commit()
+
+
+def test_output_entries_match_the_writers_own_walk(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    written_site(out)
     make_tree(out, {"CNAME": b"c", "a/user.txt": b"u", ".git/HEAD": b"ref"})
     (out / "empty" / "nested").mkdir(parents=True)
     with OutputWriter(out) as writer:
@@ -156,10 +171,7 @@ def test_output_entries_match_the_writers_own_walk(tmp_path: Path) -> None:
 
 def test_the_findings_survive_the_trip_and_damage_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "_site"
-    with OutputWriter(out) as writer:
-        for rel, data in SITE.items():
-            writer.write(rel, data)
-        writer.commit()
+    written_site(out)
     found = sv.take_survey(os.fspath(out), os.fspath(tmp_path / "spare"), None)
     assert found.manifest is not None and set(found.manifest) == set(SITE)
     assert found.output is not None and found.spare is None
