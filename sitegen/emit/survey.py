@@ -282,13 +282,12 @@ class SurveyAhead:
         process = self._process
         if process is None:
             return self._result
-        from subprocess import TimeoutExpired
-
-        try:
-            code = process.wait(timeout=wait)
-        except TimeoutExpired:
-            self.close()
-            return None
+        deadline = time.monotonic() + wait
+        while (code := process.poll()) is None:  # Popen.wait(timeout) sleeps up to 50 ms
+            if time.monotonic() >= deadline:
+                self.close()
+                return None
+            time.sleep(0.001)
         self._process = None
         if code == 0:
             self._findings.seek(0)
