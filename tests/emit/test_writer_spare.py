@@ -17,7 +17,7 @@ from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emit.writer import OutputWriter, WriteResult
 from sitegen.errors import BuildError
 
-#: Whether `build` has the writer survey its trees in a forked child (both ways tested).
+#: Whether `build` has the writer survey its trees in a child process (both ways tested).
 SURVEYED = {"on": False}
 
 
