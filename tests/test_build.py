@@ -269,6 +269,30 @@ def test_the_cli_builds_the_demo_and_writes_a_report(
     assert again["pages"]["written"] == 0 and again["api"]["total"] == 0
 
 
+def test_a_surveyed_rebuild_gives_what_a_walked_one_gives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sitegen.emit import writer as writer_module
+
+    monkeypatch.chdir(tmp_path)
+    for folder in ("surveyed", "walked"):
+        assert main(["build", "--demo", "-o", folder, "-q"]) == 0
+        (tmp_path / folder / "404.html").unlink()
+        assert main(["build", "--demo", "-o", folder, "-q", "--offline"]) == 0  # a spare now
+        assert (tmp_path / f".{folder}.sitegen-spare").is_dir()
+    for folder, least in (("surveyed", 0), ("walked", 10**9)):
+        monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", least)
+        (tmp_path / folder / "404.html").unlink()  # sitegen's: written again
+        (tmp_path / folder / "tags" / "CNAME").write_text("mine\n")  # the user's: kept
+        capsys.readouterr()
+        assert main(["build", "--demo", "-o", folder, "--offline", "-v"]) == 0
+        told = capsys.readouterr().err
+        assert ("took the output survey" in told) == (folder == "surveyed")
+        assert "1 written" in told.splitlines()[-1]
+    assert contents(tmp_path / "surveyed") == contents(tmp_path / "walked")
+    assert (tmp_path / "surveyed" / "tags" / "CNAME").read_text() == "mine\n"
+
+
 def test_offline_without_a_cache_fails_with_exit_1(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

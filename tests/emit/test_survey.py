@@ -235,7 +235,11 @@ def test_a_failed_or_garbled_child_means_no_survey(tmp_path: Path,
     assert sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path), None) is None
 
 
-def test_a_file_the_user_adds_during_a_surveyed_build_is_carried(tmp_path: Path) -> None:
+def test_a_file_the_user_adds_during_a_surveyed_build_is_carried(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sitegen.emit import writer as writer_module
+
+    monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)  # survey this small site
     out = tmp_path / "_site"
     for version in (b"v1", b"v2"):  # the second build leaves a spare tree
         with OutputWriter(out, keep_spare=True) as writer:
@@ -284,3 +288,26 @@ def test_the_child_runs_this_very_sitegen(monkeypatch: pytest.MonkeyPatch) -> No
     path = sv._child_env()["PYTHONPATH"].split(os.pathsep)
     assert path == [os.path.dirname(os.path.dirname(os.path.abspath(sitegen.__file__))),
                     "/elsewhere", "/more"]
+
+
+def test_no_survey_without_a_previous_build_or_for_a_small_one(tmp_path: Path) -> None:
+    from sitegen.emit import writer as writer_module
+
+    out = tmp_path / "_site"
+    with OutputWriter(out) as writer:
+        assert not writer.start_survey()  # nothing built here yet
+        for rel, data in SITE.items():
+            writer.write(rel, data)
+        writer.commit()
+    assert (out / MANIFEST_NAME).stat().st_size < writer_module.SURVEY_MIN_MANIFEST
+    with OutputWriter(out) as writer:
+        assert not writer.start_survey()  # five files: walked here
+        assert writer.keep("index.html", "") is False
+    big = {f"p{n}/index.html": b"x" * 10 for n in range(1000)}
+    with OutputWriter(out) as writer:
+        for rel, data in big.items():
+            writer.write(rel, data)
+        writer.commit()
+    with OutputWriter(out) as writer:
+        assert (out / MANIFEST_NAME).stat().st_size >= writer_module.SURVEY_MIN_MANIFEST
+        assert writer.start_survey()  # 1,000 files
