@@ -18,8 +18,9 @@ the mtime of every folder of the live output (`recheck`): a folder that changed
 since the survey, or whose mtime is too recent to prove anything (a "racy"
 timestamp, as git calls it), is listed again, so a file the user added to the
 output during the build is carried over as before. Any doubt — a child that could
-not start, failed or took too long, damaged findings — means the writer walks the
-trees itself, as it does without a survey.
+not start, failed, or is still at work when the findings are needed (it runs at low
+priority: on a busy machine it may not get a CPU), damaged findings — means the
+writer walks the trees itself, as it does without a survey.
 This module only ever reads (the child writes nothing but its findings file) and
 never follows a symlink.
 """
@@ -41,8 +42,10 @@ if TYPE_CHECKING:
 Stat = tuple[int, int, int]  # size, mtime_ns, inode (as the stamp records them)
 
 SURVEY_FORMAT = 1
-#: How long the writer waits for a child that is still walking before walking itself.
-WAIT_SECONDS = 30.0
+#: How long the writer waits for a child that is still at work when it needs the findings,
+#: before it ends it and walks the trees itself (its own walks take ~0.15-0.25 s at 4,000
+#: articles; a child starved of CPU on a busy machine must not hold the build up).
+WAIT_SECONDS = 0.1
 #: A folder modified this close before the survey began may change again unnoticed
 #: (same timestamp): it is listed again at the commit. File systems whose timestamps
 #: are whole seconds get the wider margin.
@@ -277,12 +280,12 @@ class SurveyAhead:
             return None
         return cls(process, findings)
 
-    def result(self, wait: float = WAIT_SECONDS) -> Survey | None:
-        """The child's findings (waiting up to *wait* seconds for it), or None."""
+    def result(self, wait: float | None = None) -> Survey | None:
+        """The child's findings (waiting up to *wait* s for it, `WAIT_SECONDS` if None), or None."""
         process = self._process
         if process is None:
             return self._result
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + (WAIT_SECONDS if wait is None else wait)
         while (code := process.poll()) is None:  # Popen.wait(timeout) sleeps up to 50 ms
             if time.monotonic() >= deadline:
                 self.close()

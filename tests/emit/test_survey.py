@@ -204,7 +204,7 @@ def test_a_child_process_survey_gives_what_an_in_process_one_gives(tmp_path: Pat
     make_tree(spare, {"x/index.html": b"x"})
     ahead = sv.SurveyAhead.start(os.fspath(out), os.fspath(spare), None)
     assert ahead is not None
-    found = ahead.result()
+    found = ahead.result(wait=30)
     here = sv.take_survey(os.fspath(out), os.fspath(spare), None)
     assert found is not None and here.output is not None and found.output is not None
     assert found.output.files == here.output.files
@@ -230,7 +230,7 @@ def test_a_failed_or_garbled_child_means_no_survey(tmp_path: Path,
         monkeypatch.setattr(sv, "_command", lambda *args, code=code: [
             sys.executable, "-c", code])
         ahead = sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path / "spare"), None)
-        assert ahead is not None and ahead.result() is None
+        assert ahead is not None and ahead.result(wait=30) is None
     monkeypatch.setattr(sv, "_command", lambda *args: [os.fspath(tmp_path / "no-such")])
     assert sv.SurveyAhead.start(os.fspath(tmp_path), os.fspath(tmp_path), None) is None
 
@@ -240,6 +240,7 @@ def test_a_file_the_user_adds_during_a_surveyed_build_is_carried(
     from sitegen.emit import writer as writer_module
 
     monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)  # survey this small site
+    monkeypatch.setattr(sv, "WAIT_SECONDS", 30.0)  # however slow this machine is now
     out = tmp_path / "_site"
     for version in (b"v1", b"v2"):  # the second build leaves a spare tree
         with OutputWriter(out, keep_spare=True) as writer:
@@ -311,3 +312,26 @@ def test_no_survey_without_a_previous_build_or_for_a_small_one(tmp_path: Path) -
     with OutputWriter(out) as writer:
         assert (out / MANIFEST_NAME).stat().st_size >= writer_module.SURVEY_MIN_MANIFEST
         assert writer.start_survey()  # 1,000 files
+
+
+def test_a_child_still_at_work_is_given_up_and_the_writer_walks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sitegen.emit import writer as writer_module
+
+    monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)
+    out = tmp_path / "_site"
+    written_site(out)
+    (out / "CNAME").write_text("mine\n")
+    monkeypatch.setattr(sv, "_command", lambda *args: [
+        sys.executable, "-c", "import time; time.sleep(60)"])
+    with OutputWriter(out, keep_spare=True) as writer:
+        assert writer.start_survey()
+        started = time.monotonic()
+        kept = [rel for rel in SITE if writer.keep(rel, "")]  # needs the previous manifest
+        assert time.monotonic() - started < 5 and writer._survey_result() is None
+        assert kept == []
+        for rel, data in SITE.items():
+            writer.write(rel, data if rel != "index.html" else b"v2")
+        writer.commit()
+    assert (out / "index.html").read_bytes() == b"v2"
+    assert (out / "CNAME").read_text() == "mine\n"

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sitegen.emit import survey as survey_module
 from sitegen.emit import writer as writer_module
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emit.writer import OutputWriter, WriteResult
@@ -24,8 +25,10 @@ SURVEYED = {"on": False}
 
 @pytest.fixture(autouse=True)
 def _survey_small_sites(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These sites are tiny: let the writer survey them all the same when asked."""
+    """These sites are tiny: let the writer survey them all the same when asked, and wait
+    for the child however slow this machine is now (so the surveyed path is the one run)."""
     monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)
+    monkeypatch.setattr(survey_module, "WAIT_SECONDS", 30.0)
 
 
 @pytest.fixture(params=[False, True], ids=["walked", "surveyed"])
