@@ -310,13 +310,10 @@ class SurveyAhead:
 def main(argv: list[str]) -> int:
     """The child: `python -m sitegen.emit.survey OUTPUT SPARE STAMP` writes its findings.
 
-    It yields the CPU to the build it works for: on a busy machine the build comes first.
+    It runs at the build's own priority: at a lower one (`nice 10`, tried) a machine busy
+    with other work starved it, and the build gave up waiting and walked the trees itself.
     """
     output, spare, stamp_path = argv
-    try:
-        os.nice(10)
-    except (OSError, AttributeError):
-        pass
     sys.stdout.buffer.write(_dump(take_survey(output, spare, stamp_path or None)))
     return 0
 
