@@ -270,11 +270,12 @@ class OutputWriter:
     def surveyed_trust(self) -> dict[str, tuple[int, int, int]] | None:
         """The last stamp's file stats the survey read (those still on disk), or None.
 
-        None when there was no survey or it could not read them: the caller reads the
-        stamp itself (`sitegen.emit.stamp.recorded_stats`).
+        None when no survey of the output was asked with a stamp or could be used: the
+        caller then reads the stamp itself (`sitegen.emit.stamp.recorded_stats`). An
+        empty answer is an answer (no stamp, or none of its files as it left them).
         """
         surveyed = self._survey_result()
-        if surveyed is None or self._stamp_path is None or not surveyed.trusted:
+        if surveyed is None or surveyed.output is None or self._stamp_path is None:
             return None
         return surveyed.trusted
 
@@ -289,13 +290,9 @@ class OutputWriter:
         if entry is None or entry.input_hash != input_hash:
             return False
         rel = self._claim(path)
-        known = self._trusted.get(rel)
-        live = self._live
-        if known is not None and live is not None and live.get(rel) == known:
-            self._confirmed[rel] = known  # as surveyed (the commit checks the folders again)
-        elif not self._unchanged_stat(rel, target := os.path.join(self._output_str, rel)):
+        if not self._unchanged_stat(rel):
             try:
-                with open(target, "rb") as handle:
+                with open(os.path.join(self._output_str, rel), "rb") as handle:
                     data = handle.read()
             except OSError:
                 return False
@@ -305,15 +302,23 @@ class OutputWriter:
         self._reused.add(rel)
         return True
 
-    def _unchanged_stat(self, rel: str, target: str) -> bool:
+    def _unchanged_stat(self, rel: str) -> bool:
+        """True (and confirmed) when *rel* has the trusted stat: as surveyed, else on disk.
+
+        A surveyed stat stands until the commit, which checks the folders again.
+        """
         known = self._trusted.get(rel)
-        if known is None or self._live is not None:  # a surveyed stat was checked already
+        if known is None:
             return False
-        try:
-            st = os.stat(target, follow_symlinks=False)
-        except OSError:
-            return False
-        if (st.st_size, st.st_mtime_ns, st.st_ino) != known:
+        if self._live is not None:
+            found = self._live.get(rel)
+        else:
+            try:
+                st = os.stat(os.path.join(self._output_str, rel), follow_symlinks=False)
+            except OSError:
+                return False
+            found = (st.st_size, st.st_mtime_ns, st.st_ino)
+        if found != known:
             return False
         self._confirmed[rel] = known
         return True

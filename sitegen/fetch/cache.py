@@ -250,10 +250,10 @@ class _Article(Article):
     @field_serializer("blocks", mode="wrap")
     def _loaded_blocks(self, value: Any, handler: SerializerFunctionWrapHandler,
                        info: SerializationInfo) -> Any:
-        """As `Article`'s, for this class's untyped field: packed for the cache, else each
-        block as JSON values."""
-        if isinstance(info.context, dict) and info.context.get("pack_blocks") is _pack:
-            return _pack(value)
+        """As `Article`'s, for this class's untyped field: each block as JSON values.
+
+        (The cache writes through the `Workspace` type: `Article`'s serializer packs.)
+        """
         if value is None:
             return handler(None)
         blocks = value.load() if isinstance(value, LazyList) else value
