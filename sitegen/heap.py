@@ -6,7 +6,9 @@ graph, templates) and makes almost no cyclic garbage, but every full collection 
 of them again (~0.1-0.15 s each at 4,000 articles, several per build), and in forked
 render workers it would also touch, and so copy, every inherited page of memory. It must
 never hide garbage for good: objects made inside a block are collected as usual once it
-ends (or while it runs, when frozen).
+ends (or while it runs, when frozen). The console script's batch commands go further and
+run with no automatic collection at all (`sitegen.cli._as_batch`); these helpers serve
+every other caller (the preview server's rebuilds, tests, embedders).
 """
 
 from __future__ import annotations

@@ -73,3 +73,62 @@ def test_no_quick_exit_under_a_tracer_or_profiler(monkeypatch: pytest.MonkeyPatc
         sys.settrace(previous)
     monkeypatch.setattr(cli, "_OBSERVERS", ("sitegen",))  # any module loaded counts
     assert cli._observed()
+
+
+def _run_recording(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, object]:
+    """`cli.run()` on *argv*, its command replaced by one that records the process state."""
+    import gc
+
+    from sitegen import cli
+
+    seen: dict[str, object] = {}
+
+    def dispatch(options: object) -> int:
+        seen["collecting"] = gc.isenabled()
+        seen["plugins"] = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+        return 0
+
+    def exit_(status: int) -> None:
+        raise SystemExit(status)
+
+    monkeypatch.setattr(cli, "_dispatch", dispatch)
+    monkeypatch.setattr(cli.os, "_exit", exit_)
+    monkeypatch.setattr(sys, "argv", ["sitegen", *argv])
+    try:
+        with pytest.raises(SystemExit) as ended:
+            cli.run()
+    finally:
+        gc.enable()
+    assert ended.value.code == 0
+    return seen
+
+
+@pytest.mark.parametrize("command", [["build", "--offline"], ["fetch"]])
+def test_a_batch_command_runs_without_the_cyclic_collector_or_plugin_search(
+    monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    seen = _run_recording(monkeypatch, command)
+    assert seen == {"collecting": False, "plugins": "__all__"}
+
+
+def test_a_long_lived_command_keeps_the_collector_and_a_given_plugin_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    assert _run_recording(monkeypatch, ["serve"]) == {"collecting": True, "plugins": None}
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")  # a user who wants their plugins
+    assert _run_recording(monkeypatch, ["build"])["plugins"] == ""
+
+
+def test_main_changes_neither(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests and embedders call `main`: their process keeps its collector."""
+    import gc
+
+    from sitegen import cli
+
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    monkeypatch.setattr(cli, "_dispatch", lambda options: 0)
+    assert main(["build", "--offline"]) == 0
+    assert gc.isenabled()
+    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
