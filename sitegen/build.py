@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from sitegen.errors import BuildError, ConfigError, StrictError
 from sitegen.heap import collector_paused, freeze_new_objects, frozen_heap
@@ -29,13 +28,10 @@ if TYPE_CHECKING:
     import httpx
 
     from sitegen.config import Config
-    from sitegen.emit.assets import AssetSet
-    from sitegen.emit.sitefiles import FeedPlan
-    from sitegen.emit.sitemap import SitemapEntry
     from sitegen.emit.stamp import StampedBuild, StampKey
     from sitegen.emit.writer import OutputWriter
-    from sitegen.model.views import ArticleView, Site
-    from sitegen.render.pages import BeaconSettings, Job, Renderer
+    from sitegen.model.views import Site
+    from sitegen.render.pages import Job, Renderer
     from sitegen.workspace import Workspace
 
 log = logging.getLogger("sitegen.build")
@@ -134,6 +130,13 @@ def _run_build(
     site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
     locate_stamp: Callable[[], StampKey | None] | None = None, survey_ahead: bool = False,
 ) -> BuildReport:
+    from sitegen.emit.sitejobs import (
+        beacon_settings,
+        demo_media,
+        feed_jobs,
+        sitemap_jobs,
+        theme_assets,
+    )
     from sitegen.emit.writer import OutputWriter
 
     output = Path(os.path.abspath(output))
@@ -203,8 +206,8 @@ def _run_build(
                 trusted = recorded_stats(os.fspath(stamp.path), os.fspath(output))
             writer.trust_stats(trusted)
         with timings.stage("assets"):
-            assets = _assets(config, key is not None, demo)
-            beacon = _beacon(config, key, assets)
+            assets = theme_assets(config, key is not None)
+            beacon = beacon_settings(config, key, assets)
         with timings.stage("render"):
             from sitegen.render.bodies import BodyStore, body_fingerprint
             from sitegen.render.pages import Renderer
@@ -221,9 +224,9 @@ def _run_build(
         # render pool's workers after the pages, so the stages below time the planning.
         with timings.stage("feeds"):
             hashes = {page.path: renderer.page_hash(page) for page in site.pages}
-            jobs, job_hashes = _feeds(site, hashes, writer, renderer)
+            jobs, job_hashes = feed_jobs(site, hashes, writer, renderer)
         with timings.stage("sitemap"):
-            more, more_hashes = _sitemap(site, writer)
+            more, more_hashes = sitemap_jobs(site, writer)
             jobs += more
             job_hashes.update(more_hashes)
         with timings.stage("render"):
@@ -235,7 +238,7 @@ def _run_build(
             for asset in assets.assets():
                 writer.write(asset.path, asset.data)
             if demo:
-                for path, data in _demo_media():
+                for path, data in demo_media():
                     writer.write(path, data)
         report.warnings = counter.count - warnings_before
         if strict and report.warnings:
@@ -289,27 +292,6 @@ def _budget(config: Config, workspace: Workspace, calls: int) -> dict[str, float
     return projection.to_report()
 
 
-def _assets(config: Config, with_beacon: bool, demo: bool) -> AssetSet:
-    from sitegen.emit.assets import BEACON_NAME, AssetSet, beacon_source, collect_static
-    from sitegen.render.themes import ThemeSet
-
-    files, junk = collect_static(ThemeSet(config).static_dirs())
-    if with_beacon:
-        files[BEACON_NAME] = beacon_source()
-    return AssetSet(files, base_path=urlsplit(config.site.base_url).path or "/", junk=junk)
-
-
-def _beacon(config: Config, key: str | None, assets: AssetSet) -> BeaconSettings | None:
-    if key is None:
-        return None
-    from sitegen.emit.assets import BEACON_NAME
-    from sitegen.render.pages import BeaconSettings
-
-    endpoint = f"{config.api.base_url}/api/v2/workspaces/{config.api.workspace}/analytics"
-    return BeaconSettings(endpoint=endpoint, key=key, site_slug=config.analytics.site_slug,
-                          script_url=assets.url(BEACON_NAME))
-
-
 def _render(site: Site, hashes: dict[str, str], renderer: Renderer, writer: OutputWriter,
             progress: Progress, jobs: list[Job], job_hashes: dict[str, str]) -> int:
     """Render the changed pages, then run *jobs*; write their files listed in *job_hashes*.
@@ -338,98 +320,6 @@ def _render(site: Site, hashes: dict[str, str], renderer: Renderer, writer: Outp
                 writer.write_hashed(path, data, digest, input_hash=job_hashes[path])
     progress.clear()
     return len(todo)
-
-
-#: Feeds rendered per pool task (a feed takes a few milliseconds).
-FEEDS_PER_JOB = 8
-
-
-def _feeds(site: Site, hashes: dict[str, str], writer: OutputWriter,
-           renderer: Renderer) -> tuple[list[Job], dict[str, str]]:
-    """Jobs rendering the feeds whose inputs changed, and their paths' input hashes.
-
-    An entry's part of a feed's input hash is its article page's (from *hashes*).
-    """
-    from functools import partial
-
-    from sitegen.emit.sitefiles import plan_feeds
-    from sitegen.render.pages import Job
-
-    article_pages = {page.article.id: page for page in site.pages if page.article is not None}
-
-    def article_hash(article: ArticleView) -> str:
-        page = article_pages.get(article.id)
-        return hashes[page.path] if page is not None else article.digest
-
-    todo = [plan for plan in plan_feeds(site, article_hash)
-            if not writer.keep(plan.path, plan.input_hash)]
-    renderer.preload_bodies(article for plan in todo for article in plan.articles)
-    jobs: list[Job] = []
-    for i in range(0, len(todo), FEEDS_PER_JOB):
-        plans = todo[i:i + FEEDS_PER_JOB]
-        jobs.append(Job(partial(_feed_files, site, plans, renderer.article_html),
-                        articles=[article for plan in plans for article in plan.articles]))
-    return jobs, {plan.path: plan.input_hash for plan in todo}
-
-
-def _feed_files(site: Site, plans: list[FeedPlan],
-                article_html: Callable[[ArticleView], str]) -> list[tuple[str, bytes]]:
-    from sitegen.emit.sitefiles import render_feed
-
-    return [(plan.path, render_feed(site, plan, article_html)) for plan in plans]
-
-
-def _sitemap(site: Site, writer: OutputWriter) -> tuple[list[Job], dict[str, str]]:
-    """Sitemaps and robots.txt, reused unchanged when their entries hash the same.
-
-    robots.txt is written here; the sitemaps to write come back as a job (and hashes).
-    """
-    import hashlib
-    from functools import partial
-
-    from sitegen import __version__
-    from sitegen.emit.feed import atom_date
-    from sitegen.emit.sitefiles import sitemap_entries
-    from sitegen.emit.sitemap import MAX_URLS, render_robots
-    from sitegen.render.pages import Job
-
-    entries = sitemap_entries(site)
-    # What the sitemap shows of each entry: its URL and its date as written (atom_date,
-    # memoized per date), hashed in one piece.
-    text = "\x00".join([f"sitemap|{__version__}|{site.base_url}", *(
-        f"{entry.url}|{atom_date(entry.lastmod) if entry.lastmod is not None else ''}"
-        for entry in entries)])
-    input_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    count = len({entry.url for entry in entries})
-    paths = ["sitemap.xml"]
-    if count > MAX_URLS:
-        paths += [f"sitemap-{n}.xml" for n in range(1, (count + MAX_URLS - 1) // MAX_URLS + 1)]
-    previous = [writer.previous.get(path) for path in paths]
-    kept = set()
-    if all(entry is not None and entry.input_hash == input_hash for entry in previous):
-        kept = {path for path in paths if writer.keep(path, input_hash)}
-    jobs: list[Job] = []
-    if len(kept) < len(paths):
-        jobs.append(Job(partial(_sitemap_files, entries, site.base_url)))
-    robots = hashlib.sha256(f"robots|{__version__}|{site.base_url}".encode()).hexdigest()[:32]
-    if not writer.keep("robots.txt", robots):
-        writer.write("robots.txt", render_robots(site.base_url), input_hash=robots)
-    return jobs, {path: input_hash for path in paths if path not in kept}
-
-
-def _sitemap_files(entries: list[SitemapEntry], base_url: str) -> list[tuple[str, bytes]]:
-    from sitegen.emit.sitemap import render_sitemaps
-
-    return list(render_sitemaps(entries, base_url))
-
-
-def _demo_media() -> Iterator[tuple[str, bytes]]:
-    from importlib.resources import files
-
-    folder = files("sitegen.emulator").joinpath("data", "media")
-    for entry in sorted(folder.iterdir(), key=lambda item: item.name):
-        if entry.is_file() and not entry.name.startswith("."):
-            yield f"media/demo/{entry.name}", entry.read_bytes()
 
 
 def _strict_failure(warnings: int) -> StrictError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -33,7 +32,6 @@ from sitegen.scaffold import (
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-HAS_BUILD = importlib.util.find_spec("sitegen.build") is not None
 
 
 def init(directory: Path, *argv: str) -> int:
@@ -310,9 +308,6 @@ def test_gitlab_exit_code_mapping(tmp_path: Path, status: int) -> None:
 
 # --- end to end: init, then the workflow's own build command ------------------------------
 
-needs_build = pytest.mark.skipif(
-    not HAS_BUILD, reason="sitegen/build.py has not landed yet; these run as soon as it does")
-
 
 @pytest.fixture()
 def data_file(tmp_path: Path) -> Path:
@@ -358,7 +353,6 @@ def point_at(site: Path, url: str, data_file: Path | None = None) -> None:
     (site / "site.toml").write_text(text, encoding="utf-8")
 
 
-@needs_build
 def test_init_then_build_demo_in_a_fresh_folder(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "fresh"
@@ -369,7 +363,6 @@ def test_init_then_build_demo_in_a_fresh_folder(tmp_path: Path,
     assert (site / "_site" / "sitemap.xml").is_file()
 
 
-@needs_build
 def test_the_override_example_of_templates_readme_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -386,7 +379,6 @@ def test_the_override_example_of_templates_readme_works(
     assert "<title>" in page  # the rest still comes from the default theme
 
 
-@needs_build
 def test_the_github_build_step_as_written_against_the_emulator(
     tmp_path: Path, emulator: str, data_file: Path
 ) -> None:
@@ -404,7 +396,6 @@ def test_the_github_build_step_as_written_against_the_emulator(
     assert any((site / ".sitegen").iterdir())
 
 
-@needs_build
 def test_the_github_build_step_keeps_the_site_when_the_quota_is_exhausted(
     tmp_path: Path, data_file: Path
 ) -> None:
@@ -419,7 +410,6 @@ def test_the_github_build_step_keeps_the_site_when_the_quota_is_exhausted(
     assert not (site / "_site").exists()
 
 
-@needs_build
 def test_the_gitlab_job_as_written_against_the_emulator(
     tmp_path: Path, emulator: str, data_file: Path
 ) -> None:

@@ -18,8 +18,8 @@ the mtime of every folder of the live output (`recheck`): a folder that changed
 since the survey, or whose mtime is too recent to prove anything (a "racy"
 timestamp, as git calls it), is listed again, so a file the user added to the
 output during the build is carried over as before. Any doubt — a child that could
-not start, failed, or is still at work when the findings are needed (it runs at low
-priority: on a busy machine it may not get a CPU), damaged findings — means the
+not start, failed, or is still at work when the findings are needed (on a machine busy
+with other work it may not get a CPU in time), damaged findings — means the
 writer walks the trees itself, as it does without a survey.
 This module only ever reads (the child writes nothing but its findings file) and
 never follows a symlink.
