@@ -61,8 +61,9 @@ def _stop_signals(stop: threading.Event) -> Iterator[None]:
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         if os.getpid() != owner:
-            # A forked render worker inherited this handler: a pool terminating its workers
-            # must see them end (else it waits for them forever), so end as SIGTERM means.
+            # A forked child inherited this handler: end as SIGTERM means. (Render workers
+            # do not rely on this: a Python handler may run too late for a pool's end, so
+            # they take the default action first, `sitegen.render.pages._new_pool`.)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             return

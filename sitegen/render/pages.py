@@ -159,6 +159,36 @@ WORKER_TIMEOUT = 120.0
 Answer = tuple[list[StagedFile], dict[str, Body]]
 
 
+def _new_pool(count: int) -> multiprocessing.pool.Pool:
+    """A fork pool of *count* render workers that end on SIGTERM, whatever the parent's handler.
+
+    `Pool.terminate` — the end of every pool, `with` block included — ends its workers with
+    SIGTERM. A worker that inherited a Python-level handler (the preview's, which stops it
+    like Ctrl-C; or an embedding program's) runs it only between bytecodes: one the signal
+    reached just before it blocked on the pool's task-queue lock slept on, and the pool
+    waited for it forever (seen: a preview build hung in `Pool.terminate`; reproduced
+    about once in 30-100 pools). So SIGTERM stays blocked while the workers are forked, and
+    each worker sets the default action (the kernel ends it) before it takes it again.
+    """
+    import multiprocessing
+    import signal
+
+    context = multiprocessing.get_context("fork")
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        return context.Pool(count, initializer=_worker_signals)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _worker_signals() -> None:
+    """In a new render worker: SIGTERM ends it at once (see `_new_pool`)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
 def _answers(results: multiprocessing.pool.IMapIterator[Answer]) -> Iterator[Answer]:
     """The pool's answers in order; a worker silent for WORKER_TIMEOUT s fails the build.
 
@@ -448,8 +478,7 @@ class Renderer:
         try:
             bounds = [(i, min(i + CHUNK_SIZE, len(pages)))
                       for i in range(0, len(pages), CHUNK_SIZE)]
-            context = multiprocessing.get_context("fork")
-            with context.Pool(count) as pool:
+            with _new_pool(count) as pool:
                 for results, fresh in _answers(pool.imap(_render_chunk, bounds)):
                     self._take_fresh(fresh)
                     yield from results
