@@ -167,7 +167,7 @@ def _new_pool(count: int) -> multiprocessing.pool.Pool:
     like Ctrl-C; or an embedding program's) runs it only between bytecodes: one the signal
     reached just before it blocked on the pool's task-queue lock slept on, and the pool
     waited for it forever (seen: a preview build hung in `Pool.terminate`; reproduced
-    about once in 30-100 pools). So SIGTERM stays blocked while the workers are forked, and
+    within 17-114 pools in a row). So SIGTERM stays blocked while the workers are forked, and
     each worker sets the default action (the kernel ends it) before it takes it again.
     """
     import multiprocessing
