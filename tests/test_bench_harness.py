@@ -293,3 +293,47 @@ def test_the_ab_rebuild_can_time_the_offline_build(capsys: pytest.CaptureFixture
     assert ab_rebuild(["--base", "HEAD", "--articles", "60", "--rounds", "1", "--offline"]) == 0
     out = capsys.readouterr().out
     assert "rebuild offline (after an untimed fetch)" in out and "1 interleaved pairs" in out
+
+
+def test_stop_ends_a_server_and_whatever_it_left_in_its_group() -> None:
+    """A server that ignores SIGINT and SIGTERM, with a child that does too: nothing survives."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from benchmarks.harness.sites import start_server, stop
+
+    stubborn = ("import os, signal, sys, time\n"
+                "for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_IGN)\n"
+                "child = os.fork()\n"
+                "if child: print(child, flush=True)\n"
+                "time.sleep(600)\n")
+    server = start_server([sys.executable, "-c", stubborn], stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    child = int(server.stdout.readline())
+    server.stdout.close()
+    stop(server, grace=0.5)
+    assert server.poll() is not None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)  # the child is the server's, not ours: it is gone once killed
+        except ProcessLookupError:
+            break
+        if _reaped_zombie(child):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the server's child outlived stop()")
+
+
+def _reaped_zombie(pid: int) -> bool:
+    """True when *pid* is a zombie (killed, waiting for init to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return True

@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from benchmarks.harness.measure import StepFailed
-from benchmarks.harness.sites import Bench, bench_env, sitegen, stop
+from benchmarks.harness.sites import Bench, bench_env, sitegen, start_server, stop
 from benchmarks.harness.stats import Row, Target
 
 URL_PATTERN = re.compile(r"http://(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)")
@@ -73,9 +73,9 @@ def wait_for(url: str, marker: str, start: float, timeout: float) -> float:
 @contextmanager
 def serving(args: list[str], cwd: Path, timeout: float) -> Iterator[tuple[str, list[str]]]:
     """`sitegen serve ARGS --port 0` in *cwd*; yields its base URL and its output lines."""
-    process = subprocess.Popen(sitegen("serve", *args, "--host", "127.0.0.1", "--port", "0"),
-                               cwd=cwd, env=bench_env(), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    process = start_server(sitegen("serve", *args, "--host", "127.0.0.1", "--port", "0"),
+                           cwd=cwd, env=bench_env(), stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     lines: list[str] = []
     found = threading.Event()
 

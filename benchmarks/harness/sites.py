@@ -72,24 +72,57 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) 
     raise StepFailed(f"sitegen emulate did not listen on port {port} within {timeout:.0f} s")
 
 
+def start_server(command: list[str], **options: Any) -> subprocess.Popen[Any]:
+    """A long-running process (an emulator, a preview) in its own process group.
+
+    `stop` then ends the whole group: a server's children (a preview's forked render
+    workers) cannot outlive it, even when the server itself had to be killed.
+    """
+    return subprocess.Popen(command, start_new_session=True, **options)
+
+
 def stop(process: subprocess.Popen[Any], grace: float = 5.0) -> None:
-    """Stop a process this harness started: SIGINT, then SIGTERM, then SIGKILL."""
+    """Stop a process this harness started: SIGINT, then SIGTERM, then SIGKILL.
+
+    A process started by `start_server` leads its own group: every signal goes to the
+    group, and once the leader is gone whatever it left in the group is killed.
+    """
+    group = _own_group(process)
     for signal_number in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
         if process.poll() is not None:
-            return
-        process.send_signal(signal_number)
+            break
+        _signal(process, signal_number, group)
         try:
             process.wait(timeout=grace)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
+    if group:
+        _signal(process, signal.SIGKILL, group)
+
+
+def _own_group(process: subprocess.Popen[Any]) -> bool:
+    try:
+        return os.getpgid(process.pid) == process.pid
+    except ProcessLookupError:  # already reaped: its group (if any) cannot be told
+        return False
+
+
+def _signal(process: subprocess.Popen[Any], signal_number: int, group: bool) -> None:
+    try:
+        if group:
+            os.killpg(process.pid, signal_number)
+        else:
+            process.send_signal(signal_number)
+    except ProcessLookupError:
+        pass
 
 
 @contextmanager
 def emulator(data: Path, *, port: int, latency_ms: float, log: Path) -> Iterator[str]:
     """`sitegen emulate` over *data* on *port*; yields the base URL, stops it on exit."""
     with log.open("ab") as sink:
-        process = subprocess.Popen(
+        process = start_server(
             sitegen("emulate", "--data", str(data), "--port", str(port),
                     "--latency", f"{latency_ms:g}", "-q"),
             stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=bench_env())
