@@ -205,7 +205,10 @@ class OutputWriter:
     def _previous(self) -> Manifest:
         found = self._previous_manifest
         if found is None:
-            found = self._previous_manifest = self._surveyed_manifest() or self._read_manifest()
+            found = self._surveyed_manifest()  # an empty one is an answer (Manifest has a len)
+            if found is None:
+                found = self._read_manifest()
+            self._previous_manifest = found
         return found
 
     def _surveyed_manifest(self) -> Manifest | None:
