@@ -30,9 +30,12 @@ if TYPE_CHECKING:
     from sitegen.config import Config
     from sitegen.emit.stamp import StampedBuild, StampKey
     from sitegen.emit.writer import OutputWriter
+    from sitegen.fetch.cache import CacheState
+    from sitegen.fetch.sync import SyncResult
     from sitegen.model.views import Site
     from sitegen.render.pages import Job, Renderer
-    from sitegen.workspace import Workspace
+    from sitegen.sitememo import Resumed
+    from sitegen.workspace import ApiVersion, Workspace
 
 log = logging.getLogger("sitegen.build")
 
@@ -68,15 +71,13 @@ def beacon_key(config: Config, *, demo: bool) -> str | None:
 
 
 def _fetch(config: Config, *, offline: bool, refresh: bool, demo: bool, max_calls: int | None,
-           transport: httpx.AsyncBaseTransport | None) -> tuple[Workspace, dict[str, object],
-                                                               bool]:
+           transport: httpx.AsyncBaseTransport | None) -> SyncResult:
     from sitegen.fetch.sync import demo_transport, sync
 
     if demo and transport is None and not offline:
         transport = demo_transport()
-    result = sync(config, key=DEMO_KEY if demo else None, transport=transport,
-                  refresh=refresh, offline=offline, max_calls=max_calls)
-    return result.workspace, result.ledger.to_report(), result.from_cache
+    return sync(config, key=DEMO_KEY if demo else None, transport=transport,
+                refresh=refresh, offline=offline, max_calls=max_calls)
 
 
 def run_build(
@@ -151,21 +152,35 @@ def _run_build(
         key = beacon_key(config, demo=demo)
         report = BuildReport()
         fetch_from = counter.count
+        resumed = None
+        if offline and workspace is None and site is None:
+            # The last build's graph, patched with the cache's changes since (when they
+            # move nothing): the cache's base need not even be read.
+            with timings.stage("model"):
+                resumed = _resume(config)
+        state = None
+        api_version: ApiVersion = resumed.api_version if resumed is not None else "v2"
         with timings.stage("fetch"):
-            if workspace is None:
-                workspace, report.api, report.from_cache = _fetch(
-                    config, offline=offline, refresh=refresh, demo=demo, max_calls=max_calls,
-                    transport=transport)
+            if resumed is not None:
+                report.api = _offline_api(api_version)
+                report.from_cache = True
+            elif workspace is None:
+                synced = _fetch(config, offline=offline, refresh=refresh, demo=demo,
+                                max_calls=max_calls, transport=transport)
+                workspace, state = synced.workspace, synced.cached
+                report.api, report.from_cache = synced.ledger.to_report(), synced.from_cache
             else:
                 report.api = {"version": workspace.api_version, "calls": {}, "total": 0,
                               "retries": 0, "bytes": 0, "saved": 0}
                 report.from_cache = True
+            if workspace is not None:
+                api_version = workspace.api_version
         # The content records (~10^5 objects at 4,000 articles) live until the end: out of the
         # cyclic collector's way, as the site graph is once built (each full collection would
         # walk them again, ~0.1-0.15 s, be it in an import, the model or the writer).
         freeze_new_objects()
         calls = report.api.get("total")
-        if isinstance(calls, int) and calls > 0:
+        if isinstance(calls, int) and calls > 0 and workspace is not None:
             report.api["monthly"] = _budget(config, workspace, calls)
         # Warnings the stamp records (and replays) are the build's, not the fetch's: a later
         # offline build of the same cache would not see the sync's, nor its quota projection.
@@ -185,16 +200,14 @@ def _run_build(
                 writer.start_survey(os.fspath(stamp.path) if stamp else None)
         # The model makes no cyclic garbage: the collector pauses while it runs.
         with timings.stage("model"):
-            from sitegen.model import build_site
-
+            if resumed is not None:
+                site = resumed.site
+            elif site is None and state is not None:  # a sync left the cache as it stands
+                resumed = _resume(config)
+                site = resumed.site if resumed is not None else None
             if site is None:
-                from sitegen.bodyfacts import StoredFacts, load_facts, save_facts
-
-                known = load_facts(config.cache_path)
-                with collector_paused():
-                    site = build_site(config, workspace, known.bodies, known.related)
-                save_facts(config.cache_path, StoredFacts(site.body_facts, site.related_memo),
-                           known)
+                assert workspace is not None
+                site = _model(config, workspace, state)
         freeze_new_objects()  # the site graph
         report.articles = len(site.articles)
         report.html_pages = len(site.pages)
@@ -254,7 +267,7 @@ def _run_build(
                            warnings=[*counter.messages[warnings_before:fetch_from],
                                      *counter.messages[fetch_to:]],
                            articles=len(site.articles), html_pages=len(site.pages),
-                           api=report.api if offline else _offline_api(workspace),
+                           api=report.api if offline else _offline_api(api_version),
                            known=writer.confirmed_stats())
         report.written, report.unchanged, report.removed = (
             result.written, result.unchanged, result.removed)
@@ -265,12 +278,35 @@ def _run_build(
         return report
 
 
-def _offline_api(workspace: Workspace) -> dict[str, object]:
-    """The `api` report of an offline build of *workspace* (what a stamp replays)."""
+def _resume(config: Config) -> Resumed | None:
+    from sitegen.sitememo import resume_site
+
+    with collector_paused():
+        return resume_site(config)
+
+
+def _model(config: Config, workspace: Workspace, state: CacheState | None) -> Site:
+    """The site graph of *workspace*, built in full (its memo kept when *state* is known)."""
+    from sitegen.bodyfacts import StoredFacts, load_facts, save_facts
+    from sitegen.model import build_site
+
+    known = load_facts(config.cache_path)
+    with collector_paused():
+        site = build_site(config, workspace, known.bodies, known.related)
+    save_facts(config.cache_path, StoredFacts(site.body_facts, site.related_memo), known)
+    if state is not None:
+        from sitegen.sitememo import save_memo
+
+        save_memo(config, site, state, workspace.api_version)
+    return site
+
+
+def _offline_api(api_version: ApiVersion) -> dict[str, object]:
+    """The `api` report of an offline build of content from *api_version* (stamps replay it)."""
     from sitegen.fetch.ledger import CallLedger
 
     ledger = CallLedger()
-    ledger.version = workspace.api_version
+    ledger.version = api_version
     return ledger.to_report()
 
 

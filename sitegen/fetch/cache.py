@@ -26,10 +26,13 @@ completed (the sync decides; this module only writes what it is given).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -197,7 +200,7 @@ def _lazy_blocks(value: Any) -> list[Block] | None:
     raise ValueError("the blocks are neither packed nor a list of objects")
 
 
-def _pack(value: Any) -> list[Any] | None:
+def pack_blocks(value: Any) -> list[Any] | None:
     """Blocks as the cache stores them: [count, JSON text] (unread packed ones as they were)."""
     if value is None:
         return None
@@ -209,7 +212,7 @@ def _pack(value: Any) -> list[Any] | None:
 
 
 #: The serialization context that writes blocks packed (see `Article._loaded_blocks`).
-PACKED = {"pack_blocks": _pack}
+PACKED = {"pack_blocks": pack_blocks}
 
 
 class _Meta(Meta):
@@ -295,6 +298,50 @@ class _CachedChanges(ChangesFile):
     workspace: _Workspace
 
 
+_ARTICLE: TypeAdapter[Article] = TypeAdapter(Article)
+
+
+def record_fingerprint(article: Article) -> str:
+    """A hash of *article* as the cache stores it (its blocks stay packed)."""
+    return hashlib.sha256(_ARTICLE.dump_json(article, context=PACKED)).hexdigest()[:32]
+
+
+def rest_fingerprint(workspace: Workspace) -> str:
+    """A hash of everything in *workspace* but its articles."""
+    return hashlib.sha256(workspace.model_dump_json(exclude={"articles"}).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class CacheState:
+    """Which content the cache holds, as far as its changes file tells (memo keys).
+
+    `base` is the base file's (size, mtime in ns, inode) and `generation` the name of
+    the base a changes file applies to; `changes` maps each article of the changes
+    file to its `record_fingerprint`; `removed` are the ids the changes drop; `rest`
+    fingerprints the workspace besides its articles (the base's, or the changes
+    file's when there is one: `has_changes`).
+    """
+
+    base: tuple[int, int, int]
+    generation: str
+    has_changes: bool
+    changes: dict[str, str]
+    removed: tuple[str, ...]
+    rest: str
+
+
+@dataclass(frozen=True)
+class ChangedContent:
+    """The cache's changes file as it stands, read without its base (`read_changes`)."""
+
+    base: tuple[int, int, int]
+    #: None when there is no changes file for the base (absent, or left over from another).
+    generation: str | None
+    articles: dict[str, Article]
+    removed: tuple[str, ...]
+    rest: str
+
+
 class ContentCache:
     """The cache of one (API url, workspace) pair in one folder."""
 
@@ -304,6 +351,8 @@ class ContentCache:
         self.workspace_id = workspace_id
         #: The generation and articles (by id) of the base the last `load` or `save` saw.
         self._base: tuple[str, dict[str, Article]] | None = None
+        #: What the files hold after the last `load` or `save` (None when unknown).
+        self.state: CacheState | None = None
 
     @property
     def path(self) -> Path:
@@ -319,6 +368,8 @@ class ContentCache:
     def load(self) -> Workspace | None:
         """The cached workspace, or None (with a warning when a file was there but unusable)."""
         self._base = None
+        self.state = None
+        base = _stat(self.path)  # before reading: a base replaced meanwhile looks changed
         cached = self._read_base()
         if cached is None:
             return None
@@ -326,12 +377,37 @@ class ContentCache:
         self._base = (cached.generation, {a.id: a for a in workspace.articles})
         changes = self._read_changes(cached.generation) if cached.generation else None
         if changes is None:
+            if base is not None:
+                self.state = CacheState(base, cached.generation, False, {}, (),
+                                        rest_fingerprint(workspace))
             return workspace
         removed = set(changes.removed)
         fresh = {a.id: a for a in changes.workspace.articles}
+        if base is not None:
+            self.state = CacheState(
+                base, cached.generation, True,
+                {key: record_fingerprint(a) for key, a in fresh.items()},
+                tuple(changes.removed), rest_fingerprint(changes.workspace))
         articles = [fresh.pop(a.id, a) for a in workspace.articles if a.id not in removed]
         articles.extend(fresh.values())
         return changes.workspace.model_copy(update={"articles": articles})
+
+    def read_changes(self, generation: str) -> ChangedContent | None:
+        """The changes file over the base of *generation*, without reading the base.
+
+        None when the base is missing or the changes file cannot be read (`load` then
+        tells why). A changes file of another base is a leftover: `generation` None.
+        """
+        base = _stat(self.path)
+        if base is None:
+            return None
+        changes, why = self._parse_changes(generation)
+        if why:
+            return None
+        if changes is None:
+            return ChangedContent(base, None, {}, (), "")
+        return ChangedContent(base, generation, {a.id: a for a in changes.workspace.articles},
+                              tuple(changes.removed), rest_fingerprint(changes.workspace))
 
     def _read_base(self) -> _CachedFile | None:
         data = self._read(self.path)
@@ -412,11 +488,18 @@ class ContentCache:
             if not ignore.exists():
                 ignore.write_text("# the sitegen content cache: never commit it\n*\n",
                                   encoding="utf-8")
+            self.state = None
             if changed is not None and self._base is not None:
                 changes = ChangesFile(
                     base=self._base[0], removed=removed, **self._header(workspace),
                     workspace=workspace.model_copy(update={"articles": changed}))
                 replace_atomically(self.changes_path, _dumped(changes), durable=True)
+                base = _stat(self.path)
+                if base is not None:
+                    self.state = CacheState(
+                        base, self._base[0], True,
+                        {a.id: record_fingerprint(a) for a in changed}, tuple(removed),
+                        rest_fingerprint(workspace))
             else:
                 generation = secrets.token_hex(16)
                 record = CacheFile(generation=generation, **self._header(workspace),
@@ -424,6 +507,10 @@ class ContentCache:
                 replace_atomically(self.path, _dumped(record), durable=True)
                 self._base = (generation, {a.id: a for a in workspace.articles})
                 self.changes_path.unlink(missing_ok=True)
+                base = _stat(self.path)
+                if base is not None:
+                    self.state = CacheState(base, generation, False, {}, (),
+                                            rest_fingerprint(workspace))
         except OSError as error:
             log.warning("could not write the content cache %s (%s); the next build fetches "
                         "again", self.path, error.strerror or type(error).__name__)
@@ -448,6 +535,15 @@ class ContentCache:
         if max(len(changed), len(removed)) > max(MIN_CHANGES, len(base) // 8):
             return None, []
         return changed, removed
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    """The (size, mtime in ns, inode) of *path*, or None when it cannot be seen."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_size, found.st_mtime_ns, found.st_ino)
 
 
 def _dumped(record: CacheFile) -> bytes:

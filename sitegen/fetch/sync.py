@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sitegen.config import Config
 from sitegen.errors import CacheError, ConfigError, UnreachableError
-from sitegen.fetch.cache import ContentCache
+from sitegen.fetch.cache import CacheState, ContentCache
 from sitegen.fetch.ledger import CallLedger
 from sitegen.fetch.records import Article
 from sitegen.workspace import Workspace
@@ -68,6 +68,8 @@ class SyncResult:
     ledger: CallLedger
     from_cache: bool
     stats: SyncStats = field(default_factory=SyncStats)
+    #: What the content cache's files hold now, when they hold exactly `workspace`.
+    cached: CacheState | None = None
 
 
 @dataclass
@@ -336,14 +338,14 @@ def sync(config: Config, *, key: str | None, transport: httpx.AsyncBaseTransport
         ledger.version = cached.api_version
         stats = SyncStats()
         _count(cached, stats)
-        return SyncResult(cached, ledger, True, stats)
+        return SyncResult(cached, ledger, True, stats, cache.state)
     if key is None:
         key = config.api_key()
     previous = None if refresh else cache.load()
     workspace, stats = _run(_sync(config, key, transport, previous, ledger, max_calls))
     if not _unchanged(workspace, previous):  # else the cache file is left as it is
         cache.save(workspace)
-    return SyncResult(workspace, ledger, False, stats)
+    return SyncResult(workspace, ledger, False, stats, cache.state)
 
 
 async def _plan(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,

@@ -173,6 +173,13 @@ class PickedBlocks(LazyList[KnownBlock]):
         super().__init__(list(positions))
         self._source = source
 
+    def unread(self) -> tuple[Sequence[Block], tuple[int, ...]] | None:
+        """(source, positions) while no block was read yet, else None."""
+        if self.loaded:
+            return None
+        stand_ins: list[Any] = list(list.__iter__(self))  # the positions, unread
+        return self._source, tuple(stand_ins)
+
     def _produce(self, stand_ins: list[Any]) -> list[KnownBlock]:
         source = self._source
         picked = [source[i] for i in stand_ins if 0 <= i < len(source)]

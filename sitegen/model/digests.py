@@ -58,27 +58,43 @@ def section_digest(section: Section) -> str:
     ))
 
 
+def card_digest(article: ArticleView) -> str:
+    """What a list card shows of *article*."""
+    return _card(article)
+
+
+class SectionDigests:
+    """`section_digest` of each section, hashed once each (sections are keyed by identity)."""
+
+    def __init__(self) -> None:
+        self._found: dict[int, str] = {}
+
+    def __call__(self, section: Section | None) -> str | None:
+        if section is None:
+            return None
+        found = self._found.get(id(section))
+        if found is None:
+            found = self._found[id(section)] = section_digest(section)
+        return found
+
+
+def page_digest(article: ArticleView, about: SectionDigests) -> str:
+    """What *article*'s own page shows (its card digest must be set, and its related's)."""
+    return stable_hash((
+        article.card_digest, article.body_hash, article.keywords,
+        about(article.author), about(article.cluster), about(article.agent),
+        [r.card_digest for r in article.related],
+        _ref_article(article.newer), _ref_article(article.older),
+    ))
+
+
 def digest_articles(site: Site) -> None:
     """Fill `card_digest` and `digest` on every article, and `site.nav_digest`."""
     for article in site.articles:
         article.card_digest = _card(article)
-    sections: dict[int, str] = {}  # by id(): each section is hashed once, not per article
-
-    def about(section: Section | None) -> str | None:
-        if section is None:
-            return None
-        found = sections.get(id(section))
-        if found is None:
-            found = sections[id(section)] = section_digest(section)
-        return found
-
+    about = SectionDigests()
     for article in site.articles:
-        article.digest = stable_hash((
-            article.card_digest, article.body_hash, article.keywords,
-            about(article.author), about(article.cluster), about(article.agent),
-            [r.card_digest for r in article.related],
-            _ref_article(article.newer), _ref_article(article.older),
-        ))
+        article.digest = page_digest(article, about)
     site.nav_digest = stable_hash((
         site.title, site.description, site.base_url, site.language, site.feed_url,
         [(c.name, c.url, c.colour) for c in site.clusters],

@@ -25,18 +25,21 @@ from sitegen.model.related import RelatedMemo, link_neighbours, link_related
 from sitegen.model.slugs import (
     RESERVED,
     SlugAllocator,
-    choose_slug,
+    allocate_slug,
     expand_permalink,
     short_hash,
     slugify,
     url_to_path,
+    wanted_slug,
 )
 from sitegen.model.views import (
     AgentView,
+    ArticlePlace,
     ArticleView,
     AuthorView,
     ClusterView,
     LanguageView,
+    ModelRepairs,
     Section,
     Site,
     SocialPostView,
@@ -57,19 +60,25 @@ def _text(value: str | None) -> str:
     return " ".join(value.split()) if value else ""
 
 
-def _language(value: str | None, default: str, what: str) -> str:
+def _language(value: str | None, default: str, what: str) -> tuple[str, str]:
+    """The normalized language code, and the repair made ("" when none)."""
     if value is None or not value.strip():
-        return default
+        return default, ""
     code = value.strip().replace("_", "-")
     if not _LANGUAGE.match(code):
-        log.warning("%s has an invalid language %r; using %r", what, value[:40], default)
-        return default
+        return default, f"{what} has an invalid language {value[:40]!r}; using {default!r}"
     primary, _, rest = code.partition("-")
-    return primary.lower() + ("-" + rest if rest else "")
+    return primary.lower() + ("-" + rest if rest else ""), ""
 
 
-def _is_published(article: Article) -> bool:
+def is_published(article: Article) -> bool:
+    """True for an article the service calls published."""
     return (article.status or "").strip().lower() == "published"
+
+
+def is_empty(article: Article) -> bool:
+    """True for an article with neither title nor body (the model leaves it out)."""
+    return not _text(article.title) and not article.content and not article.blocks
 
 
 def _sections(
@@ -77,6 +86,7 @@ def _sections(
     make: Callable[[Record, str], S],
     name_of: Callable[[Record], str | None],
     what: str,
+    warn: Callable[[str], None],
 ) -> dict[str, S]:
     """Views for records (sorted by id), with unique slugs derived from their names."""
     allocator = SlugAllocator()
@@ -84,7 +94,7 @@ def _sections(
     for record in sorted(records, key=lambda r: str(getattr(r, "id", ""))):
         record_id = str(getattr(record, "id", ""))
         if record_id in views:
-            log.warning("%s %s appears twice; the first record was kept", what, record_id)
+            warn(f"{what} {record_id} appears twice; the first record was kept")
             continue
         name = _text(name_of(record))
         slug = allocator.allocate(slugify(name) or slugify(record_id) or short_hash(record_id))
@@ -92,27 +102,34 @@ def _sections(
     return views
 
 
-def _article_view(config: Config, article: Article, allocator: SlugAllocator,
-                  known: Mapping[str, BodyFacts], facts: dict[str, BodyFacts]) -> ArticleView:
+#: Chooses an article's final slug from the one it wants: (slug, repairs).
+SlugChoice = Callable[[str, str], tuple[str, list[str]]]
+
+
+def article_view(config: Config, article: Article, choose: SlugChoice,
+                  known: Mapping[str, BodyFacts], facts: dict[str, BodyFacts],
+                  repairs: list[str]) -> tuple[ArticleView, str]:
+    """The view of *article* and the slug it wanted; its repairs are added to *repairs*."""
     what = f"article {article.id}"
     body, found = known_body(article, known)
     if found is not None:
         facts[article.id] = found
-    for repair in body.repairs:
-        log.warning("%s", repair)
+    repairs += body.repairs
     title = _text(article.title)
     if not title:
         title = _text(article.slug) or "Untitled"
-        log.warning("%s has no title; using %r", what, title)
+        repairs.append(f"{what} has no title; using {title!r}")
     published = article.createdAt or article.updatedAt
     if published is None:
-        log.warning("%s has no creation date; using 1970-01-01", what)
+        repairs.append(f"{what} has no creation date; using 1970-01-01")
         published = EPOCH
     updated = max(article.updatedAt or published, published)
-    slug, repairs = choose_slug(article.slug, article.title, article.id, allocator, what)
-    for repair in repairs:
-        log.warning("%s", repair)
-    language = _language(article.language, config.site.language, what)
+    wanted, made = wanted_slug(article.slug, article.title, article.id, what)
+    slug, allocated = choose(wanted, what)
+    repairs += made + allocated
+    language, repair = _language(article.language, config.site.language, what)
+    if repair:
+        repairs.append(repair)
     url = expand_permalink(config.site.permalink, slug, published, language, article.id)
     meta = article.meta
     description = _text(article.description) or _text(meta.description if meta else None)
@@ -123,7 +140,18 @@ def _article_view(config: Config, article: Article, allocator: SlugAllocator,
         keywords=[k for k in keywords if k][:20], published=published, updated=updated,
         reading_minutes=body.reading_minutes, body_kind=body.kind, blocks=body.blocks,
         content=body.content, body_hash=body.hash, image=body.image,
-    )
+    ), wanted
+
+
+def tag_names(article: Article) -> tuple[str, ...]:
+    """The raw tag names of *article* (its tags, else its meta's)."""
+    return tuple(article.tags) or (tuple(article.meta.tags) if article.meta else ())
+
+
+def article_place(article: Article, wanted: str) -> ArticlePlace:
+    """What fixes *article*'s place in the graph beside its date, language and slug."""
+    return ArticlePlace(wanted, tag_names(article), article.agentId or "",
+                        article.clusterId or "", article.authorIdentityId or "")
 
 
 def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]:
@@ -131,7 +159,7 @@ def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]
     tags: dict[str, TagView] = {}
     named: dict[str, tuple[str, str]] = {}  # raw tag → (name, slug): tags repeat a lot
     for record, view in reversed(pairs):  # oldest first: names and slugs stay stable
-        names = list(record.tags) or (list(record.meta.tags) if record.meta else [])
+        names = tag_names(record)
         seen: set[str] = set()
         for raw in names:
             found = named.get(raw)
@@ -155,11 +183,11 @@ def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]
     return tags
 
 
-def _cluster(record: Record, slug: str) -> ClusterView:
+def _cluster(record: Record, slug: str, warn: Callable[[str], None]) -> ClusterView:
     assert isinstance(record, Cluster)
     if record.color is not None and not is_safe_colour(record.color):
-        log.warning("cluster %s has an invalid colour %r; using a neutral grey",
-                    record.id, record.color[:40])
+        warn(f"cluster {record.id} has an invalid colour {record.color[:40]!r}; using a "
+             "neutral grey")
     return ClusterView(
         id=record.id, name=_text(record.name) or slug, slug=slug, url=f"/topics/{slug}/",
         description=_text(record.description), colour=safe_colour(record.color, DEFAULT_COLOUR),
@@ -176,27 +204,47 @@ def build_site(config: Config, workspace: Workspace,
     earlier `Site.related_memo`) the scoring of related articles when no article's
     place, cluster or tags changed; neither ever changes the result.
     """
+    repairs = ModelRepairs()
     records: list[Article] = []
     seen_ids: set[str] = set()
     for article in workspace.articles:
-        if not _is_published(article):
+        if not is_published(article):
             continue
         if article.id in seen_ids:
-            log.warning("article %s appears twice; the first record was kept", article.id)
+            repairs.early.append((article.id, _logged(
+                f"article {article.id} appears twice; the first record was kept")))
             continue
-        if not _text(article.title) and not article.content and not article.blocks:
-            log.warning("article %s has neither title nor body; it was skipped", article.id)
+        if is_empty(article):
+            repairs.early.append((article.id, _logged(
+                f"article {article.id} has neither title nor body; it was skipped")))
             continue
         seen_ids.add(article.id)
         records.append(article)
     # Oldest first for slug allocation (an older article keeps its slug).
     records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
     allocator = SlugAllocator(RESERVED)
+
+    def choose(wanted: str, what: str) -> tuple[str, list[str]]:
+        return allocate_slug(wanted, allocator, what)
+
     known = body_facts or {}
     facts: dict[str, BodyFacts] = {}
-    pairs = [(r, _article_view(config, r, allocator, known, facts)) for r in records]
+    places: dict[str, ArticlePlace] = {}
+    pairs: list[tuple[Article, ArticleView]] = []
+    for record in records:
+        made: list[str] = []
+        view, wanted = article_view(config, record, choose, known, facts, made)
+        for repair in made:
+            _logged(repair)
+        if made:
+            repairs.articles[record.id] = made
+        places[record.id] = article_place(record, wanted)
+        pairs.append((record, view))
     pairs.reverse()  # newest first (createdAt, then id, descending)
     articles = [view for _, view in pairs]
+
+    def late(message: str) -> None:
+        repairs.late.append(_logged(message))
 
     agents = _sections(
         workspace.agents,
@@ -205,10 +253,10 @@ def build_site(config: Config, workspace: Workspace,
             url=f"/agents/{s}/", description=_text(getattr(r, "description", None)),
             model=_text(getattr(r, "model", None)),
         ),
-        lambda r: getattr(r, "name", None), "agent",
+        lambda r: getattr(r, "name", None), "agent", late,
     )
-    clusters = _sections(workspace.clusters or [], _cluster, lambda r: getattr(r, "name", None),
-                         "cluster")
+    clusters = _sections(workspace.clusters or [], lambda r, s: _cluster(r, s, late),
+                         lambda r: getattr(r, "name", None), "cluster", late)
     authors = _sections(
         workspace.authors or [],
         lambda r, s: AuthorView(
@@ -216,7 +264,7 @@ def build_site(config: Config, workspace: Workspace,
             url=f"/authors/{s}/", bio=(getattr(r, "bio", None) or "").strip(),
             image=safe_http_url(getattr(r, "imageUrl", None)) or "",
         ),
-        lambda r: getattr(r, "name", None), "author identity",
+        lambda r: getattr(r, "name", None), "author identity", late,
     )
     tags = _attach_tags(pairs)
     languages: dict[str, LanguageView] = {}
@@ -245,11 +293,17 @@ def build_site(config: Config, workspace: Workspace,
         tags=sorted((t for t in tags.values() if t.articles), key=lambda t: t.slug),
         languages=sorted(languages.values(), key=lambda lang: lang.id)
         if len(languages) > 1 else [],
-        social_posts=social, body_facts=facts, related_memo=related_memo,
+        social_posts=social, body_facts=facts, related_memo=related_memo, places=places,
+        repairs=repairs,
     )
     digest_articles(site)
     site.pages = layout_pages(site)
     return site
+
+
+def _logged(message: str) -> str:
+    log.warning("%s", message)
+    return message
 
 
 def _social_posts(workspace: Workspace) -> list[SocialPostView]:

@@ -83,6 +83,14 @@ def choose_slug(
     A bad or missing slug is derived from the title, then from the id; reserved
     names and duplicates get a numeric suffix.
     """
+    wanted, repairs = wanted_slug(raw, title, record_id, what)
+    final, more = allocate_slug(wanted, allocator, what)
+    return final, repairs + more
+
+
+def wanted_slug(raw: str | None, title: str | None, record_id: str,
+                what: str) -> tuple[str, list[str]]:
+    """The slug a record asks for before allocation, and the repairs that made it."""
     repairs: list[str] = []
     slug = slugify(raw)
     if raw is not None and raw.strip() and slug != raw.strip():
@@ -96,11 +104,21 @@ def choose_slug(
             source = "id"
         reason = "no slug" if raw is None or not raw.strip() else f"an unusable slug {raw[:60]!r}"
         repairs.append(f"{what} has {reason}; using {slug!r} derived from its {source}")
-    final = allocator.allocate(slug)
-    if final != slug:
-        kind = "a reserved name" if allocator.is_reserved(slug) else "already used"
-        repairs.append(f"{what} slug {slug!r} is {kind}; using {final!r} instead")
-    return final, repairs
+    return slug, repairs
+
+
+def allocate_slug(wanted: str, allocator: SlugAllocator, what: str) -> tuple[str, list[str]]:
+    """*wanted*, or the free variant the allocator gives, and the repair that made it."""
+    final = allocator.allocate(wanted)
+    return final, allocation_repairs(wanted, final, allocator.is_reserved(wanted), what)
+
+
+def allocation_repairs(wanted: str, final: str, reserved: bool, what: str) -> list[str]:
+    """The repair sentence of an allocation that gave *final* for *wanted* (none if equal)."""
+    if final == wanted:
+        return []
+    kind = "a reserved name" if reserved else "already used"
+    return [f"{what} slug {wanted!r} is {kind}; using {final!r} instead"]
 
 
 def expand_permalink(

@@ -184,6 +184,41 @@ class Page:
         return self.obj if isinstance(self.obj, ArticleView) else None
 
 
+@dataclass(frozen=True, slots=True)
+class ArticlePlace:
+    """What fixes an article's place in the graph, beside its date, language and slug.
+
+    `wanted` is the slug the article asked for before allocation; `tags` its raw tag
+    names; `agent`, `cluster` and `author` the ids it names ("" for none).
+    """
+
+    wanted: str
+    tags: tuple[str, ...]
+    agent: str
+    cluster: str
+    author: str
+
+
+@dataclass(eq=False, slots=True)
+class ModelRepairs:
+    """The repair sentences a model logged: the filter's, each article's, the sections'.
+
+    A full build logs them in this order, the articles' oldest first.
+    """
+
+    #: (article id, sentence): the records the filter left out, in the workspace's order.
+    early: list[tuple[str, str]] = field(default_factory=list)
+    articles: dict[str, list[str]] = field(default_factory=dict)
+    late: list[str] = field(default_factory=list)
+
+    def in_order(self, articles_newest_first: list[ArticleView]) -> list[str]:
+        """Every sentence, in the order a full build logs them."""
+        found = self.articles
+        return [*(m for _, m in self.early),
+                *(m for a in reversed(articles_newest_first) for m in found.get(a.id, ())),
+                *self.late]
+
+
 @dataclass(eq=False, slots=True)
 class Site:
     """The whole site graph: one consistent view every page is rendered from."""
@@ -207,6 +242,10 @@ class Site:
     body_facts: dict[str, BodyFacts] = field(default_factory=dict)
     #: The related links chosen, for the next build (see `sitegen.model.related`).
     related_memo: RelatedMemo | None = None
+    #: What fixes each article's place, by id (see `sitegen.model.patch`).
+    places: dict[str, ArticlePlace] = field(default_factory=dict)
+    #: The repairs the model logged, grouped so a patch can log them again in order.
+    repairs: ModelRepairs = field(default_factory=lambda: ModelRepairs())
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

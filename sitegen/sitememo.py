@@ -1,0 +1,179 @@
+"""The model memo: the last build's Site graph, kept beside the content cache.
+
+Role: a rebuild after an edit spends most of its model time loading the whole
+content cache and building the graph again for thousands of unchanged articles.
+After a full model build, `save_memo` keeps the graph (`sitegen.model.pack`) in
+`site-model.bin`, keyed by the code that builds graphs, the config, and the cache's
+state (`CacheState`: the base file's identity, the changes file's records by
+fingerprint). `resume_site` reads only the memo and the cache's small changes file:
+when the base is the memo's and the changes differ from the memo's only by new
+versions of articles that move nothing, it patches the graph
+(`sitegen.model.patch`), logs the model's repairs as a full build would, and
+returns it; in every other case it returns None and the build loads the cache and
+builds the graph (then saves a new memo). Losing or damaging the file costs time,
+never correctness: anything unreadable is no memo. The file is `marshal` data
+(never pickle: loading it runs no code), written atomically. It must never hold
+anything but what `pack_site` made, and never write outside its own file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import marshal
+import sys
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from sitegen import __version__
+from sitegen.atomicfile import replace_atomically
+from sitegen.config import Config
+from sitegen.fetch.cache import CacheState, ContentCache, record_fingerprint
+from sitegen.fetch.records import Article
+from sitegen.model.views import Site
+from sitegen.workspace import ApiVersion
+
+log = logging.getLogger("sitegen.model")
+
+MEMO_FILE = "site-model.bin"
+MEMO_FORMAT = 1
+_MAGIC = b"sitegen site model\n"
+#: A resumed graph is stored again once it patched more articles than this (patching is
+#: ~0.1 ms an article; storing the graph ~0.1 s at 4,000 articles).
+REWRITE_AFTER = 32
+#: The code a graph depends on: the model, the records and cache it reads, URL checks, config.
+_DERIVING = ("model", "fetch/records.py", "fetch/cache.py", "render/urls.py", "config.py",
+             "workspace.py")
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A graph made from the memo: the site, and the API version of its content."""
+
+    site: Site
+    api_version: ApiVersion
+    patched: int
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the code that builds and packs graphs, and of the versions involved."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256(f"{MEMO_FORMAT}|{__version__}|{marshal.version}|"
+                            f"{sys.version_info[:2]}".encode())
+    for name in _DERIVING:
+        found = here / name
+        for path in sorted(found.glob("*.py")) if found.is_dir() else [found]:
+            digest.update(b"\x00" + path.name.encode() + b"\x00" + path.read_bytes())
+    return digest.hexdigest()[:24]
+
+
+def _config_fingerprint(config: Config) -> str:
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:24]
+
+
+def _cache(config: Config) -> ContentCache:
+    return ContentCache(config.cache_path, config.api.base_url, config.api.workspace)
+
+
+def save_memo(config: Config, site: Site, state: CacheState, api_version: ApiVersion) -> bool:
+    """Keep *site* (built from the cache in *state*) for the next build; True when written.
+
+    A failure to write is not an error: the next build builds its graph in full.
+    """
+    from sitegen.model.pack import pack_site
+
+    payload = marshal.dumps(pack_site(site))
+    key = (state.base, state.generation, state.has_changes,
+           tuple(sorted(state.changes.items())), state.removed, state.rest)
+    header = marshal.dumps((MEMO_FORMAT, code_fingerprint(), _config_fingerprint(config), key,
+                            api_version, zlib.crc32(payload), len(payload)))
+    data = b"".join((_MAGIC, len(header).to_bytes(4, "big"), header, payload))
+    try:
+        config.cache_path.mkdir(parents=True, exist_ok=True)
+        replace_atomically(config.cache_path / MEMO_FILE, data)
+    except OSError as error:
+        log.debug("could not store the model memo in %s (%s)", config.cache_path, error)
+        return False
+    return True
+
+
+def resume_site(config: Config) -> Resumed | None:
+    """The graph of the cache as it stands, from the memo and the changes since, or None."""
+    path = config.cache_path / MEMO_FILE
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        found = _read(data, config)
+    except (EOFError, ValueError, TypeError, IndexError, KeyError) as error:
+        log.debug("ignored the model memo %s (malformed: %s)", path, error)
+        return None
+    if found is None:
+        return None
+    memo, api_version, payload = found
+    cache = _cache(config)
+    changes = cache.read_changes(memo.generation)
+    if changes is None or changes.base != memo.base:
+        return None
+    if changes.generation is None:  # the base alone
+        if memo.has_changes:
+            return None
+        records: list[Article] = []
+        state = memo
+    else:
+        fingerprints = {key: record_fingerprint(a) for key, a in changes.articles.items()}
+        if (changes.rest != memo.rest or changes.removed != memo.removed
+                or not memo.changes.keys() <= fingerprints.keys()):
+            return None
+        records = [changes.articles[key] for key, fp in fingerprints.items()
+                   if memo.changes.get(key) != fp]
+        state = CacheState(memo.base, memo.generation, True, fingerprints, memo.removed,
+                           memo.rest)
+    return _patched(config, payload, records, state, api_version, path)
+
+
+def _patched(config: Config, payload: memoryview, records: list[Article], state: CacheState,
+             api_version: ApiVersion, path: Path) -> Resumed | None:
+    from sitegen.model.pack import unpack_site
+    from sitegen.model.patch import patch_site
+
+    try:
+        site = unpack_site(marshal.loads(payload), config)
+    except (EOFError, ValueError, TypeError, IndexError, KeyError) as error:
+        log.debug("ignored the model memo %s (malformed: %s)", path, error)
+        return None
+    repairs = patch_site(site, config, records)
+    if repairs is None:
+        return None
+    for message in repairs:
+        log.warning("%s", message)
+    if len(records) > REWRITE_AFTER:
+        save_memo(config, site, state, api_version)
+    return Resumed(site, api_version, len(records))
+
+
+def _read(data: bytes, config: Config) -> tuple[CacheState, ApiVersion, memoryview] | None:
+    """The memo's cache state, API version and packed graph, or None when not this build's."""
+    if not data.startswith(_MAGIC):
+        return None
+    start = len(_MAGIC) + 4
+    size = int.from_bytes(data[len(_MAGIC):start], "big")
+    form, code, configured, key, api_version, crc, length = marshal.loads(
+        data[start:start + size])
+    if form != MEMO_FORMAT or code != code_fingerprint():
+        return None
+    if configured != _config_fingerprint(config):
+        return None
+    payload = memoryview(data)[start + size:]
+    if len(payload) != length or zlib.crc32(payload) != crc:
+        raise ValueError("it is cut short or its checksum does not match")
+    if api_version not in ("v1", "v2"):
+        raise ValueError(f"unknown API version {api_version!r}")
+    base, generation, has_changes, changes, removed, rest = key
+    state = CacheState(tuple(base), generation, bool(has_changes), dict(changes),
+                       tuple(removed), rest)
+    return state, api_version, payload

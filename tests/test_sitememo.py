@@ -1,0 +1,253 @@
+"""The model memo at build level: a rebuild after an edit reads only the changes file.
+
+Each test builds from a real content cache on disk (saved as a sync saves it), edits it
+as a sync would, and compares the rebuilt output and warnings with a build from the
+whole cache in another folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import marshal
+import zlib
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import sitegen.model as model_package
+from sitegen import sitememo
+from sitegen.build import run_build
+from sitegen.config import Config, demo_config
+from sitegen.emulator.app import create_app
+from sitegen.emulator.demo import load_demo
+from sitegen.fetch.cache import ContentCache
+from sitegen.fetch.records import Article
+from sitegen.fetch.sync import sync
+from sitegen.sitememo import MEMO_FILE
+from sitegen.workspace import Workspace
+
+
+def contents(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def cache_of(config: Config) -> ContentCache:
+    return ContentCache(config.cache_path, config.api.base_url, config.api.workspace)
+
+
+@pytest.fixture(scope="module")
+def fetched(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    root = tmp_path_factory.mktemp("fetched")
+    config = demo_config(None, root)
+    transport = httpx.ASGITransport(app=create_app(load_demo()))
+    return sync(config, key="demo", transport=transport).workspace
+
+
+class Spy:
+    """Counts full model builds and whole-cache reads."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.built = 0
+        self.base_reads = 0
+        real_build = model_package.build_site
+        real_read = ContentCache._read_base
+
+        def build_site(*args: Any, **kwargs: Any) -> Any:
+            self.built += 1
+            return real_build(*args, **kwargs)
+
+        def read_base(cache: ContentCache) -> Any:
+            self.base_reads += 1
+            return real_read(cache)
+
+        monkeypatch.setattr(model_package, "build_site", build_site)
+        monkeypatch.setattr(ContentCache, "_read_base", read_base)
+
+
+def edit(config: Config, **fields: Any) -> str:
+    """Change one published article in the cache as a sync does (the changes file)."""
+    cache = cache_of(config)
+    workspace = cache.load()
+    assert workspace is not None
+    target = [a for a in workspace.articles if a.status == "published"][3]
+    record = Article.model_validate({**target.model_dump(mode="json"), **fields})
+    articles = [record if a is target else a for a in workspace.articles]
+    assert cache.save(workspace.model_copy(update={"articles": articles}))
+    assert cache.changes_path.is_file()
+    return target.id
+
+
+def full_build(tmp_path: Path, config: Config, caplog: pytest.LogCaptureFixture,
+               name: str = "full") -> tuple[dict[str, str], list[str]]:
+    """The output and warnings of a build from the whole cache (a copy, without a memo)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    cache = cache_of(config)
+    workspace = cache.load()
+    assert workspace is not None
+    other = demo_config(None, folder)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sitegen"):
+        run_build(other, output=folder / "_site", workspace=workspace)
+    return contents(folder / "_site"), [r.getMessage() for r in caplog.records]
+
+
+def offline(config: Config, out: Path, caplog: pytest.LogCaptureFixture) -> list[str]:
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sitegen"):
+        run_build(config, output=out, offline=True)
+    return [r.getMessage() for r in caplog.records]
+
+
+@pytest.fixture
+def site(tmp_path: Path, fetched: Workspace) -> tuple[Config, Path]:
+    config = demo_config(None, tmp_path / "site")
+    assert cache_of(config).save(fetched)
+    out = tmp_path / "site" / "_site"
+    run_build(config, output=out, offline=True)
+    assert (config.cache_path / MEMO_FILE).is_file()
+    return config, out
+
+
+EDITS = [{"content": "A new body.\n\n## With a heading\n\nAnd words.", "blocks": None},
+         {"title": "A retitled article", "description": "And a new description."},
+         {"updatedAt": "2031-01-01T00:00:00Z", "language": "not a language!!"}]
+
+
+@pytest.mark.parametrize("fields", EDITS)
+def test_an_edit_is_patched_into_the_memo_without_reading_the_cache(
+        site: tuple[Config, Path], tmp_path: Path, fields: dict[str, Any],
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    config, out = site
+    edit(config, **fields)
+    expected, warned = full_build(tmp_path, config, caplog)
+    spy = Spy(monkeypatch)
+    assert offline(config, out, caplog) == warned
+    assert (spy.built, spy.base_reads) == (0, 0)
+    assert contents(out) == expected
+
+
+def test_edits_since_the_memo_are_patched_again_until_many(
+        site: tuple[Config, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    config, out = site
+    memo = config.cache_path / MEMO_FILE
+    written = memo.stat().st_mtime_ns
+    spy = Spy(monkeypatch)
+    for n in range(3):
+        edit(config, content=f"Edit number {n}.", blocks=None)
+        offline(config, out, caplog)
+    assert (spy.built, spy.base_reads, memo.stat().st_mtime_ns) == (0, 3, written)
+    # the reads are the edits' own loads (as syncs); the builds read nothing else
+    cache = cache_of(config)
+    workspace = cache.load()
+    assert workspace is not None
+    published = [a for a in workspace.articles if a.status == "published"]
+    monkeypatch.setattr(sitememo, "REWRITE_AFTER", 4)  # the demo has 22 published articles
+    articles = {a.id: a.model_copy(update={"description": "Edited in bulk."})
+                for a in published[:5]}
+    assert cache.save(workspace.model_copy(update={"articles": [
+        articles.get(a.id, a) for a in workspace.articles]}))
+    offline(config, out, caplog)
+    assert spy.built == 0 and memo.stat().st_mtime_ns != written  # stored again
+    expected, _ = full_build(tmp_path, config, caplog)
+    assert contents(out) == expected
+
+
+@pytest.mark.parametrize("fields", [{"tags": ["a-brand-new-tag"]}, {"status": "draft"},
+                                    {"createdAt": "2019-01-01T00:00:00Z"}])
+def test_an_edit_that_moves_an_article_builds_the_graph_again(
+        site: tuple[Config, Path], tmp_path: Path, fields: dict[str, Any],
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    config, out = site
+    edit(config, **fields)
+    expected, warned = full_build(tmp_path, config, caplog)
+    spy = Spy(monkeypatch)
+    assert offline(config, out, caplog) == warned
+    assert (spy.built, spy.base_reads) == (1, 1)
+    assert contents(out) == expected
+    edit(config, content="And then a body edit.", blocks=None)  # the new memo serves next
+    offline(config, out, caplog)
+    assert (spy.built, spy.base_reads) == (1, 2)
+
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "cut short":
+        path.write_bytes(data[:len(data) - 100])
+    elif how == "a byte flipped":
+        path.write_bytes(data[:-50] + bytes([data[-50] ^ 1]) + data[-49:])
+    elif how == "garbage":
+        path.write_bytes(b"sitegen site model\n\x00\x00\x00\x05garbage")
+    elif how == "not a memo":
+        path.write_bytes(b"hello")
+    elif how == "a wrong shape":
+        magic = b"sitegen site model\n"
+        size = int.from_bytes(data[len(magic):len(magic) + 4], "big")
+        header = list(marshal.loads(data[len(magic) + 4:len(magic) + 4 + size]))
+        payload = marshal.dumps(("not", "a", "site"))
+
+        header[5:7] = [zlib.crc32(payload), len(payload)]
+        new = marshal.dumps(tuple(header))
+        path.write_bytes(magic + len(new).to_bytes(4, "big") + new + payload)
+    else:
+        raise AssertionError(how)
+
+
+@pytest.mark.parametrize("how", ["cut short", "a byte flipped", "garbage", "not a memo",
+                                 "a wrong shape"])
+def test_a_damaged_memo_is_no_memo(site: tuple[Config, Path], tmp_path: Path, how: str,
+                                   monkeypatch: pytest.MonkeyPatch,
+                                   caplog: pytest.LogCaptureFixture) -> None:
+    config, out = site
+    edit(config, content="Edited.", blocks=None)
+    _damage(config.cache_path / MEMO_FILE, how)
+    expected, warned = full_build(tmp_path, config, caplog)
+    spy = Spy(monkeypatch)
+    assert offline(config, out, caplog) == warned
+    assert spy.built == 1 and contents(out) == expected
+
+
+def test_a_rewritten_base_or_another_config_is_not_the_memo_s(
+        site: tuple[Config, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    config, out = site
+    cache = cache_of(config)
+    workspace = cache.load()
+    assert workspace is not None
+    fresh = ContentCache(config.cache_path, config.api.base_url, config.api.workspace)
+    assert fresh.save(workspace)  # not loaded first: the base is rewritten (same content)
+    spy = Spy(monkeypatch)
+    offline(config, out, caplog)
+    assert spy.built == 1
+    other = config.model_copy(update={"site": config.site.model_copy(update={"per_page": 3})})
+    edit(config, content="Edited.", blocks=None)
+    run_build(other, output=tmp_path / "other", offline=True)
+    assert spy.built == 2
+
+
+def test_a_synced_build_patches_the_memo_too(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    data = load_demo()
+    config = demo_config(None, tmp_path)
+    out = tmp_path / "_site"
+    run_build(config, output=out, demo=True,
+              transport=httpx.ASGITransport(app=create_app(data)))
+    spy = Spy(monkeypatch)
+    edited = dict(data)
+    target = next(a for a in data["articles"] if a.get("status") == "published")
+    edited["articles"] = [{**a, "content": "Edited online.", "blocks": [],
+                           "updatedAt": "2031-01-01T00:00:00.000Z"} if a is target else a
+                          for a in data["articles"]]
+    report = run_build(config, output=out, demo=True,
+                       transport=httpx.ASGITransport(app=create_app(edited)))
+    assert spy.built == 0 and report.written
+    again = tmp_path / "again"
+    (again / "_site").parent.mkdir()
+    run_build(demo_config(None, again), output=again / "_site", demo=True,
+              transport=httpx.ASGITransport(app=create_app(edited)))
+    assert contents(out) == contents(again / "_site")
