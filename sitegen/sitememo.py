@@ -59,10 +59,18 @@ class Resumed:
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of the code that builds and packs graphs, and of the versions involved."""
+    """A hash of the code that builds and packs graphs, and of the versions involved.
+
+    The libraries that decide a graph's values are in by version: pydantic (records)
+    and python-slugify (slugs).
+    """
+    import pydantic
+    from slugify.__version__ import __version__ as slugify_version
+
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256(f"{MEMO_FORMAT}|{__version__}|{marshal.version}|"
-                            f"{sys.version_info[:2]}".encode())
+                            f"{sys.version_info[:2]}|{pydantic.VERSION}|"
+                            f"{slugify_version}".encode())
     for name in _DERIVING:
         found = here / name
         for path in sorted(found.glob("*.py")) if found.is_dir() else [found]:

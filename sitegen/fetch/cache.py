@@ -20,6 +20,10 @@ never trusted; a changes file of another generation is a leftover (ignored), and
 an unreadable one is a warning (the base alone is an older, consistent snapshot
 that the next sync brings up to date). Saving is atomic (temporary file, fsync,
 `os.replace`), so a reader sees the old file or the new one, never half of one.
+`state` tells what the files hold after a load or save (`CacheState`: the base file's
+identity and the changes file's records by fingerprint), and `read_changes` reads the
+changes file alone: the model memo (`sitegen.sitememo`) is keyed by the one and
+resumed from the other, without reading the base.
 It must never make requests, and never be written by anything but a sync that
 completed (the sync decides; this module only writes what it is given).
 """

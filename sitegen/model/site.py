@@ -4,8 +4,11 @@ Role: keep published articles only, repair what is defective (slugs, titles,
 dates, languages, colours, media URLs — one warning each), give every object a
 safe URL, order articles newest first, attach agents, clusters, authors, tags and
 languages, derive reading time, related and newer/older links, then lay out the
-pages. Pure and deterministic: the same inputs give the same Site. It must never
-do I/O or render HTML; it logs repairs through `sitegen.model`.
+pages. Pure and deterministic: the same inputs give the same Site. The Site also
+records its repairs (`ModelRepairs`) and each article's place (`ArticlePlace`), so
+`sitegen.model.patch` can patch it later as this module would build it again
+(`article_view` is the one way both make an article's view). It must never do I/O
+or render HTML; it logs repairs through `sitegen.model`.
 """
 
 from __future__ import annotations
@@ -107,8 +110,8 @@ SlugChoice = Callable[[str, str], tuple[str, list[str]]]
 
 
 def article_view(config: Config, article: Article, choose: SlugChoice,
-                  known: Mapping[str, BodyFacts], facts: dict[str, BodyFacts],
-                  repairs: list[str]) -> tuple[ArticleView, str]:
+                 known: Mapping[str, BodyFacts], facts: dict[str, BodyFacts],
+                 repairs: list[str]) -> tuple[ArticleView, str]:
     """The view of *article* and the slug it wanted; its repairs are added to *repairs*."""
     what = f"article {article.id}"
     body, found = known_body(article, known)
