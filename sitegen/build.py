@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from sitegen.config import Config
     from sitegen.emit.stamp import StampedBuild, StampKey
-    from sitegen.emit.writer import OutputWriter
+    from sitegen.emit.writer import EarlySurvey, OutputWriter
     from sitegen.fetch.cache import CacheState
     from sitegen.fetch.sync import SyncResult
     from sitegen.model.views import Site
@@ -88,6 +88,7 @@ def run_build(
     stamp: StampKey | None = None, output_as_given: Path | None = None,
     site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
     locate_stamp: Callable[[], StampKey | None] | None = None, survey_ahead: bool = False,
+    early_survey: EarlySurvey | None = None,
 ) -> BuildReport:
     """Build the site into *output*; with *workspace* given, nothing is fetched.
 
@@ -103,7 +104,8 @@ def run_build(
     to date, the build is exactly an offline build of that cache, so a matching stamp
     ends it there (nothing rendered, the output untouched) and a new one is recorded
     after the commit. The output lock is taken first; with *survey_ahead* a child
-    process surveys the output's trees while the model is built (`sitegen.emit.survey`).
+    process surveys the output's trees while the model is built (`sitegen.emit.survey`),
+    or goes on with the *early_survey* started before the config was loaded.
     """
     counter = WarningCounter()
     logger = logging.getLogger(LOGGER_NAME)
@@ -118,7 +120,7 @@ def run_build(
                 output_as_given=output_as_given or output, site=site,
                 before_render=before_render,
                 locate_stamp=locate_stamp if not offline and workspace is None else None,
-                survey_ahead=survey_ahead)
+                survey_ahead=survey_ahead, early_survey=early_survey)
     finally:
         logger.removeHandler(counter)
 
@@ -130,6 +132,7 @@ def _run_build(
     counter: WarningCounter, stamp: StampKey | None, output_as_given: Path,
     site: Site | None = None, before_render: Callable[[Renderer], None] | None = None,
     locate_stamp: Callable[[], StampKey | None] | None = None, survey_ahead: bool = False,
+    early_survey: EarlySurvey | None = None,
 ) -> BuildReport:
     from sitegen.emit.sitejobs import (
         beacon_settings,
@@ -148,7 +151,7 @@ def _run_build(
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True,
                       keep_spare=True) as writer:
         if survey_ahead and locate_stamp is None:
-            writer.start_survey(os.fspath(stamp.path) if stamp else None)
+            writer.start_survey(os.fspath(stamp.path) if stamp else None, early_survey)
         key = beacon_key(config, demo=demo)
         report = BuildReport()
         fetch_from = counter.count
@@ -416,6 +419,7 @@ def build_command(options: argparse.Namespace) -> int:
     override = getattr(options, "output", None)
     stamp = None
     report: BuildReport | None = None
+    early = None
     if offline and not refresh:
         from sitegen.emit.stamp import StampKey, check_stamp
 
@@ -425,26 +429,15 @@ def build_command(options: argparse.Namespace) -> int:
             report = _stamped_report(stamped, strict, timings)
         elif stamp is not None:
             stamp = stamp.with_content_sha()
-    if report is None:
-        from sitegen.config import resolve_config
-
-        config = resolve_config(options.config, demo)
-        output = config.output_path(override)
-        given = Path(override) if override is not None else config.root / config.site.output
-        quiet = bool(getattr(options, "quiet", False))
-        locate = None
-        if not offline and not refresh:
-            from sitegen.emit.stamp import StampKey
-
-            def locate() -> StampKey | None:
-                return StampKey.locate(options.config, demo=demo, output=override)
-
-        report = run_build(
-            config, output=output, offline=offline, refresh=refresh, demo=demo, strict=strict,
-            max_calls=getattr(options, "max_calls", None),
-            progress=Progress(enabled=None if not quiet else False),
-            stamp=stamp, output_as_given=given, locate_stamp=locate, survey_ahead=True,
-        )
+            early = _survey_early(options.config, demo, override, stamp)
+    try:
+        if report is None:
+            report = _configured_build(options, demo=demo, offline=offline, refresh=refresh,
+                                       strict=strict, override=override, stamp=stamp,
+                                       early=early)
+    finally:
+        if early is not None:
+            early.close()
     report_path = getattr(options, "report", None)
     if report_path:
         try:
@@ -454,3 +447,40 @@ def build_command(options: argparse.Namespace) -> int:
                              f"written: {error.strerror}") from None
     log.info("%s", report.summary())
     return 0
+
+
+def _survey_early(config: str, demo: bool, override: str | None,
+                  stamp: StampKey) -> EarlySurvey | None:
+    """The output survey started now, before the config is loaded (see `survey_early`)."""
+    from sitegen.emit.stamp import likely_output
+    from sitegen.emit.writer import survey_early
+
+    output = likely_output(config, demo=demo, output=override)
+    return survey_early(output, os.fspath(stamp.path)) if output is not None else None
+
+
+def _configured_build(options: argparse.Namespace, *, demo: bool, offline: bool, refresh: bool,
+                      strict: bool, override: str | None, stamp: StampKey | None,
+                      early: EarlySurvey | None) -> BuildReport:
+    """`run_build` with the command's configuration and options."""
+    from sitegen.config import resolve_config
+
+    config = resolve_config(options.config, demo)
+    output = config.output_path(override)
+    given = Path(override) if override is not None else config.root / config.site.output
+    quiet = bool(getattr(options, "quiet", False))
+    locate = None
+    if not offline and not refresh:
+        from sitegen.emit.stamp import StampKey
+
+        def locate() -> StampKey | None:
+            return StampKey.locate(options.config, demo=demo, output=override)
+
+    report = run_build(
+        config, output=output, offline=offline, refresh=refresh, demo=demo, strict=strict,
+        max_calls=getattr(options, "max_calls", None),
+        progress=Progress(enabled=None if not quiet else False),
+        stamp=stamp, output_as_given=given, locate_stamp=locate, survey_ahead=True,
+        early_survey=early,
+    )
+    return report

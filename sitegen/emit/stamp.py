@@ -36,6 +36,7 @@ from sitegen.atomicfile import replace_atomically
 STAMP_FORMAT = 2
 DEFAULT_CACHE_DIR = ".sitegen"  # ApiSection.cache_dir's default (a test keeps them equal)
 DEMO_CACHE_DIR = ".sitegen/demo"  # demo_config's cache_dir
+DEFAULT_OUTPUT = "_site"  # SiteSection.output's default (a test keeps them equal)
 CONTENT_FILE = "content.json"  # sitegen.fetch.cache.CACHE_FILE
 CHANGES_FILE = "content-changes.json"  # sitegen.fetch.cache.CHANGES_FILE
 MANIFEST_FILE = ".sitegen-manifest.json"  # sitegen.emit.manifest.MANIFEST_NAME
@@ -86,6 +87,28 @@ def _env_hash(names: Iterable[str]) -> str:
         if value is not None:
             digest.update(hashlib.sha256(value.encode("utf-8", "surrogateescape")).digest())
     return digest.hexdigest()
+
+
+def likely_output(config: str, *, demo: bool, output: str | None) -> Path | None:
+    """The output folder `build [-c config] [-o output] [--demo]` will use, from the raw
+    site.toml (no validation: the build checks it against its validated config)."""
+    cwd = Path.cwd()
+    if output is not None:
+        return (cwd / output).resolve()
+    config_path = (cwd / config).resolve()
+    raw: dict[str, Any]
+    try:
+        raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if not demo:
+            return None
+        raw = {}
+    except (OSError, ValueError):
+        return None
+    root = config_path.parent if not demo or config_path.is_file() else cwd
+    site = raw.get("site", {})
+    folder = site.get("output", DEFAULT_OUTPUT) if isinstance(site, dict) else None
+    return (root / folder).resolve() if isinstance(folder, str) else None
 
 
 def _cache_folder(config_path: Path, demo: bool, cwd: Path) -> Path | None:

@@ -6,7 +6,9 @@ the live output (which files to reuse, which are the user's own to carry over).
 Taking them means reading and walking thousands of folders and files — about a
 fifth of a one-article rebuild at 4,000 articles — and none of it depends on the
 content. `SurveyAhead.start` starts a child process (this module, `main`) as soon
-as the writer holds the output lock; the child walks both trees, parses the
+as the writer holds the output lock — or, for an offline rebuild, as soon as the
+command knows its output folder, before it loads its configuration
+(`sitegen.emit.writer.survey_early`); the child walks both trees, parses the
 manifest and reads the last stamp's file stats while the parent fetches and
 builds the site model on another CPU, and leaves its findings (marshal data) in an
 unlinked temporary file. The writer collects them (`SurveyAhead.result`) when it

@@ -71,6 +71,50 @@ class WriteResult:
     touched_output: bool = False
 
 
+def _worth_surveying(output: str) -> bool:
+    """True when *output* holds a previous build big enough to survey in a child."""
+    try:
+        size = os.stat(os.path.join(output, MANIFEST_NAME)).st_size
+    except OSError:
+        return False  # nothing built here yet: nothing to survey
+    return size >= SURVEY_MIN_MANIFEST  # a small site: walking it here is quicker
+
+
+@dataclass
+class EarlySurvey:
+    """A survey started before the build opened its writer (`survey_early`)."""
+
+    output: str
+    stamp_path: str | None
+    ahead: SurveyAhead
+
+    def close(self) -> None:
+        """End the child if nobody took it over (ending a collected survey does nothing)."""
+        self.ahead.close()
+
+
+def survey_early(output: Path, stamp_path: str | None) -> EarlySurvey | None:
+    """Start the output survey before the writer for *output* is even opened.
+
+    A build with work to do before it takes the output lock (loading its
+    configuration) gives the surveying child that much of a head start, which a
+    rebuild whose site model comes from the memo needs: its model stage is shorter
+    than the child's walks. The survey is as safe then as later (nothing in it is
+    taken on trust, see `sitegen.emit.survey`); the writer takes it over only for the
+    same output and stamp (`OutputWriter.start_survey`). None when no survey is worth
+    starting, or a killed build's leftovers are there to repair first.
+    """
+    out = os.path.abspath(output)
+    parent, name = os.path.split(out)
+    if any(os.path.lexists(os.path.join(parent, f".{name}.sitegen-{kind}"))
+           for kind in ("staging", "old")):
+        return None
+    if not _worth_surveying(out):
+        return None
+    ahead = SurveyAhead.start(out, os.path.join(parent, f".{name}.sitegen-spare"), stamp_path)
+    return EarlySurvey(out, stamp_path, ahead) if ahead is not None else None
+
+
 class OutputWriter:
     """Stage a whole site beside *output* and swap it in at `commit`.
 
@@ -110,6 +154,7 @@ class OutputWriter:
         self._output_str = os.fspath(self.output)
         self._staged = False
         self._worker_staging = False
+        self._repaired = False
         self._open = False
         self._committed = False
 
@@ -136,6 +181,7 @@ class OutputWriter:
             )
         self._lock.acquire()
         self._open = True
+        self._repaired = os.path.lexists(self.staging) or os.path.lexists(self.old)
         try:
             if self.keep_spare and not os.path.lexists(self.spare):
                 try:  # a killed build's staging is as good a spare as any: all is checked
@@ -165,23 +211,32 @@ class OutputWriter:
             self._open = False
             self._lock.release()
 
-    def start_survey(self, stamp_path: str | None = None) -> bool:
+    def start_survey(self, stamp_path: str | None = None,
+                     early: EarlySurvey | None = None) -> bool:
         """Have a child process survey the output's trees while the build goes on.
 
         Call it once the writer is open and before it is used; *stamp_path* (a
         `StampKey.path`) lets the child read the last stamp's file stats too
         (`surveyed_trust`). False when no survey started (the writer walks itself): no
         previous build, a small one (`SURVEY_MIN_MANIFEST`), or no child could start.
+        An *early* survey (`survey_early`, started before the writer opened) is taken
+        over when it surveys this output with this stamp and the writer found no killed
+        build to repair; otherwise it is ended and a survey starts now.
         """
         if (not self._open or self._survey is not None or self._surveyed is not None
                 or self._previous_manifest is not None or self._staged):
+            if early is not None:
+                early.close()
             return False
-        try:
-            size = os.stat(os.path.join(self._output_str, MANIFEST_NAME)).st_size
-        except OSError:
-            return False  # nothing built here yet: nothing to survey
-        if size < SURVEY_MIN_MANIFEST:
-            return False  # a small site: walking it here is quicker than starting a child
+        if early is not None:
+            if (early.output == self._output_str and early.stamp_path == stamp_path
+                    and not self._repaired):
+                self._stamp_path = stamp_path
+                self._survey = early.ahead
+                return True
+            early.close()
+        if not _worth_surveying(self._output_str):
+            return False
         self._stamp_path = stamp_path
         self._survey = SurveyAhead.start(self._output_str, os.fspath(self.spare), stamp_path)
         return self._survey is not None

@@ -415,3 +415,30 @@ def test_the_stamp_after_a_small_rebuild_records_every_file_as_it_is(
         st = os.stat(output / rel, follow_symlinks=False)
         assert (st.st_size, st.st_mtime_ns, st.st_ino) == (size, mtime_ns, inode), rel
     assert stamped(build(site))
+
+
+@pytest.mark.parametrize(("toml_output", "override", "demo", "with_file"), [
+    (None, None, False, True), ("public", None, False, True), ("../elsewhere", None, False, True),
+    (None, "out/here", False, True), (None, None, True, False), ("public", None, True, True),
+    (None, "o", True, False)])
+def test_the_likely_output_is_the_configured_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml_output: str | None,
+        override: str | None, demo: bool, with_file: bool) -> None:
+    """The early survey's guess of the output, from the raw site.toml, is the build's."""
+    from sitegen.config import SiteSection, resolve_config
+
+    assert SiteSection.model_fields["output"].default == stamp_module.DEFAULT_OUTPUT
+    site = tmp_path / "site"
+    site.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    config = site / "site.toml"
+    if with_file:
+        line = f'output = "{toml_output}"\n' if toml_output else ""
+        config.write_text('[site]\ntitle = "T"\nurl = "https://t.test/"\n' + line
+                          + '[api]\nurl = "https://api.test"\n'
+                          'workspace = "65f0c0ffee0123456789abcd"\n', encoding="utf-8")
+    name = os.path.relpath(config, work)
+    expected = resolve_config(name, demo).output_path(override)
+    assert stamp_module.likely_output(name, demo=demo, output=override) == expected

@@ -335,3 +335,75 @@ def test_a_child_still_at_work_is_given_up_and_the_writer_walks(
         writer.commit()
     assert (out / "index.html").read_bytes() == b"v2"
     assert (out / "CNAME").read_text() == "mine\n"
+
+
+def _two_builds(out: Path) -> None:
+    for version in (b"v1", b"v2"):  # the second build leaves a spare tree
+        with OutputWriter(out, keep_spare=True) as writer:
+            for rel, data in {**SITE, "index.html": version}.items():
+                if not writer.keep(rel, "h" + rel):
+                    writer.write(rel, data, input_hash="h" + rel)
+            writer.commit()
+
+
+def test_an_early_survey_is_taken_over_for_its_own_output_and_stamp(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A survey started before the writer opened serves the build (and a file added between
+    its start and the commit is still carried over)."""
+    from sitegen.emit import writer as writer_module
+
+    monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)
+    monkeypatch.setattr(sv, "WAIT_SECONDS", 30.0)
+    out = tmp_path / "_site"
+    _two_builds(out)
+    age(out)
+    early = writer_module.survey_early(out, "stamp.json")
+    assert early is not None
+    (out / "CNAME").write_text("example.test\n")  # after the survey began
+    with OutputWriter(out, keep_spare=True) as writer:
+        assert writer.start_survey("stamp.json", early)
+        assert writer._survey is early.ahead
+        assert writer._survey_result() is not None
+        assert all(writer.keep(rel, "h" + rel) for rel in SITE if rel != "index.html")
+        writer.write("index.html", b"v3", input_hash="hindex.html")
+        writer.commit()
+    early.close()  # as build_command does: a collected survey is not ended twice
+    assert (out / "CNAME").read_text() == "example.test\n"
+    assert (out / "index.html").read_bytes() == b"v3"
+
+
+@pytest.mark.parametrize("case", ["another output", "another stamp", "a killed build"])
+def test_an_early_survey_of_anything_else_is_ended(tmp_path: Path, case: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from sitegen.emit import writer as writer_module
+
+    monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)
+    out, other = tmp_path / "_site", tmp_path / "other"
+    _two_builds(out)
+    _two_builds(other)
+    early = writer_module.survey_early(other if case == "another output" else out, "stamp.json")
+    assert early is not None
+    if case == "a killed build":  # its staging folder appears before this build opens
+        (tmp_path / "._site.sitegen-staging").mkdir()
+    with OutputWriter(out, keep_spare=True) as writer:
+        started = writer.start_survey("other.json" if case == "another stamp" else "stamp.json",
+                                      early)
+        assert writer._survey is not early.ahead
+        assert started == (writer._survey is not None)
+    assert early.ahead._process is None  # ended, not left running
+
+
+def test_no_early_survey_over_a_killed_build_or_a_small_site(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sitegen.emit import writer as writer_module
+
+    out = tmp_path / "_site"
+    _two_builds(out)
+    assert writer_module.survey_early(out, None) is None  # five files: walked by the writer
+    monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)
+    (tmp_path / "._site.sitegen-old").mkdir()
+    assert writer_module.survey_early(out, None) is None
+    (tmp_path / "._site.sitegen-old").rmdir()
+    early = writer_module.survey_early(out, None)
+    assert early is not None
+    early.close()
