@@ -150,8 +150,12 @@ def _run_build(
     progress = progress or Progress(enabled=False)
     with OutputWriter(output, lock_timeout=lock_timeout, background_cleanup=True,
                       keep_spare=True) as writer:
-        if survey_ahead and locate_stamp is None:
-            writer.start_survey(os.fspath(stamp.path) if stamp else None, early_survey)
+        if survey_ahead:
+            # An online build surveys during its sync, which is longer than the child's
+            # walks (the model after it may be short: see `sitegen.sitememo`); should the
+            # sync find nothing new, the stamp answers and the child is ended unused.
+            ahead = stamp if locate_stamp is None else locate_stamp()
+            writer.start_survey(os.fspath(ahead.path) if ahead else None, early_survey)
         key = beacon_key(config, demo=demo)
         report = BuildReport()
         fetch_from = counter.count
@@ -199,8 +203,6 @@ def _run_build(
                 return _replayed(stamped, logged, report, counter, warnings_before, strict,
                                  timings)
             stamp = located.with_content_sha() if located is not None else None
-            if survey_ahead:  # only now: a rebuild that finds nothing new needs none
-                writer.start_survey(os.fspath(stamp.path) if stamp else None)
         # The model makes no cyclic garbage: the collector pauses while it runs.
         with timings.stage("model"):
             if resumed is not None:

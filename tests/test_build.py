@@ -295,6 +295,41 @@ def test_a_surveyed_rebuild_gives_what_a_walked_one_gives(
     assert (tmp_path / "surveyed" / "tags" / "CNAME").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("offline", [True, False])
+def test_a_rebuild_starts_its_survey_before_its_content_and_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: bool) -> None:
+    """The survey's walks overlap the config (offline) or the sync (online): a model from
+    the memo is shorter than they are."""
+    import sitegen.build as build_module
+    import sitegen.config as config_module
+    from sitegen.emit import survey as survey_module
+    from sitegen.emit import writer as writer_module
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--demo", "-o", "out", "-q"]) == 0
+    assert main(["build", "--demo", "-o", "out", "-q", "--offline"]) == 0
+    monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)
+    events: list[str] = []
+
+    def spy(module: object, name: str, event: str) -> None:
+        real = getattr(module, name)
+
+        def called(*args: object, **kwargs: object) -> object:
+            events.append(event)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, called)
+
+    spy(survey_module.SurveyAhead, "start", "survey")
+    spy(config_module, "resolve_config", "config")
+    spy(build_module, "_fetch", "content")
+    spy(build_module, "_resume", "content")
+    (tmp_path / "out" / "404.html").unlink()  # something to do
+    assert main(["build", "--demo", "-o", "out", "-q", *(["--offline"] if offline else [])]) == 0
+    assert events[0] == "survey" if offline else events.index("survey") < events.index("content")
+    assert events.count("survey") == 1
+
+
 def test_offline_without_a_cache_fails_with_exit_1(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
