@@ -10,10 +10,13 @@ when the base is the memo's and the changes differ from the memo's only by new
 versions of articles that move nothing, it patches the graph
 (`sitegen.model.patch`), logs the model's repairs as a full build would, and
 returns it; in every other case it returns None and the build loads the cache and
-builds the graph (then saves a new memo). Losing or damaging the file costs time,
-never correctness: anything unreadable is no memo. The file is `marshal` data
-(never pickle: loading it runs no code), written atomically. It must never hold
-anything but what `pack_site` made, and never write outside its own file.
+builds the graph (then saves a new memo). A resume stores the graph again only once
+it patched more than `REWRITE_AFTER` articles: until then each rebuild patches every
+record that differs from the memo's, so a rebuild after one edit writes nothing here.
+Losing or damaging the file costs time, never correctness: anything unreadable is
+no memo. The file is `marshal` data (never pickle: loading it runs no code) with a
+CRC-32 of the graph, written atomically. It must never hold anything but what
+`pack_site` made, and never write outside its own file.
 """
 
 from __future__ import annotations

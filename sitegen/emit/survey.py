@@ -45,9 +45,11 @@ Stat = tuple[int, int, int]  # size, mtime_ns, inode (as the stamp records them)
 
 SURVEY_FORMAT = 1
 #: How long the writer waits for a child that is still at work when it needs the findings,
-#: before it ends it and walks the trees itself (its own walks take ~0.15-0.25 s at 4,000
-#: articles; a child starved of CPU on a busy machine must not hold the build up).
-WAIT_SECONDS = 0.1
+#: before it ends it and walks the trees itself. Walking itself costs the build ~0.3 s at
+#: 4,000 articles (the manifest read, a stat per page, the output's walk at the commit), so
+#: waiting up to about that long for a child already under way is the better bet; a child
+#: starved of CPU on a busy machine still cannot hold the build up for longer.
+WAIT_SECONDS = 0.25
 #: A folder modified this close before the survey began may change again unnoticed
 #: (same timestamp): it is listed again at the commit. File systems whose timestamps
 #: are whole seconds get the wider margin.
@@ -231,9 +233,12 @@ def _command(output: str, spare: str, stamp_path: str | None) -> list[str]:
     """The surveying child's command line: this module, run by this very interpreter.
 
     `-P` keeps the working folder off `sys.path` (a user's `sitegen.py` there must not
-    stand in for the package).
+    stand in for the package); `-S` skips the `site` module (the child needs only the
+    standard library and this package, which `_child_env` puts on the path): ~0.01-0.02 s
+    of a child that races the build.
     """
-    return [sys.executable, "-P", "-m", "sitegen.emit.survey", output, spare, stamp_path or ""]
+    return [sys.executable, "-S", "-P", "-m", "sitegen.emit.survey", output, spare,
+            stamp_path or ""]
 
 
 def _child_env() -> dict[str, str]:
