@@ -113,6 +113,20 @@ def site(tmp_path: Path, fetched: Workspace) -> tuple[Config, Path]:
     return config, out
 
 
+def rebuilt_after_edit(site: tuple[Config, Path], tmp_path: Path,
+                       monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+                       fields: dict[str, Any]) -> Spy:
+    """Edit one article, rebuild offline: the output and warnings of a build from the whole
+    cache (checked here); the spy tells how the rebuild got its model."""
+    config, out = site
+    edit(config, **fields)
+    expected, warned = full_build(tmp_path, config, caplog)
+    spy = Spy(monkeypatch)
+    assert offline(config, out, caplog) == warned
+    assert contents(out) == expected
+    return spy
+
+
 EDITS = [{"content": "A new body.\n\n## With a heading\n\nAnd words.", "blocks": None},
          {"title": "A retitled article", "description": "And a new description."},
          {"updatedAt": "2031-01-01T00:00:00Z", "language": "not a language!!"}]
@@ -122,13 +136,8 @@ EDITS = [{"content": "A new body.\n\n## With a heading\n\nAnd words.", "blocks":
 def test_an_edit_is_patched_into_the_memo_without_reading_the_cache(
         site: tuple[Config, Path], tmp_path: Path, fields: dict[str, Any],
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    config, out = site
-    edit(config, **fields)
-    expected, warned = full_build(tmp_path, config, caplog)
-    spy = Spy(monkeypatch)
-    assert offline(config, out, caplog) == warned
+    spy = rebuilt_after_edit(site, tmp_path, monkeypatch, caplog, fields)
     assert (spy.built, spy.base_reads) == (0, 0)
-    assert contents(out) == expected
 
 
 def test_edits_since_the_memo_are_patched_again_until_many(
@@ -164,12 +173,8 @@ def test_an_edit_that_moves_an_article_builds_the_graph_again(
         site: tuple[Config, Path], tmp_path: Path, fields: dict[str, Any],
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     config, out = site
-    edit(config, **fields)
-    expected, warned = full_build(tmp_path, config, caplog)
-    spy = Spy(monkeypatch)
-    assert offline(config, out, caplog) == warned
+    spy = rebuilt_after_edit(site, tmp_path, monkeypatch, caplog, fields)
     assert (spy.built, spy.base_reads) == (1, 1)
-    assert contents(out) == expected
     edit(config, content="And then a body edit.", blocks=None)  # the new memo serves next
     offline(config, out, caplog)
     assert (spy.built, spy.base_reads) == (1, 2)

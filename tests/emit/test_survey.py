@@ -242,12 +242,7 @@ def test_a_file_the_user_adds_during_a_surveyed_build_is_carried(
     monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)  # survey this small site
     monkeypatch.setattr(sv, "WAIT_SECONDS", 30.0)  # however slow this machine is now
     out = tmp_path / "_site"
-    for version in (b"v1", b"v2"):  # the second build leaves a spare tree
-        with OutputWriter(out, keep_spare=True) as writer:
-            for rel, data in {**SITE, "index.html": version}.items():
-                if not writer.keep(rel, "h" + rel):
-                    writer.write(rel, data, input_hash="h" + rel)
-            writer.commit()
+    _two_builds(out)
     age(out)
     with OutputWriter(out, keep_spare=True) as writer:
         assert writer.start_survey()

@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
 
-from render_factory import article, hostile_workspace, make_config  # noqa: E402
+from render_factory import article, demo_workspace, hostile_workspace, make_config  # noqa: E402
 
 import sitegen.model.body as body_module  # noqa: E402
 from sitegen.bodyfacts import (  # noqa: E402
@@ -22,18 +22,9 @@ from sitegen.bodyfacts import (  # noqa: E402
     load_facts,
     save_facts,
 )
-from sitegen.emulator.demo import load_demo  # noqa: E402
 from sitegen.fetch.records import Article  # noqa: E402
 from sitegen.model import Site, build_site  # noqa: E402
 from sitegen.workspace import Workspace  # noqa: E402
-
-
-def demo_workspace() -> Workspace:
-    raw = load_demo()
-    return Workspace.model_validate({
-        "api_version": "v2", "info": raw["workspace"], "agents": raw["agents"],
-        "articles": raw["articles"], "clusters": raw["clusters"],
-        "authors": raw["authorIdentities"], "social_posts": raw["socialPosts"]})
 
 
 def shape(site: Site) -> list[Any]:

@@ -13,24 +13,21 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
 
-from render_factory import article, hostile_workspace, make_config, make_workspace  # noqa: E402
+from render_factory import (  # noqa: E402
+    article,
+    demo_workspace,
+    hostile_workspace,
+    make_config,
+    make_workspace,
+)
 
 from sitegen.config import Config  # noqa: E402
-from sitegen.emulator.demo import load_demo  # noqa: E402
 from sitegen.fetch.records import Article  # noqa: E402
 from sitegen.model import Site, build_site  # noqa: E402
 from sitegen.model.pack import pack_site, unpack_site  # noqa: E402
 from sitegen.model.patch import patch_site  # noqa: E402
 from sitegen.model.views import Section  # noqa: E402
 from sitegen.workspace import Workspace  # noqa: E402
-
-
-def demo_workspace() -> Workspace:
-    raw = load_demo()
-    return Workspace.model_validate({
-        "api_version": "v2", "info": raw["workspace"], "agents": raw["agents"],
-        "articles": raw["articles"], "clusters": raw["clusters"],
-        "authors": raw["authorIdentities"], "social_posts": raw["socialPosts"]})
 
 
 def _ref(obj: object) -> object:

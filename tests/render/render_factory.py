@@ -42,6 +42,17 @@ def make_workspace(articles: list[dict[str, Any]], **extra: Any) -> Workspace:
     })
 
 
+def demo_workspace() -> Workspace:
+    """The bundled demo workspace, as a sync would hand it over."""
+    from sitegen.emulator.demo import load_demo
+
+    raw = load_demo()
+    return Workspace.model_validate({
+        "api_version": "v2", "info": raw["workspace"], "agents": raw["agents"],
+        "articles": raw["articles"], "clusters": raw["clusters"],
+        "authors": raw["authorIdentities"], "social_posts": raw["socialPosts"]})
+
+
 XSS = '<script>alert(1)</script><img src=x onerror=alert(2)>"\'><svg onload=alert(3)>'
 
 
