@@ -256,3 +256,51 @@ def test_a_synced_build_patches_the_memo_too(tmp_path: Path,
     run_build(demo_config(None, again), output=again / "_site", demo=True,
               transport=httpx.ASGITransport(app=create_app(edited)))
     assert contents(out) == contents(again / "_site")
+
+
+def test_a_deleted_article_or_a_lost_changes_file_builds_the_graph_again(
+        site: tuple[Config, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    config, out = site
+    cache = cache_of(config)
+    workspace = cache.load()
+    assert workspace is not None
+    gone = next(a for a in workspace.articles if a.status == "published")
+    assert cache.save(workspace.model_copy(update={"articles": [
+        a for a in workspace.articles if a is not gone]}))
+    expected, warned = full_build(tmp_path, config, caplog)
+    spy = Spy(monkeypatch)
+    assert offline(config, out, caplog) == warned
+    assert spy.built == 1 and contents(out) == expected
+    assert not (out / f"{gone.slug}/index.html").exists()
+    cache.changes_path.unlink()  # the content is the base's again: the article is back
+    offline(config, out, caplog)
+    assert spy.built == 2
+    assert (out / f"{gone.slug}/index.html").is_file()
+
+
+def test_an_edited_draft_is_patched_and_changes_no_page(
+        site: tuple[Config, Path], monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    config, out = site
+    cache = cache_of(config)
+    workspace = cache.load()
+    assert workspace is not None
+    model = workspace.articles[0]
+    draft = model.model_copy(update={"id": "65f0c0ffeee00000000000ff", "status": "draft",
+                                     "slug": "a-draft", "content": "Not yet."})
+    assert cache.save(workspace.model_copy(update={"articles": [*workspace.articles, draft]}))
+    before = contents(out)
+    spy = Spy(monkeypatch)
+    run_build(config, output=out, offline=True)  # a new draft: nothing to show
+    assert spy.built == 0 and contents(out) == before
+    workspace = cache.load()
+    assert workspace is not None
+    edited = [a.model_copy(update={"content": "Still not yet."}) if a.id == draft.id else a
+              for a in workspace.articles]
+    assert cache.save(workspace.model_copy(update={"articles": edited}))
+    spy = Spy(monkeypatch)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sitegen"):
+        report = run_build(config, output=out, offline=True)
+    assert spy.built == 0 and report.written == [] and contents(out) == before
