@@ -205,11 +205,14 @@ def _lazy_blocks(value: Any) -> list[Block] | None:
 
 
 def pack_blocks(value: Any) -> list[Any] | None:
-    """Blocks as the cache stores them: [count, JSON text] (unread packed ones as they were)."""
+    """Blocks as the cache stores them: [count, JSON text] (unread ones as they were read)."""
     if value is None:
         return None
     if isinstance(value, PackedBlocks) and not value.loaded:
         return [len(value), value.packed]
+    if isinstance(value, LazyBlocks) and not value.loaded:  # an earlier cache's plain values
+        unread: list[Any] = list(list.__iter__(value))  # the stand-ins: plain JSON values
+        return [len(unread), json.dumps(unread, separators=(",", ":"))]
     blocks = value.load() if isinstance(value, LazyList) else value
     values = [b.model_dump(mode="json") if isinstance(b, BaseModel) else b for b in blocks]
     return [len(values), json.dumps(values, separators=(",", ":"))]  # ASCII: no lone surrogate

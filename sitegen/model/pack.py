@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from sitegen.config import Config
-from sitegen.fetch.cache import PackedBlocks, pack_blocks
+from sitegen.fetch.cache import LazyBlocks, PackedBlocks, pack_blocks
 from sitegen.model.body import PickedBlocks
 from sitegen.model.layout import layout_pages
 from sitegen.model.related import link_neighbours
@@ -84,8 +84,9 @@ def _pack_blocks(blocks: list[Any]) -> Packed | None:
         unread = blocks.unread()
         if unread is not None:
             source, positions = unread
-            if isinstance(source, PackedBlocks) and not source.loaded:
-                return ("picked", len(source), source.packed, positions)
+            if isinstance(source, LazyBlocks) and not source.loaded:
+                count, text = pack_blocks(source) or (0, "")
+                return ("picked", count, text, positions)
     packed = pack_blocks(blocks)
     assert packed is not None
     return (packed[0], packed[1])

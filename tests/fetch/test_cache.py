@@ -305,6 +305,27 @@ def test_a_cache_of_the_earlier_block_form_is_read_and_saved_packed(tmp_path: Pa
     assert isinstance(stored[0], int) and isinstance(stored[1], str)
 
 
+def test_unread_blocks_of_the_earlier_form_are_packed_without_reading_them(
+        tmp_path: Path) -> None:
+    from sitegen.fetch.cache import LazyBlocks, pack_blocks
+
+    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
+    original = workspace(2)
+    assert cache.save(original)
+    data = json.loads(cache.path.read_text())
+    for stored, article in zip(data["workspace"]["articles"], original.articles, strict=True):
+        stored["blocks"] = [b.model_dump(mode="json") for b in article.blocks or []]
+    cache.path.write_text(json.dumps(data))
+    loaded = cache.load()
+    assert loaded is not None
+    lazy = [a.blocks for a in loaded.articles if isinstance(a.blocks, LazyBlocks)]
+    assert lazy and not any(b.loaded for b in lazy)
+    packed = [pack_blocks(b) for b in lazy]
+    assert not any(b.loaded for b in lazy)  # packed from the values as read
+    assert [json.loads(text) for _, text in packed] == [  # type: ignore[misc]
+        [b.model_dump(mode="json") for b in blocks] for blocks in lazy]
+
+
 @pytest.mark.parametrize("packed", [[1, "[{\"type\": \"text\""], [2, "[{\"type\": \"text\"}]"],
                                     [1, "{\"type\": \"text\"}"], [1, "[5]"]])
 def test_damaged_packed_blocks_are_one_clear_error_when_read(tmp_path: Path,

@@ -24,6 +24,7 @@ from render_factory import (  # noqa: E402
 from sitegen.config import Config  # noqa: E402
 from sitegen.fetch.records import Article  # noqa: E402
 from sitegen.model import Site, build_site  # noqa: E402
+from sitegen.model.body import PickedBlocks  # noqa: E402
 from sitegen.model.pack import pack_site, unpack_site  # noqa: E402
 from sitegen.model.patch import patch_site  # noqa: E402
 from sitegen.model.views import Section  # noqa: E402
@@ -78,6 +79,37 @@ def test_a_packed_graph_unpacks_to_the_same_graph(tmp_path: Path, workspace: Any
     assert shape(again) == shape(site)
     # Blocks travel packed: unread ones are read only when something reads them.
     assert any(a.body_kind == "blocks" for a in again.articles)
+
+
+def test_a_graph_from_a_cache_of_either_block_form_round_trips(tmp_path: Path) -> None:
+    """Unread blocks travel as the cache holds them (packed text, or earlier plain values)."""
+    import json
+
+    from sitegen.fetch.cache import ContentCache
+
+    config = make_config(tmp_path)
+    for form in ("packed", "plain"):
+        cache = ContentCache(tmp_path / form, "https://cas.example.test", "w")
+        original = demo_workspace().model_copy(update={"info": demo_workspace().info.model_copy(
+            update={"id": "w"})})
+        assert cache.save(original)
+        if form == "plain":
+            data = json.loads(cache.path.read_text())
+            for stored, article in zip(data["workspace"]["articles"], original.articles,
+                                       strict=True):
+                stored["blocks"] = (None if article.blocks is None else
+                                    [b.model_dump(mode="json") for b in article.blocks])
+            cache.path.write_text(json.dumps(data))
+        facts = build_site(config, original).body_facts
+        loaded = cache.load()
+        assert loaded is not None
+        site = build_site(config, loaded, facts)
+        unread = [a.blocks for a in site.articles
+                  if isinstance(a.blocks, PickedBlocks) and a.blocks.unread() is not None]
+        assert unread, form
+        again = round_trip(site, config)
+        assert all(b.unread() is not None for b in unread), form  # packed without reading
+        assert shape(again) == shape(build_site(config, original)), form
 
 
 def _records(workspace: Workspace) -> dict[str, dict[str, Any]]:
