@@ -11,6 +11,7 @@ import hashlib
 import logging
 import marshal
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,17 +69,25 @@ class Spy:
         monkeypatch.setattr(ContentCache, "_read_base", read_base)
 
 
-def edit(config: Config, **fields: Any) -> str:
-    """Change one published article in the cache as a sync does (the changes file)."""
+def resave(config: Config,
+           change: Callable[[list[Article]], list[Article]]) -> ContentCache:
+    """Save the cached workspace with its articles changed, as a sync does (the changes
+    file: unchanged articles stay the very objects the load made)."""
     cache = cache_of(config)
     workspace = cache.load()
     assert workspace is not None
-    target = [a for a in workspace.articles if a.status == "published"][3]
-    record = Article.model_validate({**target.model_dump(mode="json"), **fields})
-    articles = [record if a is target else a for a in workspace.articles]
-    assert cache.save(workspace.model_copy(update={"articles": articles}))
-    assert cache.changes_path.is_file()
-    return target.id
+    assert cache.save(workspace.model_copy(update={"articles": change(list(workspace.articles))}))
+    return cache
+
+
+def edit(config: Config, **fields: Any) -> None:
+    """Change one published article in the cache as a sync does."""
+    def change(articles: list[Article]) -> list[Article]:
+        target = [a for a in articles if a.status == "published"][3]
+        record = Article.model_validate({**target.model_dump(mode="json"), **fields})
+        return [record if a is target else a for a in articles]
+
+    assert resave(config, change).changes_path.is_file()
 
 
 def full_build(tmp_path: Path, config: Config, caplog: pytest.LogCaptureFixture,
@@ -152,15 +161,14 @@ def test_edits_since_the_memo_are_patched_again_until_many(
         offline(config, out, caplog)
     assert (spy.built, spy.base_reads, memo.stat().st_mtime_ns) == (0, 3, written)
     # the reads are the edits' own loads (as syncs); the builds read nothing else
-    cache = cache_of(config)
-    workspace = cache.load()
-    assert workspace is not None
-    published = [a for a in workspace.articles if a.status == "published"]
     monkeypatch.setattr(sitememo, "REWRITE_AFTER", 4)  # the demo has 22 published articles
-    articles = {a.id: a.model_copy(update={"description": "Edited in bulk."})
-                for a in published[:5]}
-    assert cache.save(workspace.model_copy(update={"articles": [
-        articles.get(a.id, a) for a in workspace.articles]}))
+
+    def bulk(articles: list[Article]) -> list[Article]:
+        five = set([a.id for a in articles if a.status == "published"][:5])
+        return [a.model_copy(update={"description": "Edited in bulk."}) if a.id in five else a
+                for a in articles]
+
+    resave(config, bulk)
     offline(config, out, caplog)
     assert spy.built == 0 and memo.stat().st_mtime_ns != written  # stored again
     expected, _ = full_build(tmp_path, config, caplog)
@@ -262,43 +270,38 @@ def test_a_deleted_article_or_a_lost_changes_file_builds_the_graph_again(
         site: tuple[Config, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
     config, out = site
-    cache = cache_of(config)
-    workspace = cache.load()
-    assert workspace is not None
-    gone = next(a for a in workspace.articles if a.status == "published")
-    assert cache.save(workspace.model_copy(update={"articles": [
-        a for a in workspace.articles if a is not gone]}))
+    gone: list[Article] = []
+
+    def delete(articles: list[Article]) -> list[Article]:
+        gone.append(next(a for a in articles if a.status == "published"))
+        return [a for a in articles if a is not gone[0]]
+
+    cache = resave(config, delete)
     expected, warned = full_build(tmp_path, config, caplog)
     spy = Spy(monkeypatch)
     assert offline(config, out, caplog) == warned
     assert spy.built == 1 and contents(out) == expected
-    assert not (out / f"{gone.slug}/index.html").exists()
+    assert not (out / f"{gone[0].slug}/index.html").exists()
     cache.changes_path.unlink()  # the content is the base's again: the article is back
     offline(config, out, caplog)
     assert spy.built == 2
-    assert (out / f"{gone.slug}/index.html").is_file()
+    assert (out / f"{gone[0].slug}/index.html").is_file()
 
 
 def test_an_edited_draft_is_patched_and_changes_no_page(
         site: tuple[Config, Path], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
     config, out = site
-    cache = cache_of(config)
-    workspace = cache.load()
-    assert workspace is not None
-    model = workspace.articles[0]
-    draft = model.model_copy(update={"id": "65f0c0ffeee00000000000ff", "status": "draft",
-                                     "slug": "a-draft", "content": "Not yet."})
-    assert cache.save(workspace.model_copy(update={"articles": [*workspace.articles, draft]}))
+    draft_id = "65f0c0ffeee00000000000ff"
+    resave(config, lambda articles: [*articles, articles[0].model_copy(update={
+        "id": draft_id, "status": "draft", "slug": "a-draft", "content": "Not yet."})])
     before = contents(out)
     spy = Spy(monkeypatch)
     run_build(config, output=out, offline=True)  # a new draft: nothing to show
     assert spy.built == 0 and contents(out) == before
-    workspace = cache.load()
-    assert workspace is not None
-    edited = [a.model_copy(update={"content": "Still not yet."}) if a.id == draft.id else a
-              for a in workspace.articles]
-    assert cache.save(workspace.model_copy(update={"articles": edited}))
+    resave(config, lambda articles: [
+        a.model_copy(update={"content": "Still not yet."}) if a.id == draft_id else a
+        for a in articles])
     spy = Spy(monkeypatch)
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="sitegen"):

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -72,6 +72,9 @@ from sitegen.fetch.records import (
 from sitegen.heap import collector_paused
 from sitegen.lazylist import LazyList
 from sitegen.workspace import ApiVersion, Workspace
+
+if TYPE_CHECKING:
+    from sitegen.config import Config
 
 log = logging.getLogger("sitegen.fetch")
 
@@ -360,6 +363,11 @@ class ContentCache:
         self._base: tuple[str, dict[str, Article]] | None = None
         #: What the files hold after the last `load` or `save` (None when unknown).
         self.state: CacheState | None = None
+
+    @classmethod
+    def for_config(cls, config: Config) -> ContentCache:
+        """The cache of *config*'s service and workspace, in its cache folder."""
+        return cls(config.cache_path, config.api.base_url, config.api.workspace)
 
     @property
     def path(self) -> Path:

@@ -318,17 +318,13 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _cache(config: Config) -> ContentCache:
-    return ContentCache(config.cache_path, config.api.base_url, config.api.workspace)
-
-
 def sync(config: Config, *, key: str | None, transport: httpx.AsyncBaseTransport | None = None,
          refresh: bool = False, offline: bool = False,
          max_calls: int | None = None) -> SyncResult:
     """Bring the cache up to date and return the workspace (see the module docstring)."""
     if offline and refresh:
         raise ConfigError("--offline and --refresh contradict each other: drop one of them")
-    cache = _cache(config)
+    cache = ContentCache.for_config(config)
     ledger = CallLedger()
     if offline:
         cached = cache.load()
@@ -365,7 +361,7 @@ def plan_sync(config: Config, *, key: str | None,
     if key is None:
         key = config.api_key()
     ledger = CallLedger()
-    return _run(_plan(config, key, transport, _cache(config).load(), ledger))
+    return _run(_plan(config, key, transport, ContentCache.for_config(config).load(), ledger))
 
 
 def demo_transport() -> httpx.AsyncBaseTransport:

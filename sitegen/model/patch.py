@@ -103,7 +103,7 @@ def _refresh_digests(site: Site, edited: list[ArticleView]) -> None:
                 shown[id(near)] = near
     if cards:
         for article in site.articles:
-            if any(id(r) in cards for r in article.related):
+            if not cards.isdisjoint(map(id, article.related)):
                 shown[id(article)] = article
     about = SectionDigests()
     pages: set[int] = set()
@@ -120,7 +120,7 @@ def _refresh_digests(site: Site, edited: list[ArticleView]) -> None:
                 page.title = shows.title
             if id(shows) in pages:
                 page.input_digest = article_page_digest(site, shows)
-        elif page.kind in _LISTINGS and any(id(a) in cards for a in page.articles):
+        elif page.kind in _LISTINGS and not cards.isdisjoint(map(id, page.articles)):
             obj = page.obj
             page.input_digest = listing_digest(
                 site, page, section_digest(obj) if isinstance(obj, Section) else "")

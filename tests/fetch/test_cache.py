@@ -290,7 +290,8 @@ def test_blocks_are_stored_packed_and_an_unread_resave_does_not_unpack_them(
     assert again is not None and again.model_dump() == original.model_dump()
 
 
-def test_a_cache_of_the_earlier_block_form_is_read_and_saved_packed(tmp_path: Path) -> None:
+def _earlier_form_cache(tmp_path: Path) -> tuple[ContentCache, Workspace]:
+    """A cache whose base holds its articles' blocks as plain values (the earlier form)."""
     cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
     original = workspace(2)
     assert cache.save(original)
@@ -298,6 +299,11 @@ def test_a_cache_of_the_earlier_block_form_is_read_and_saved_packed(tmp_path: Pa
     for stored, article in zip(data["workspace"]["articles"], original.articles, strict=True):
         stored["blocks"] = [b.model_dump(mode="json") for b in article.blocks or []]
     cache.path.write_text(json.dumps(data))
+    return cache, original
+
+
+def test_a_cache_of_the_earlier_block_form_is_read_and_saved_packed(tmp_path: Path) -> None:
+    cache, original = _earlier_form_cache(tmp_path)
     loaded = cache.load()
     assert loaded is not None and loaded.model_dump() == original.model_dump()
     assert ContentCache(tmp_path / ".sitegen", BASE, WS).save(loaded)  # the base rewritten
@@ -309,13 +315,7 @@ def test_unread_blocks_of_the_earlier_form_are_packed_without_reading_them(
         tmp_path: Path) -> None:
     from sitegen.fetch.cache import LazyBlocks, pack_blocks
 
-    cache = ContentCache(tmp_path / ".sitegen", BASE, WS)
-    original = workspace(2)
-    assert cache.save(original)
-    data = json.loads(cache.path.read_text())
-    for stored, article in zip(data["workspace"]["articles"], original.articles, strict=True):
-        stored["blocks"] = [b.model_dump(mode="json") for b in article.blocks or []]
-    cache.path.write_text(json.dumps(data))
+    cache, original = _earlier_form_cache(tmp_path)
     loaded = cache.load()
     assert loaded is not None
     lazy = [a.blocks for a in loaded.articles if isinstance(a.blocks, LazyBlocks)]
