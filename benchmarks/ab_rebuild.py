@@ -11,8 +11,11 @@ build's own stage timings. The earlier commit's `sitegen/` is taken with
 `git archive` and run from a temporary folder through `PYTHONPATH` (its dependencies
 are this environment's). Usage:
 
-    .venv/bin/python benchmarks/ab_rebuild.py --base 1894ab4 [--articles 4000] [--rounds 10]
-        [--offline]
+    .venv/bin/python benchmarks/ab_rebuild.py --base 1894ab4 [--new REV] [--articles 4000]
+        [--rounds 10] [--offline]
+
+With `--new REV` the new side is that commit's `sitegen/` too (exported the same way),
+so the working tree may change while the rounds run.
 
 With `--offline` each round's change is brought in by `sitegen fetch` (not timed) and
 `sitegen build --offline` is timed: the build alone, without the sync.
@@ -92,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the interleaved rounds and print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the earlier commit (any git revision)")
+    parser.add_argument("--new", help="the later commit (default: this checkout as it is)")
     parser.add_argument("--articles", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
@@ -116,8 +120,12 @@ def _run(options: argparse.Namespace, work: Path) -> int:
     site = bench.warm_site(options.articles)
     folders = {"new": site.config.parent, "base": work / "site-base"}
     shutil.copytree(folders["new"], folders["base"], symlinks=True)
-    paths = {"new": None, "base": base_code}
-    _check_code(None, work, REPO / "sitegen")
+    new_code = None
+    if options.new:
+        new_code = work / "new-code"
+        _export(options.new, new_code)
+    paths = {"new": new_code, "base": base_code}
+    _check_code(new_code, work, new_code or REPO / "sitegen")
     _check_code(base_code, work, base_code)
     rounds: list[dict[str, dict[str, Any]]] = []
     for number in range(options.rounds + 1):  # round 0 warms both sites up, unmeasured

@@ -216,13 +216,6 @@ def _run_build(
         freeze_new_objects()  # the site graph
         report.articles = len(site.articles)
         report.html_pages = len(site.pages)
-        if stamp is not None:
-            trusted = writer.surveyed_trust()
-            if trusted is None:
-                from sitegen.emit.stamp import recorded_stats
-
-                trusted = recorded_stats(os.fspath(stamp.path), os.fspath(output))
-            writer.trust_stats(trusted)
         with timings.stage("assets"):
             assets = theme_assets(config, key is not None)
             beacon = beacon_settings(config, key, assets)
@@ -242,6 +235,16 @@ def _run_build(
         # render pool's workers after the pages, so the stages below time the planning.
         with timings.stage("feeds"):
             hashes = {page.path: renderer.page_hash(page) for page in site.pages}
+        # The output survey is first needed here (`keep`): everything above gives the
+        # surveying child that much more time (see `sitegen.emit.survey`).
+        if stamp is not None:
+            trusted = writer.surveyed_trust()
+            if trusted is None:
+                from sitegen.emit.stamp import recorded_stats
+
+                trusted = recorded_stats(os.fspath(stamp.path), os.fspath(output))
+            writer.trust_stats(trusted)
+        with timings.stage("feeds"):
             jobs, job_hashes = feed_jobs(site, hashes, writer, renderer)
         with timings.stage("sitemap"):
             more, more_hashes = sitemap_jobs(site, writer)

@@ -26,7 +26,8 @@ from sitegen.config import Config, load_config
 from sitegen.errors import ApiError, ConfigError, UnreachableError
 from sitegen.fetch.client import ApiClient, NotFound
 from sitegen.fetch.ledger import CallLedger
-from sitegen.fetch.records import DigestSettings, DigestUpdate
+from sitegen.fetch.payloads import DigestUpdate
+from sitegen.fetch.records import DigestSettings
 
 if TYPE_CHECKING:
     import httpx

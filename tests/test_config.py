@@ -108,3 +108,39 @@ def test_resolve_config_demo_without_file(tmp_path: Path, monkeypatch: pytest.Mo
     assert config.site.title
     with pytest.raises(ConfigError):
         resolve_config("site.toml", demo=False)
+
+
+@pytest.mark.parametrize(("given", "base_url"), [
+    ("https://Notes.ACME.test", "https://notes.acme.test"),
+    ("http://notes.acme.test:80/blog/", "http://notes.acme.test/blog"),
+    ("https://bücher.test/a b/", "https://xn--bcher-kva.test/a%20b"),
+    ("http://localhost:8000", "http://localhost:8000"),
+])
+def test_urls_are_normalised_as_urls(tmp_path: Path, given: str, base_url: str) -> None:
+    config = load_config(write(tmp_path, VALID.replace("https://notes.acme.test", given)))
+    assert config.site.base_url == base_url
+    assert demo_config(config, tmp_path).site.base_url == base_url  # dumps and loads again
+
+
+@pytest.mark.parametrize(("given", "problem"), [
+    ("ftp://notes.acme.test", "URL scheme should be 'http' or 'https'"),
+    ("notes.acme.test", "Input should be a valid URL"),
+    ("https://", "Input should be a valid URL, empty host"),
+])
+def test_a_url_that_is_not_http_is_refused(tmp_path: Path, given: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, VALID.replace("https://cas.example.com", given)))
+    assert f"'api.url': {problem}" in str(caught.value)
+
+
+def test_loading_a_config_and_the_records_leaves_pydantic_networks_alone() -> None:
+    """Builds never send digest or analytics bodies: what their e-mail check imports is not paid."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, sitegen.config, sitegen.fetch.records, sitegen.fetch.cache; "
+             "print(sorted(m for m in ('pydantic.networks', 'email_validator') "
+             "if m in sys.modules))")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    assert found == "[]"

@@ -9,10 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from sitegen.fetch.payloads import AnalyticsEvent, DigestUpdate
 from sitegen.fetch.records import (
-    AnalyticsEvent,
     Article,
-    DigestUpdate,
     HeaderBlock,
     ImageBlock,
     UnknownBlock,

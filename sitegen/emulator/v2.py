@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse
 from sitegen.emulator import filters, forms, store
 from sitegen.emulator.query import ApiProblem, Query, check_id
 from sitegen.emulator.state import EmulatorState, Record, later_than
-from sitegen.fetch.records import AnalyticsEvent, DigestUpdate
+from sitegen.fetch.payloads import AnalyticsEvent, DigestUpdate
 
 logger = logging.getLogger("sitegen.emulator")
 M = TypeVar("M", bound=BaseModel)

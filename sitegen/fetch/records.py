@@ -3,10 +3,10 @@
 Role: turn JSON from the API (or the cache) into typed records. Readers are
 tolerant: unknown fields are ignored, fields the references mark "not shown" are
 optional, mistyped scalars are coerced where the meaning is clear, and an
-unknown block type becomes `UnknownBlock` instead of failing. Request bodies
-that sitegen *sends* (digest update, analytics event) are strict and carry the
-v2 bounds. This module must never do I/O or log; callers decide what a
-ValidationError means (usually: skip that one record with a warning).
+unknown block type becomes `UnknownBlock` instead of failing. The request bodies
+sitegen *sends* are strict and live apart (`sitegen.fetch.payloads`). This module
+must never do I/O or log; callers decide what a ValidationError means (usually:
+skip that one record with a warning).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    EmailStr,
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
@@ -344,42 +343,3 @@ class DigestSettings(Record):
     replyTo: Text = None
     createdAt: Timestamp = None
     updatedAt: Timestamp = None
-
-
-# --- request bodies sitegen sends (strict, with the v2 bounds) ------------------
-
-
-class _Body(BaseModel):
-    # Built on first use: builds never send these, and EmailStr imports email_validator.
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-
-class DigestUpdate(_Body):
-    """Body of `PUT /digest`, with the bounds of the v2 reference."""
-
-    enabled: bool
-    frequency: Literal["daily", "weekly", "monthly"]
-    subject: str = Field(min_length=1, max_length=180)
-    previewText: str | None = Field(default=None, max_length=280)
-    senderName: str = Field(min_length=1, max_length=120)
-    replyTo: EmailStr | None = Field(default=None, max_length=200)
-
-
-class AnalyticsPage(_Body):
-    type: Literal["workspace", "article", "agent", "unknown"] | None = None
-    path: str | None = None
-    host: str | None = None
-    siteSlug: str | None = None
-    articleSlug: str | None = None
-
-
-class AnalyticsEvent(_Body):
-    """Body of `POST /analytics`, with the bounds of the v2 reference."""
-
-    visitorId: str = Field(min_length=6, max_length=128)
-    articleId: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{24}$")
-    agentId: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{24}$")
-    page: AnalyticsPage | None = None
-    utm: dict[str, Any] | None = None
-    client: dict[str, Any] | None = None
-    landingUrl: str | None = Field(default=None, max_length=2000)

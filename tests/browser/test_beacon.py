@@ -23,7 +23,7 @@ from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
 from sitegen.emulator.app import create_app
 from sitegen.emulator.demo import load_demo
 from sitegen.emulator.serve import bind
-from sitegen.fetch.records import AnalyticsEvent
+from sitegen.fetch.payloads import AnalyticsEvent
 from sitegen.fetch.sync import demo_transport, sync
 
 pytestmark = pytest.mark.browser

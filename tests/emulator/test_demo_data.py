@@ -22,12 +22,12 @@ from typing import Any
 import pytest
 
 from sitegen.config import DEMO_WORKSPACE_ID
+from sitegen.fetch.payloads import DigestUpdate
 from sitegen.fetch.records import (
     Agent,
     Article,
     AuthorIdentity,
     Cluster,
-    DigestUpdate,
     SocialPost,
     UnknownBlock,
     WorkspaceInfo,
