@@ -138,8 +138,8 @@ def _run_build(
         beacon_settings,
         demo_media,
         feed_jobs,
-        sitemap_jobs,
         theme_assets,
+        write_sitemaps,
     )
     from sitegen.emit.writer import OutputWriter
 
@@ -231,8 +231,9 @@ def _run_build(
                                 bodies=store)
             if before_render is not None:
                 before_render(renderer)
-        # Feeds and sitemaps are planned here (reused ones kept) and rendered by the
-        # render pool's workers after the pages, so the stages below time the planning.
+        # Feeds are planned here (reused ones kept) and rendered by the render pool's
+        # workers after the pages, so the feeds stage times the planning; the sitemaps
+        # are rendered (or kept) here.
         with timings.stage("feeds"):
             hashes = {page.path: renderer.page_hash(page) for page in site.pages}
         # The output survey is first needed here (`keep`): everything above gives the
@@ -247,9 +248,7 @@ def _run_build(
         with timings.stage("feeds"):
             jobs, job_hashes = feed_jobs(site, hashes, writer, renderer)
         with timings.stage("sitemap"):
-            more, more_hashes = sitemap_jobs(site, writer)
-            jobs += more
-            job_hashes.update(more_hashes)
+            write_sitemaps(site, writer)
         with timings.stage("render"):
             report.rendered = _render(site, hashes, renderer, writer, progress, jobs,
                                       job_hashes)
@@ -347,7 +346,8 @@ def _render(site: Site, hashes: dict[str, str], renderer: Renderer, writer: Outp
     """
     from contextlib import closing
 
-    todo = [page for page in site.pages if not writer.keep(page.path, hashes[page.path])]
+    missed = set(writer.keep_all((page.path, hashes[page.path]) for page in site.pages))
+    todo = [page for page in site.pages if page.path in missed]
     renderer.preload_bodies(page.article for page in todo if page.article is not None)
     stager = writer.worker_staging() if todo else None
     done = 0

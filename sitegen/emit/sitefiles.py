@@ -15,11 +15,12 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 
 from sitegen import __version__
 from sitegen.emit.feed import FeedEntry, FeedInfo, render_atom
 from sitegen.emit.sitemap import SitemapEntry
-from sitegen.model.views import ArticleView, Page, Section, Site
+from sitegen.model.views import ArticleView, Section, Site
 
 FEED_FORMAT = "atom-1"
 
@@ -119,18 +120,24 @@ def _author(article: ArticleView) -> str | None:
 
 
 def sitemap_entries(site: Site) -> list[SitemapEntry]:
-    """Every HTML page but 404.html, with the newest updatedAt of what it shows."""
+    """Every HTML page but 404.html, with the newest updatedAt of what it shows.
+
+    (One loop over every page of the site, in each build that writes the sitemap: the
+    article page's date is its article's, a listing's the newest of its articles'.)
+    """
+    absolute = site.absolute
+    base = site.base_url
+    updated = attrgetter("updated")
     entries: list[SitemapEntry] = []
+    add = entries.append
     for page in site.pages:
         if page.kind == "404" or not page.path.endswith(".html"):
             continue
-        entries.append(SitemapEntry(site.absolute(page.url), _lastmod(page)))
+        shown = page.obj
+        if isinstance(shown, ArticleView):
+            lastmod: datetime | None = shown.updated
+        else:
+            lastmod = max(map(updated, page.articles)) if page.articles else None
+        url = page.url
+        add(SitemapEntry(base + url if url[:1] == "/" else absolute(url), lastmod))
     return entries
-
-
-def _lastmod(page: Page) -> datetime | None:
-    article = page.article
-    if article is not None:
-        return article.updated
-    dates = [a.updated for a in page.articles]
-    return max(dates) if dates else None

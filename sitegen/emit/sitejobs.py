@@ -2,7 +2,7 @@
 
 Role: for `sitegen.build`, find which of these files the previous output already holds
 (the writer keeps a file whose input hash matches its manifest entry) and turn the rest
-into render-pool jobs (feeds, sitemaps) or writes through the writer (robots.txt). It
+into render-pool jobs (feeds) or writes through the writer (sitemaps, robots.txt). It
 must never render a page, never write the output but through the writer, and never
 read the wall clock into a file.
 """
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from sitegen.config import Config
     from sitegen.emit.assets import AssetSet
     from sitegen.emit.sitefiles import FeedPlan
-    from sitegen.emit.sitemap import SitemapEntry
     from sitegen.emit.writer import OutputWriter
     from sitegen.model.views import ArticleView, Site
     from sitegen.render.pages import BeaconSettings, Job, Renderer
@@ -87,49 +86,26 @@ def feed_files(site: Site, plans: list[FeedPlan],
     return [(plan.path, render_feed(site, plan, article_html)) for plan in plans]
 
 
-def sitemap_jobs(site: Site, writer: OutputWriter) -> tuple[list[Job], dict[str, str]]:
-    """Sitemaps and robots.txt, reused unchanged when their entries hash the same.
+def write_sitemaps(site: Site, writer: OutputWriter) -> None:
+    """The sitemaps and robots.txt, rendered and handed to *writer* (unchanged ones kept).
 
-    robots.txt is written here; the sitemaps to write come back as a job (and hashes).
+    The sitemap is rendered here, in one pass over the pages, rather than hashed first
+    and rendered in the render pool: a rebuild after one article changed renders it
+    anyway (its date changed), and rendering costs about what hashing its entries did.
     """
     import hashlib
-    from functools import partial
 
     from sitegen import __version__
-    from sitegen.emit.feed import atom_date
     from sitegen.emit.sitefiles import sitemap_entries
-    from sitegen.emit.sitemap import MAX_URLS, render_robots
-    from sitegen.render.pages import Job
+    from sitegen.emit.sitemap import render_robots, render_sitemaps
 
-    entries = sitemap_entries(site)
-    # What the sitemap shows of each entry: its URL and its date as written (atom_date,
-    # memoized per date), hashed in one piece.
-    text = "\x00".join([f"sitemap|{__version__}|{site.base_url}", *(
-        f"{entry.url}|{atom_date(entry.lastmod) if entry.lastmod is not None else ''}"
-        for entry in entries)])
-    input_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    count = len({entry.url for entry in entries})
-    paths = ["sitemap.xml"]
-    if count > MAX_URLS:
-        paths += [f"sitemap-{n}.xml" for n in range(1, (count + MAX_URLS - 1) // MAX_URLS + 1)]
-    previous = [writer.previous.get(path) for path in paths]
-    kept = set()
-    if all(entry is not None and entry.input_hash == input_hash for entry in previous):
-        kept = {path for path in paths if writer.keep(path, input_hash)}
-    jobs: list[Job] = []
-    if len(kept) < len(paths):
-        jobs.append(Job(partial(sitemap_files, entries, site.base_url)))
+    for path, data in render_sitemaps(sitemap_entries(site), site.base_url):
+        digest = hashlib.sha256(data).hexdigest()
+        if not writer.keep(path, digest[:32]):
+            writer.write_hashed(path, data, digest, input_hash=digest[:32])
     robots = hashlib.sha256(f"robots|{__version__}|{site.base_url}".encode()).hexdigest()[:32]
     if not writer.keep("robots.txt", robots):
         writer.write("robots.txt", render_robots(site.base_url), input_hash=robots)
-    return jobs, {path: input_hash for path in paths if path not in kept}
-
-
-def sitemap_files(entries: list[SitemapEntry], base_url: str) -> list[tuple[str, bytes]]:
-    """The sitemap files of *entries*, rendered (a pool job)."""
-    from sitegen.emit.sitemap import render_sitemaps
-
-    return list(render_sitemaps(entries, base_url))
 
 
 def demo_media() -> Iterator[tuple[str, bytes]]:

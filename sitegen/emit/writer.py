@@ -28,6 +28,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -359,6 +360,33 @@ class OutputWriter:
         self._new[rel] = entry
         self._reused.add(rel)
         return True
+
+    def keep_all(self, wanted: Iterable[tuple[str, str]]) -> list[str]:
+        """`keep` for many (path, input hash) pairs; returns the paths it could not keep.
+
+        One loop for a whole site's pages: the common case (a surveyed file with its
+        trusted stat) is decided here, anything else by `keep` itself.
+        """
+        if not self._open or self._committed:
+            raise BuildError("the output writer is not open: this is a bug in sitegen")
+        previous = self._previous.files
+        new, reused, confirmed = self._new, self._reused, self._confirmed
+        trusted, live = self._trusted, self._live
+        missed: list[str] = []
+        for path, input_hash in wanted:
+            entry = previous.get(path)
+            if entry is None or entry.input_hash != input_hash:
+                missed.append(path)
+                continue
+            known = trusted.get(path)
+            if (known is not None and live is not None and path not in new
+                    and live.get(path) == known):
+                confirmed[path] = known
+                new[path] = entry
+                reused.add(path)
+            elif not self.keep(path, input_hash):
+                missed.append(path)
+        return missed
 
     def _unchanged_stat(self, rel: str) -> bool:
         """True (and confirmed) when *rel* has the trusted stat: as surveyed, else on disk.

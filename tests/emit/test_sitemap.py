@@ -63,9 +63,11 @@ def _reference_urlset(entries: list[SitemapEntry]) -> bytes:
 def test_the_text_built_sitemap_is_what_elementtree_would_write() -> None:
     hostile = ["https://x.test/a&b/", "https://x.test/<script>/", "https://x.test/é/ü/",
                "https://x.test/q?a=1&b=\"2\"'", "https://x.test/\x01\x08bad/", "https://x.test/]]>/"]
+    with_newline = [*hostile, "https://x.test/new\nline/", "https://x.test/\r\n/"]
     for entries in ([], [SitemapEntry(url) for url in hostile],
                     [SitemapEntry(url, datetime(2026, 1, n + 1, 5, tzinfo=UTC))
-                     for n, url in enumerate(hostile)]):
+                     for n, url in enumerate(hostile)],
+                    [SitemapEntry(url) for url in with_newline]):
         ordered = sorted(entries, key=lambda e: e.url)
         [(name, data)] = render_sitemaps(entries, "https://x.test")
         assert name == "sitemap.xml"

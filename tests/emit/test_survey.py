@@ -402,3 +402,38 @@ def test_no_early_survey_over_a_killed_build_or_a_small_site(
     early = writer_module.survey_early(out, None)
     assert early is not None
     early.close()
+
+
+def test_keep_all_decides_every_path_as_keep_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole-site loop's fast path (a surveyed file with its trusted stat) keeps exactly
+    what `keep` keeps, one path at a time and without a survey."""
+    from sitegen.emit import writer as writer_module
+    from sitegen.errors import BuildError
+
+    monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)  # survey this small site
+    monkeypatch.setattr(sv, "WAIT_SECONDS", 30.0)  # however slow this machine is now
+    out = tmp_path / "_site"
+    _two_builds(out)
+    age(out)
+    picture = sv.picture_output(os.fspath(out), 0)
+    assert picture is not None
+    trusted = {rel: picture.files[rel] for rel in SITE}
+    (out / "feed.xml").write_bytes(b"<feed>changed by hand</feed>")  # not the trusted stat
+    wanted = [(rel, "h" + rel) for rel in SITE if rel != "index.html"]
+    wanted += [("index.html", "another input"), ("new/index.html", "hnew")]
+    with OutputWriter(out, keep_spare=True) as writer:
+        assert writer.start_survey()
+        writer.trust_stats(trusted)
+        missed = writer.keep_all(wanted)
+        confirmed = writer.confirmed_stats()
+    with OutputWriter(out, keep_spare=True) as writer:
+        writer.trust_stats(trusted)
+        one_by_one = [rel for rel, input_hash in wanted if not writer.keep(rel, input_hash)]
+    assert missed == one_by_one == ["feed.xml", "index.html", "new/index.html"]
+    assert set(confirmed) == set(SITE) - {"feed.xml", "index.html"}
+    with OutputWriter(out, keep_spare=True) as writer:
+        assert writer.start_survey()
+        writer.trust_stats(trusted)
+        with pytest.raises(BuildError, match="a/index.html"):
+            writer.keep_all([("a/index.html", "ha/index.html")] * 2)
