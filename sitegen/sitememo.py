@@ -15,8 +15,10 @@ it patched more than `REWRITE_AFTER` articles: until then each rebuild patches e
 record that differs from the memo's, so a rebuild after one edit writes nothing here.
 Losing or damaging the file costs time, never correctness: anything unreadable is
 no memo. The file is `marshal` data (never pickle: loading it runs no code) with a
-CRC-32 of the graph, written atomically. It must never hold anything but what
-`pack_site` made, and never write outside its own file.
+CRC-32 of the graph, written atomically; the article bodies follow the graph with a
+checksum of their own and are read only when a body is asked for (`MemoBodies`).
+It must never hold anything but what `pack_site` made, and never write outside its
+own file.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 from sitegen import __version__
 from sitegen.atomicfile import replace_atomically
 from sitegen.config import Config
+from sitegen.errors import CacheError
 from sitegen.fetch.cache import CacheState, ContentCache, record_fingerprint
 from sitegen.fetch.records import Article
 from sitegen.model.views import Site
@@ -41,7 +44,7 @@ from sitegen.workspace import ApiVersion
 log = logging.getLogger("sitegen.model")
 
 MEMO_FILE = "site-model.bin"
-MEMO_FORMAT = 1
+MEMO_FORMAT = 2
 _MAGIC = b"sitegen site model\n"
 #: A resumed graph is stored again once it patched more articles than this (at 4,000
 #: articles patching one takes ~0.01 s, 200 ~0.035 s; storing the graph ~0.09 s).
@@ -91,12 +94,15 @@ def save_memo(config: Config, site: Site, state: CacheState, api_version: ApiVer
     """
     from sitegen.model.pack import pack_site
 
-    payload = marshal.dumps(pack_site(site))
+    graph, bodies = pack_site(site)
+    payload = marshal.dumps(graph)
+    texts = marshal.dumps(bodies)
     key = (state.base, state.generation, state.has_changes,
            tuple(sorted(state.changes.items())), state.removed, state.rest)
     header = marshal.dumps((MEMO_FORMAT, code_fingerprint(), _config_fingerprint(config), key,
-                            api_version, zlib.crc32(payload), len(payload)))
-    data = b"".join((_MAGIC, len(header).to_bytes(4, "big"), header, payload))
+                            api_version, zlib.crc32(payload), len(payload),
+                            zlib.crc32(texts), len(texts)))
+    data = b"".join((_MAGIC, len(header).to_bytes(4, "big"), header, payload, texts))
     try:
         config.cache_path.mkdir(parents=True, exist_ok=True)
         replace_atomically(config.cache_path / MEMO_FILE, data)
@@ -120,7 +126,7 @@ def resume_site(config: Config) -> Resumed | None:
         return None
     if found is None:
         return None
-    memo, api_version, payload = found
+    memo, api_version, payload, bodies = found
     changes = ContentCache.for_config(config).read_changes(memo.generation)
     if changes is None or changes.base != memo.base:
         return None
@@ -138,16 +144,16 @@ def resume_site(config: Config) -> Resumed | None:
                    if memo.changes.get(key) != fp]
         state = CacheState(memo.base, memo.generation, True, fingerprints, memo.removed,
                            memo.rest)
-    return _patched(config, payload, records, state, api_version, path)
+    return _patched(config, payload, bodies, records, state, api_version, path)
 
 
-def _patched(config: Config, payload: memoryview, records: list[Article], state: CacheState,
-             api_version: ApiVersion, path: Path) -> Resumed | None:
+def _patched(config: Config, payload: memoryview, bodies: MemoBodies, records: list[Article],
+             state: CacheState, api_version: ApiVersion, path: Path) -> Resumed | None:
     from sitegen.model.pack import unpack_site
     from sitegen.model.patch import patch_site
 
     try:
-        site = unpack_site(marshal.loads(payload), config)
+        site = unpack_site((marshal.loads(payload), bodies), config)
     except (EOFError, ValueError, TypeError, IndexError, KeyError) as error:
         log.debug("ignored the model memo %s (malformed: %s)", path, error)
         return None
@@ -161,24 +167,70 @@ def _patched(config: Config, payload: memoryview, records: list[Article], state:
     return Resumed(site, api_version)
 
 
-def _read(data: bytes, config: Config) -> tuple[CacheState, ApiVersion, memoryview] | None:
-    """The memo's cache state, API version and packed graph, or None when not this build's."""
+def _read(data: bytes, config: Config,
+          ) -> tuple[CacheState, ApiVersion, memoryview, MemoBodies] | None:
+    """The memo's cache state, API version, packed graph and bodies, or None when not
+    this build's."""
     if not data.startswith(_MAGIC):
         return None
     start = len(_MAGIC) + 4
     size = int.from_bytes(data[len(_MAGIC):start], "big")
-    form, code, configured, key, api_version, crc, length = marshal.loads(
-        data[start:start + size])
+    form, code, configured, key, api_version, crc, length, texts_crc, texts_length = (
+        marshal.loads(data[start:start + size]))
     if form != MEMO_FORMAT or code != code_fingerprint():
         return None
     if configured != _config_fingerprint(config):
         return None
-    payload = memoryview(data)[start + size:]
-    if len(payload) != length or zlib.crc32(payload) != crc:
+    view = memoryview(data)
+    payload = view[start + size:start + size + length]
+    texts = view[start + size + length:]
+    if (len(payload) != length or len(texts) != texts_length
+            or zlib.crc32(payload) != crc):
         raise ValueError("it is cut short or its checksum does not match")
     if api_version not in ("v1", "v2"):
         raise ValueError(f"unknown API version {api_version!r}")
     base, generation, has_changes, changes, removed, rest = key
     state = CacheState(tuple(base), generation, bool(has_changes), dict(changes),
                        tuple(removed), rest)
-    return state, api_version, payload
+    return state, api_version, payload, MemoBodies(texts, texts_crc, config.cache_path / MEMO_FILE)
+
+
+class MemoBodies:
+    """The memo's article bodies, (blocks, markdown) by article position: checked and read
+    the first time any is asked for (a rebuild after one edit renders a handful, whose
+    bodies come from the body store or from the edit; ~8 MB at 4,000 articles).
+
+    A part damaged since the graph was read (its checksum or shape) cannot become a
+    full build any more: it is a `CacheError` naming the way out, and the memo goes.
+    """
+
+    def __init__(self, texts: memoryview, crc: int, path: Path) -> None:
+        self._texts: memoryview | None = texts
+        self._crc = crc
+        self._path = path
+        self._bodies: tuple[tuple[str, str], ...] = ()
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __getitem__(self, index: int) -> tuple[str, str]:
+        return self._read()[index]
+
+    def _read(self) -> tuple[tuple[str, str], ...]:
+        texts = self._texts
+        if texts is not None:
+            try:
+                if zlib.crc32(texts) != self._crc:
+                    raise ValueError("checksum")
+                bodies = marshal.loads(texts)
+                if not (isinstance(bodies, tuple) and all(
+                        isinstance(b, tuple) and len(b) == 2 and isinstance(b[0], str)
+                        and isinstance(b[1], str) for b in bodies)):
+                    raise ValueError("shape")
+            except (EOFError, ValueError, TypeError):
+                self._path.unlink(missing_ok=True)
+                raise CacheError(f"the model memo {self._path} is damaged (its article "
+                                 "bodies): it was removed; build again") from None
+            self._bodies = bodies
+            self._texts = None
+        return self._bodies

@@ -188,25 +188,35 @@ def test_an_edit_that_moves_an_article_builds_the_graph_again(
     assert (spy.built, spy.base_reads) == (1, 2)
 
 
+MAGIC = b"sitegen site model\n"
+
+
+def _parts(data: bytes) -> tuple[list[Any], int]:
+    """The memo's header (as a list) and where its graph starts."""
+    size = int.from_bytes(data[len(MAGIC):len(MAGIC) + 4], "big")
+    start = len(MAGIC) + 4 + size
+    return list(marshal.loads(data[len(MAGIC) + 4:start])), start
+
+
 def _damage(path: Path, how: str) -> None:
     data = path.read_bytes()
     if how == "cut short":
         path.write_bytes(data[:len(data) - 100])
-    elif how == "a byte flipped":
-        path.write_bytes(data[:-50] + bytes([data[-50] ^ 1]) + data[-49:])
+    elif how == "a byte flipped":  # in the graph
+        header, start = _parts(data)
+        at = start + header[6] // 2
+        path.write_bytes(data[:at] + bytes([data[at] ^ 1]) + data[at + 1:])
     elif how == "garbage":
         path.write_bytes(b"sitegen site model\n\x00\x00\x00\x05garbage")
     elif how == "not a memo":
         path.write_bytes(b"hello")
     elif how == "a wrong shape":
-        magic = b"sitegen site model\n"
-        size = int.from_bytes(data[len(magic):len(magic) + 4], "big")
-        header = list(marshal.loads(data[len(magic) + 4:len(magic) + 4 + size]))
+        header, _ = _parts(data)
         payload = marshal.dumps(("not", "a", "site"))
-
-        header[5:7] = [zlib.crc32(payload), len(payload)]
+        texts = marshal.dumps(())
+        header[5:9] = [zlib.crc32(payload), len(payload), zlib.crc32(texts), len(texts)]
         new = marshal.dumps(tuple(header))
-        path.write_bytes(magic + len(new).to_bytes(4, "big") + new + payload)
+        path.write_bytes(MAGIC + len(new).to_bytes(4, "big") + new + payload + texts)
     else:
         raise AssertionError(how)
 
@@ -219,6 +229,56 @@ def test_a_damaged_memo_is_no_memo(site: tuple[Config, Path], tmp_path: Path, ho
     config, out = site
     edit(config, content="Edited.", blocks=None)
     _damage(config.cache_path / MEMO_FILE, how)
+    expected, warned = full_build(tmp_path, config, caplog)
+    spy = Spy(monkeypatch)
+    assert offline(config, out, caplog) == warned
+    assert spy.built == 1 and contents(out) == expected
+
+
+def test_the_bodies_are_read_only_when_a_body_is_asked_for(
+        site: tuple[Config, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A rebuild after an edit takes its bodies from the body store and the edit: the memo's
+    bodies part stays unread; a build that renders every body reads it, once."""
+    config, out = site
+    reads: list[int] = []
+    real_read = sitememo.MemoBodies._read
+
+    def counted(bodies: sitememo.MemoBodies) -> Any:
+        reads.append(1) if bodies._texts is not None else None
+        return real_read(bodies)
+
+    monkeypatch.setattr(sitememo.MemoBodies, "_read", counted)
+    edit(config, content="Edited.", blocks=None)
+    expected, warned = full_build(tmp_path, config, caplog)
+    spy = Spy(monkeypatch)
+    assert offline(config, out, caplog) == warned
+    assert (spy.built, reads) == (0, [])
+    assert contents(out) == expected
+    (config.cache_path / "bodies.sqlite").unlink()  # every body is rendered again
+    edit(config, content="Edited again.", blocks=None)
+    expected, warned = full_build(tmp_path, config, caplog, name="again")
+    built = spy.built  # the reference build's
+    assert offline(config, out, caplog) == warned
+    assert (spy.built - built, reads) == (0, [1])
+    assert contents(out) == expected
+
+
+def test_damaged_bodies_fail_the_build_clearly_and_the_next_builds_in_full(
+        site: tuple[Config, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from sitegen.errors import CacheError
+
+    config, out = site
+    before = contents(out)
+    path = config.cache_path / MEMO_FILE
+    data = path.read_bytes()
+    path.write_bytes(data[:-50] + bytes([data[-50] ^ 1]) + data[-49:])  # in the bodies
+    (config.cache_path / "bodies.sqlite").unlink()  # so a body is asked for
+    edit(config, content="Edited.", blocks=None)
+    with pytest.raises(CacheError, match="site-model.bin is damaged.*build again"):
+        offline(config, out, caplog)
+    assert contents(out) == before and not path.exists()
     expected, warned = full_build(tmp_path, config, caplog)
     spy = Spy(monkeypatch)
     assert offline(config, out, caplog) == warned

@@ -35,7 +35,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -167,22 +167,29 @@ class LazyBlocks(LazyList[Block]):
 
 
 class PackedBlocks(LazyBlocks):
-    """Blocks stored packed (their JSON text), parsed and made objects when first read."""
+    """Blocks stored packed (their JSON text), parsed and made objects when first read.
+
+    The text may itself be deferred (the model memo reads its article bodies only when
+    one is asked for): *packed* is then what reads it.
+    """
 
     __slots__ = ("_packed",)
 
-    def __init__(self, count: int, packed: str) -> None:
+    def __init__(self, count: int, packed: str | Callable[[], str]) -> None:
         super().__init__([None] * count)
         self._packed = packed
 
     @property
     def packed(self) -> str:
         """The JSON text of the blocks as the cache holds it."""
-        return self._packed
+        packed = self._packed
+        if not isinstance(packed, str):
+            packed = self._packed = packed()
+        return packed
 
     def _produce(self, stand_ins: list[Any]) -> list[Block]:
         try:
-            values = json.loads(self._packed)
+            values = json.loads(self.packed)
         except ValueError:
             values = None
         if not isinstance(values, list) or len(values) != len(stand_ins):

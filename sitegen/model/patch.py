@@ -29,7 +29,7 @@ from sitegen.model.views import ArticleView, Section, Site
 
 #: The fields an in-place edit may change (everything else of a view is its place or links).
 OWN_FIELDS = ("title", "description", "keywords", "updated", "reading_minutes", "body_kind",
-              "blocks", "content", "body_hash", "image")
+              "blocks", "content_source", "body_hash", "image")
 _LISTINGS = frozenset({"home", "agent", "cluster", "author", "tag", "language"})
 
 

@@ -142,7 +142,7 @@ def article_view(config: Config, article: Article, choose: SlugChoice,
         description=description, language=language, tags=[],
         keywords=[k for k in keywords if k][:20], published=published, updated=updated,
         reading_minutes=body.reading_minutes, body_kind=body.kind, blocks=body.blocks,
-        content=body.content, body_hash=body.hash, image=body.image,
+        content_source=body.content, body_hash=body.hash, image=body.image,
     ), wanted
 
 

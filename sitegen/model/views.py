@@ -9,6 +9,7 @@ This module must never do I/O, log, or hold HTML.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -115,7 +116,8 @@ class ArticleView:
     """A published article, with everything a template shows about it.
 
     `blocks` holds the known, URL-checked blocks when the article renders from
-    blocks (`body_kind == "blocks"`); otherwise `content` is its markdown.
+    blocks (`body_kind == "blocks"`); otherwise `content` is its markdown (kept in
+    `content_source`, which a graph from the model memo fills with a reader).
     `body_hash` identifies the body source (render caches key on it);
     `card_digest` and `digest` hash what a list card and the full page show.
     """
@@ -134,7 +136,8 @@ class ArticleView:
     reading_minutes: int
     body_kind: Literal["blocks", "markdown"]
     blocks: list[KnownBlock]
-    content: str
+    #: The markdown, or (a graph from the model memo) what reads it when first asked for.
+    content_source: str | Callable[[], str] = field(repr=False)
     body_hash: str
     image: str
     # The links of the site graph stay out of repr (else one article prints the whole site).
@@ -146,6 +149,15 @@ class ArticleView:
     older: ArticleView | None = field(default=None, repr=False)
     card_digest: str = ""
     digest: str = ""
+
+    @property
+    def content(self) -> str:
+        """The article's markdown (the body of a markdown article)."""
+        source = self.content_source
+        if isinstance(source, str):
+            return source
+        text = self.content_source = source()
+        return text
 
     @property
     def authors(self) -> list[AuthorView]:
