@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sitegen.errors import BuildError
 
@@ -80,9 +80,12 @@ _quoted_ascii = json.encoder.encode_basestring_ascii
 _quoted = json.encoder.encode_basestring
 
 
-@dataclass(frozen=True, slots=True)
-class FileEntry:
-    """One file sitegen wrote: the hash of its bytes and of the inputs that produced it."""
+class FileEntry(NamedTuple):
+    """One file sitegen wrote: the hash of its bytes and of the inputs that produced it.
+
+    (A tuple: a rebuild makes one per file of the previous manifest, and a frozen
+    dataclass takes a third longer to make.)
+    """
 
     sha256: str
     input_hash: str | None = None
