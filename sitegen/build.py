@@ -241,7 +241,7 @@ def _run_build(
         if stamp is not None:
             trusted = writer.surveyed_trust()
             if trusted is None:
-                from sitegen.emit.stamp import recorded_stats
+                from sitegen.emit.stamprecord import recorded_stats
 
                 trusted = recorded_stats(os.fspath(stamp.path), os.fspath(output))
             writer.trust_stats(trusted)

@@ -32,8 +32,8 @@ from typing import Any
 
 from sitegen import __version__
 from sitegen.atomicfile import replace_atomically
+from sitegen.emit.stamprecord import STAMP_FORMAT
 
-STAMP_FORMAT = 2
 DEFAULT_CACHE_DIR = ".sitegen"  # ApiSection.cache_dir's default (a test keeps them equal)
 DEMO_CACHE_DIR = ".sitegen/demo"  # demo_config's cache_dir
 DEFAULT_OUTPUT = "_site"  # SiteSection.output's default (a test keeps them equal)
@@ -262,23 +262,6 @@ def check_stamp(key: StampKey) -> StampedBuild | None:
                             int(raw["articles"]), int(raw["html_pages"]), dict(raw["api"]))
     except (KeyError, TypeError, ValueError, IndexError):
         return None
-
-
-def recorded_stats(stamp_path: str, output: str) -> dict[str, tuple[int, int, int]]:
-    """The output files' stats as the last stamped build of *output* left them (or empty).
-
-    *stamp_path* is a `StampKey.path`. Valid whatever the inputs are now: the writer
-    uses them only to skip re-reading a file whose stat did not change since that
-    build checked its bytes.
-    """
-    try:
-        with open(stamp_path, "rb") as handle:
-            raw = json.loads(handle.read())
-        if raw.get("format") != STAMP_FORMAT or raw.get("output") != output:
-            return {}
-        return {rel: (int(st[0]), int(st[1]), int(st[2])) for rel, st in raw["files"].items()}
-    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
-        return {}
 
 
 def _output_intact(output: str, files: dict[str, list[int]]) -> bool:

@@ -34,12 +34,12 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Container, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING
 
+TYPE_CHECKING = False  # (not typing's: the child imports no more than it needs, see `_command`)
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Container, Iterable, Iterator
+    from typing import IO
 
 Stat = tuple[int, int, int]  # size, mtime_ns, inode (as the stamp records them)
 
@@ -57,38 +57,68 @@ RACY_NS = 50_000_000
 COARSE_RACY_NS = 2_000_000_000
 
 
-@dataclass
-class OutputPicture:
+class _Record:
+    """A plain record compared and shown by its slots (what a dataclass would give, without
+    importing `dataclasses` into the child)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable, as a dataclass)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class OutputPicture(_Record):
     """The live output as surveyed: every non-folder entry's stat, every folder's mtime and inode.
 
     Paths are output-relative with "/" separators; the top folder is "".
     """
 
-    started_ns: int
-    files: dict[str, Stat] = field(default_factory=dict)
-    folders: dict[str, tuple[int, int]] = field(default_factory=dict)  # mtime_ns, inode
+    __slots__ = ("started_ns", "files", "folders")
+
+    def __init__(self, started_ns: int, files: dict[str, Stat] | None = None,
+                 folders: dict[str, tuple[int, int]] | None = None) -> None:
+        self.started_ns = started_ns
+        self.files: dict[str, Stat] = {} if files is None else files
+        # folder rel → (mtime_ns, inode)
+        self.folders: dict[str, tuple[int, int]] = {} if folders is None else folders
 
 
-@dataclass
-class SparePicture:
+class SparePicture(_Record):
     """The spare tree as surveyed: its identity, regular files (rel → inode), folders,
     and the entries adopting it must remove (symlinks, sockets, fifos...)."""
 
-    identity: tuple[int, int]  # st_dev, st_ino of the spare folder
-    files: dict[str, int] = field(default_factory=dict)
-    folders: list[str] = field(default_factory=list)
-    odd: list[str] = field(default_factory=list)
+    __slots__ = ("identity", "files", "folders", "odd")
+
+    def __init__(self, identity: tuple[int, int], files: dict[str, int] | None = None,
+                 folders: list[str] | None = None, odd: list[str] | None = None) -> None:
+        self.identity = identity  # st_dev, st_ino of the spare folder
+        self.files: dict[str, int] = {} if files is None else files
+        self.folders: list[str] = [] if folders is None else folders
+        self.odd: list[str] = [] if odd is None else odd
 
 
-@dataclass
-class Survey:
+class Survey(_Record):
     """What the child found; None in a field means "not there, or not usable: look yourself"."""
 
-    manifest_stat: Stat | None = None
-    manifest: dict[str, tuple[str, str | None]] | None = None
-    output: OutputPicture | None = None
-    spare: SparePicture | None = None
-    trusted: dict[str, Stat] = field(default_factory=dict)
+    __slots__ = ("manifest_stat", "manifest", "output", "spare", "trusted")
+
+    def __init__(self, manifest_stat: Stat | None = None,
+                 manifest: dict[str, tuple[str, str | None]] | None = None,
+                 trusted: dict[str, Stat] | None = None) -> None:
+        self.manifest_stat = manifest_stat
+        self.manifest = manifest
+        self.output: OutputPicture | None = None
+        self.spare: SparePicture | None = None
+        self.trusted: dict[str, Stat] = {} if trusted is None else trusted
 
 
 def _lstat(path: str) -> os.stat_result | None:
@@ -162,7 +192,7 @@ def picture_spare(spare: str) -> SparePicture | None:
 def take_survey(output: str, spare: str, stamp_path: str | None) -> Survey:
     """Everything the writer asks for (what the child runs; usable in-process too)."""
     from sitegen.emit.manifest import MANIFEST_NAME, Manifest
-    from sitegen.emit.stamp import recorded_stats
+    from sitegen.emit.stamprecord import recorded_stats
 
     started = time.time_ns()
     survey = Survey()
@@ -229,16 +259,22 @@ def _load(data: bytes) -> Survey | None:
     return survey
 
 
+#: The child's program: `main` on the arguments after it (`-c` rather than `-m`, which
+#: would import `runpy` and its own imports first: ~0.01 s).
+_CHILD = "import sys; from sitegen.emit.survey import main; sys.exit(main(sys.argv[1:]))"
+
+
 def _command(output: str, spare: str, stamp_path: str | None) -> list[str]:
     """The surveying child's command line: this module, run by this very interpreter.
 
     `-P` keeps the working folder off `sys.path` (a user's `sitegen.py` there must not
     stand in for the package); `-S` skips the `site` module (the child needs only the
     standard library and this package, which `_child_env` puts on the path): ~0.01-0.02 s
-    of a child that races the build.
+    of a child that races the build. For the same reason this module and those the child
+    imports (`sitegen.emit.manifest`, `sitegen.emit.stamprecord`) load no more than the
+    standard library's `json` and `re` (not `dataclasses`, `typing` or `hashlib`).
     """
-    return [sys.executable, "-S", "-P", "-m", "sitegen.emit.survey", output, spare,
-            stamp_path or ""]
+    return [sys.executable, "-S", "-P", "-c", _CHILD, output, spare, stamp_path or ""]
 
 
 def _child_env() -> dict[str, str]:
@@ -315,7 +351,7 @@ class SurveyAhead:
 
 
 def main(argv: list[str]) -> int:
-    """The child: `python -m sitegen.emit.survey OUTPUT SPARE STAMP` writes its findings.
+    """The child (`_command`): OUTPUT SPARE STAMP in *argv*; writes its findings to stdout.
 
     It runs at the build's own priority: at a lower one (`nice 10`, tried) a machine busy
     with other work starved it, and the build gave up waiting and walked the trees itself.

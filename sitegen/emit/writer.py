@@ -24,6 +24,7 @@ spare, lock, trash), and never remove a file that sitegen did not write.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -40,7 +41,6 @@ from sitegen.emit.manifest import (
     FileEntry,
     Manifest,
     safe_relpath,
-    sha256_hex,
 )
 from sitegen.emit.survey import Survey, SurveyAhead, output_entries, recheck
 from sitegen.emit.tree import (
@@ -56,6 +56,11 @@ from sitegen.emit.tree import (
 from sitegen.errors import BuildError
 
 log = logging.getLogger("sitegen.emit")
+
+
+def sha256_hex(data: bytes) -> str:
+    """The hex SHA-256 of *data* (the content hash the manifest records)."""
+    return hashlib.sha256(data).hexdigest()
 
 #: The smallest previous manifest worth a survey (~500 files): below it the writer's own walks
 #: take a few milliseconds (207 files: ~4 ms), less than a child's start (~0.1 s) it may wait for.
@@ -330,7 +335,7 @@ class OutputWriter:
         """The last stamp's file stats the survey read (those still on disk), or None.
 
         None when no survey of the output was asked with a stamp or could be used: the
-        caller then reads the stamp itself (`sitegen.emit.stamp.recorded_stats`). An
+        caller then reads the stamp itself (`sitegen.emit.stamprecord.recorded_stats`). An
         empty answer is an answer (no stamp, or none of its files as it left them).
         """
         surveyed = self._survey_result()

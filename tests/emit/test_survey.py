@@ -213,6 +213,28 @@ def test_a_child_process_survey_gives_what_an_in_process_one_gives(tmp_path: Pat
     assert ahead.result() is found  # collected once
 
 
+def test_the_child_imports_only_what_it_needs(tmp_path: Path) -> None:
+    """The child races the build from its start: it must not load what it does not use."""
+    import json
+    import subprocess
+
+    out = tmp_path / "_site"
+    written_site(out)
+    stamp = tmp_path / "stamp.json"
+    stamp.write_text(json.dumps({"format": 2, "output": os.fspath(out), "files": {}}))
+    command = sv._command(os.fspath(out), os.fspath(tmp_path / "spare"), os.fspath(stamp))
+    flags, program = command[1:command.index("-c") + 1], command[command.index("-c") + 1]
+    probe = program.replace("sys.exit(main(sys.argv[1:]))",
+                            "main(sys.argv[1:]); sys.stderr.write(' '.join(sys.modules))")
+    done = subprocess.run([sys.executable, *flags, probe, *command[-3:]], capture_output=True,
+                          env=sv._child_env(), check=True)
+    assert sv._load(done.stdout) is not None
+    loaded = set(done.stderr.decode().split())
+    assert {"sitegen.emit.survey", "sitegen.emit.manifest", "json"} <= loaded
+    assert not loaded & {"dataclasses", "typing", "hashlib", "runpy", "pathlib",
+                         "sitegen.emit.stamp", "pydantic", "jinja2"}
+
+
 def test_a_child_that_never_answers_is_given_up(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sv, "_command", lambda *args: [
