@@ -214,11 +214,29 @@ def take_survey(output: str, spare: str, stamp_path: str | None) -> Survey:
                                for rel, entry in parsed.files.items()}
     survey.output = picture_output(output, started)
     survey.spare = picture_spare(spare)
-    if stamp_path is not None and survey.output is not None:
-        live = survey.output.files
-        survey.trusted = {rel: st for rel, st in recorded_stats(stamp_path, output).items()
-                          if live.get(rel) == st}
+    if survey.output is not None:
+        if stamp_path is not None:
+            recorded = recorded_stats(stamp_path, output)
+            survey.trusted = {rel: st for rel, st in survey.output.files.items()
+                              if recorded.get(rel) == st}
+        _share_paths(survey, survey.output)
     return survey
+
+
+def _share_paths(survey: Survey, output: OutputPicture) -> None:
+    """One string per path throughout the findings (the trusted stats are the live ones).
+
+    marshal writes an object it has already written as a back-reference, and the writer
+    then reads one object per path: the findings at 4,000 articles 2.4 → 1.5 MB.
+    """
+    same = {rel: rel for rel in output.files}
+    same.update((rel, rel) for rel in output.folders)
+    if survey.manifest is not None:
+        survey.manifest = {same.get(rel, rel): entry for rel, entry in survey.manifest.items()}
+    spare = survey.spare
+    if spare is not None:
+        spare.files = {same.get(rel, rel): inode for rel, inode in spare.files.items()}
+        spare.folders = [same.get(rel, rel) for rel in spare.folders]
 
 
 def _dump(survey: Survey) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -11,6 +12,7 @@ import pytest
 
 from sitegen.emit import survey as sv
 from sitegen.emit.manifest import MANIFEST_NAME
+from sitegen.emit.stamprecord import STAMP_FORMAT
 from sitegen.emit.writer import OutputWriter
 
 OLD_NS = 1_600_000_000_123_456_789  # a past mtime with a sub-second part (not racy)
@@ -172,11 +174,21 @@ def test_output_entries_match_the_writers_own_walk(tmp_path: Path) -> None:
 def test_the_findings_survive_the_trip_and_damage_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "_site"
     written_site(out)
-    found = sv.take_survey(os.fspath(out), os.fspath(tmp_path / "spare"), None)
+    files, _ = walked(out)
+    stamp = tmp_path / "stamp.json"
+    stamp.write_text(json.dumps({"format": STAMP_FORMAT, "output": os.fspath(out),
+                                 "files": {rel: list(st) for rel, st in files.items()}}))
+    found = sv.take_survey(os.fspath(out), os.fspath(tmp_path / "spare"), os.fspath(stamp))
     assert found.manifest is not None and set(found.manifest) == set(SITE)
+    assert found.trusted == files
     assert found.output is not None and found.spare is None
     again = sv._load(sv._dump(found))
     assert again == found
+    # one string per path on the writer's side too (marshal's back-references)
+    assert again is not None and again.manifest is not None and again.output is not None
+    live = {rel: rel for rel in again.output.files}
+    assert all(live[rel] is rel for rel in again.manifest)
+    assert all(live[rel] is rel for rel in again.trusted)
     data = sv._dump(found)
     assert sv._load(data[:-7]) is None
     assert sv._load(b"") is None
@@ -215,13 +227,12 @@ def test_a_child_process_survey_gives_what_an_in_process_one_gives(tmp_path: Pat
 
 def test_the_child_imports_only_what_it_needs(tmp_path: Path) -> None:
     """The child races the build from its start: it must not load what it does not use."""
-    import json
     import subprocess
 
     out = tmp_path / "_site"
     written_site(out)
     stamp = tmp_path / "stamp.json"
-    stamp.write_text(json.dumps({"format": 2, "output": os.fspath(out), "files": {}}))
+    stamp.write_text(json.dumps({"format": STAMP_FORMAT, "output": os.fspath(out), "files": {}}))
     command = sv._command(os.fspath(out), os.fspath(tmp_path / "spare"), os.fspath(stamp))
     flags, program = command[1:command.index("-c") + 1], command[command.index("-c") + 1]
     probe = program.replace("sys.exit(main(sys.argv[1:]))",
@@ -291,7 +302,7 @@ def test_the_surveyed_stamp_stats_are_only_those_still_on_disk(tmp_path: Path) -
              for rel in SITE}
     stats["feed.xml"][0] += 1  # the file changed since that build
     stamp = tmp_path / "stamp.json"
-    stamp.write_text(json.dumps({"format": 2, "output": os.fspath(out), "files": stats}))
+    stamp.write_text(json.dumps({"format": STAMP_FORMAT, "output": os.fspath(out), "files": stats}))
     found = sv.take_survey(os.fspath(out), os.fspath(tmp_path / "spare"), os.fspath(stamp))
     assert set(found.trusted) == set(SITE) - {"feed.xml"}
     other = sv.take_survey(os.fspath(tmp_path / "elsewhere"), os.fspath(tmp_path / "s"),
