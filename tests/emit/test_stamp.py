@@ -390,6 +390,27 @@ def test_a_changed_content_cache_is_hashed_once(site: Path,
     assert stamped(build(site))
 
 
+def test_an_unchanged_content_cache_is_not_hashed_again_after_another_input_changed(
+        site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(site)
+    stamp_module._known_sha.clear()  # as in a new process
+    (site / "site.toml").write_text(SITE_TOML.format(analytics="false").replace(
+        'title = "Stamped"', 'title = "Restamped"'))
+    hashed: list[str] = []
+    real = stamp_module.hashlib.file_digest
+
+    def counting(handle: Any, digest: str) -> Any:
+        hashed.append(handle.name)
+        return real(handle, digest)
+
+    monkeypatch.setattr(stamp_module.hashlib, "file_digest", counting)
+    assert not stamped(build(site))
+    assert hashed == []
+    stamp_module._known_sha.clear()
+    assert stamped(build(site))  # and the key it recorded is right
+    assert hashed == []
+
+
 def test_the_stamp_after_a_small_rebuild_records_every_file_as_it_is(
         site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     build(site)
