@@ -139,8 +139,9 @@ def unpack_site(packed: Packed, config: Config) -> Site:
     title, description, base_url, language, nav_digest, feed_url = head
     articles: list[ArticleView] = []
     places: dict[str, ArticlePlace] = {}
+    tag_refs: dict[tuple[str, str, str], TagRef] = {}  # one per tag, as `build_site` makes
     for number, row in enumerate(rows):
-        view, place = _unpack_article(row, bodies, number)
+        view, place = _unpack_article(row, bodies, number, tag_refs)
         articles.append(view)
         places[view.id] = place
     made: list[list[Section]] = []
@@ -170,15 +171,22 @@ def unpack_site(packed: Packed, config: Config) -> Site:
     return site
 
 
-def _unpack_article(row: Sequence[Any], bodies: Sequence[tuple[str, str]],
-                    number: int) -> tuple[ArticleView, ArticlePlace]:
+def _unpack_article(row: Sequence[Any], bodies: Sequence[tuple[str, str]], number: int,
+                    tag_refs: dict[tuple[str, str, str], TagRef],
+                    ) -> tuple[ArticleView, ArticlePlace]:
     (key, slug, url, path, title, description, language, tags, keywords, published,
      updated, minutes, kind, blocks, _, body_hash, image, _, _, _, _, card, digest,
      place) = row
     if kind not in _BODY_KINDS:
         raise ValueError(f"unknown body kind {kind!r}")
+    refs = []
+    for tag in tags:
+        ref = tag_refs.get(tag)
+        if ref is None:
+            ref = tag_refs[tag] = TagRef(*tag)
+        refs.append(ref)
     view = ArticleView(
-        key, slug, url, path, title, description, language, [TagRef(*t) for t in tags],
+        key, slug, url, path, title, description, language, refs,
         list(keywords), _date(published), _date(updated), minutes, kind,
         _unpack_blocks(blocks, partial(_body_part, bodies, number, 0)),
         partial(_body_part, bodies, number, 1), body_hash, image, card_digest=card,

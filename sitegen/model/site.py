@@ -160,6 +160,7 @@ def article_place(article: Article, wanted: str) -> ArticlePlace:
 def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]:
     """Tags by slug; a tag's display name is the one its oldest article used."""
     tags: dict[str, TagView] = {}
+    refs: dict[str, TagRef] = {}  # one per tag, shared by its articles
     named: dict[str, tuple[str, str]] = {}  # raw tag → (name, slug): tags repeat a lot
     for record, view in reversed(pairs):  # oldest first: names and slugs stay stable
         names = tag_names(record)
@@ -176,10 +177,11 @@ def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]
             if slug in seen:
                 continue
             seen.add(slug)
-            tag = tags.get(slug)
-            if tag is None:
+            ref = refs.get(slug)
+            if ref is None:
                 tag = tags[slug] = TagView(id=slug, name=name, slug=slug, url=f"/tags/{slug}/")
-            view.tags.append(TagRef(tag.name, slug, tag.url))
+                ref = refs[slug] = TagRef(tag.name, slug, tag.url)
+            view.tags.append(ref)
     for _, view in pairs:
         for ref in view.tags:
             tags[ref.slug].articles.append(view)

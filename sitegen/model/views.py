@@ -27,9 +27,12 @@ PageKind = Literal[
 ]
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, frozen=True)
 class TagRef:
-    """A tag as shown on an article: its display name, slug and listing URL."""
+    """A tag as shown on an article: its display name, slug and listing URL.
+
+    (Frozen: the articles of a tag share one.)
+    """
 
     name: str
     slug: str

@@ -79,6 +79,12 @@ def test_a_packed_graph_unpacks_to_the_same_graph(tmp_path: Path, workspace: Any
     assert shape(again) == shape(site)
     # Blocks travel packed: unread ones are read only when something reads them.
     assert any(a.body_kind == "blocks" for a in again.articles)
+    # The articles of a tag share its one (frozen) TagRef, built or unpacked.
+    for graph in (site, again):
+        refs = {t.slug: t for a in graph.articles for t in a.tags}
+        assert all(t is refs[t.slug] for a in graph.articles for t in a.tags)
+        assert sum(len(a.tags) for a in graph.articles) > len(refs) or (
+            workspace is hostile_workspace)
 
 
 def test_a_graph_from_a_cache_of_either_block_form_round_trips(tmp_path: Path) -> None:
