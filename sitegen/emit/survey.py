@@ -35,6 +35,8 @@ import stat
 import sys
 import time
 
+from sitegen.emit.pictures import TreeRecord, load_records
+
 TYPE_CHECKING = False  # (not typing's: the child imports no more than it needs, see `_command`)
 if TYPE_CHECKING:
     import subprocess
@@ -212,8 +214,9 @@ def take_survey(output: str, spare: str, stamp_path: str | None) -> Survey:
             survey.manifest_stat = stat_of
             survey.manifest = {rel: (entry.sha256, entry.input_hash)
                                for rel, entry in parsed.files.items()}
-    survey.output = picture_output(output, started)
-    survey.spare = picture_spare(spare)
+    live, spared = load_records(output)
+    survey.output = _output_from(live, output, started) or picture_output(output, started)
+    survey.spare = _spare_from(spared, spare) or picture_spare(spare)
     if survey.output is not None:
         if stamp_path is not None:
             recorded = recorded_stats(stamp_path, output)
@@ -221,6 +224,65 @@ def take_survey(output: str, spare: str, stamp_path: str | None) -> Survey:
                               if recorded.get(rel) == st}
         _share_paths(survey, survey.output)
     return survey
+
+
+def _checked(record: TreeRecord | None, root: str) -> OutputPicture | None:
+    """*record*'s tree as it is now, its changed (or racy) folders listed again, or None.
+
+    None when there is no record or it is not of the folder at *root* any more. The
+    files' stats are those of the listings only (see `_output_from`, `_spare_from`).
+    """
+    if record is None:
+        return None
+    top = _lstat(root)
+    if top is None or not stat.S_ISDIR(top.st_mode) or (top.st_dev, top.st_ino) != record.identity:
+        return None
+    picture = OutputPicture(record.checked_ns, {rel: (0, 0, inode)
+                                                for rel, inode in record.files.items()},
+                            dict(record.folders))
+    return recheck(picture, root)
+
+
+def _output_from(record: TreeRecord | None, output: str, started: int) -> OutputPicture | None:
+    """The live output's picture from the last commit's record (see `sitegen.emit.pictures`),
+    every file stat'ed anew; None when the record cannot stand for a walk."""
+    picture = _checked(record, output)
+    if picture is None:
+        return None
+    prefix = output + "/"
+    files = picture.files
+    try:
+        for rel in files:
+            st = os.lstat(prefix + rel)
+            if stat.S_ISDIR(st.st_mode):
+                return None
+            files[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        return None  # gone from a folder whose mtime says nothing moved: walk to be sure
+    picture.started_ns = started  # the folders were checked after this moment
+    return picture
+
+
+def _spare_from(record: TreeRecord | None, spare: str) -> SparePicture | None:
+    """The spare tree's picture from the last commit's record, each entry's kind and inode
+    taken anew; None when the record cannot stand for a walk."""
+    picture = _checked(record, spare)
+    if picture is None or record is None:
+        return None
+    found = SparePicture(record.identity, folders=[rel for rel in picture.folders if rel])
+    prefix = spare + "/"
+    try:
+        for rel in picture.files:
+            st = os.lstat(prefix + rel)
+            if stat.S_ISREG(st.st_mode):
+                found.files[rel] = st.st_ino
+            elif stat.S_ISDIR(st.st_mode):
+                return None
+            else:
+                found.odd.append(rel)
+    except OSError:
+        return None
+    return found
 
 
 def _share_paths(survey: Survey, output: OutputPicture) -> None:

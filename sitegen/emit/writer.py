@@ -28,6 +28,7 @@ import hashlib
 import logging
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,7 +43,8 @@ from sitegen.emit.manifest import (
     Manifest,
     safe_relpath,
 )
-from sitegen.emit.survey import Survey, SurveyAhead, output_entries, recheck
+from sitegen.emit.pictures import TreeRecord, forget_records, save_records
+from sitegen.emit.survey import OutputPicture, Survey, SurveyAhead, output_entries, recheck
 from sitegen.emit.tree import (
     FreshStager,
     detached_remove,
@@ -56,6 +58,15 @@ from sitegen.emit.tree import (
 from sitegen.errors import BuildError
 
 log = logging.getLogger("sitegen.emit")
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the folder at *path*, or None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def sha256_hex(data: bytes) -> str:
@@ -148,6 +159,8 @@ class OutputWriter:
         self._surveyed: Survey | None = None
         self._live: dict[str, tuple[int, int, int]] | None = None
         self._index: spare_tree.SpareIndex | None = None
+        #: When the commit checked the live output, and its picture then (a survey's).
+        self._checked_live: tuple[int, OutputPicture] | None = None
         self._lock = OutputLock(self.output.parent / f".{name}.sitegen-lock", lock_timeout)
         self._previous_manifest: Manifest | None = Manifest()
         self._new: dict[str, FileEntry] = {}
@@ -585,6 +598,9 @@ class OutputWriter:
             log.warning("%d file(s) in the output that sitegen did not write were replaced by "
                         "the new site: %s", len(replaced), shown)
         (self.staging / MANIFEST_NAME).write_bytes(manifest_bytes)
+        new_live = self._staging_record(carried, empty) if self._checked_live else None
+        old_live = _identity(self._output_str) if new_live is not None else None
+        forget_records(self._output_str)  # until the new ones are in: the trees now change
         exchange_dirs(self.staging, self.output, self.old)
         self._committed = True
         self._staged = False
@@ -599,9 +615,54 @@ class OutputWriter:
                     shutil.rmtree(self.staging, ignore_errors=True)
                 else:
                     self._discard(self.trash)
+        self._record_pictures(new_live, old_live)
         log.debug("swapped the new output in (%.3f s)", time.perf_counter() - started)
         result.touched_output = True
         return result
+
+    def _staging_record(self, carried: set[str], empty: set[str]) -> TreeRecord | None:
+        """The staging folder as the next survey will find it once it is the output:
+        every folder's mtime and inode, every file's name (None if one is not as expected).
+
+        Taken when nothing else writes there any more (the manifest is in); the folders
+        this build changed last are then "racy" and the next survey lists them again.
+        """
+        files = dict.fromkeys(self._new, 0)
+        files.update(dict.fromkeys(carried, 0))
+        files[MANIFEST_NAME] = 0
+        folders = {""}
+        for rel in (*empty, *(name.rpartition("/")[0] for name in files)):
+            while rel and rel not in folders:
+                folders.add(rel)
+                rel = rel.rpartition("/")[0]
+        checked_ns = time.time_ns()
+        staging = self._staging_str + "/"
+        stats: dict[str, tuple[int, int]] = {}
+        try:
+            for rel in folders:
+                st = os.lstat(staging + rel if rel else self._staging_str)
+                if not stat.S_ISDIR(st.st_mode):
+                    return None
+                stats[rel] = (st.st_mtime_ns, st.st_ino)
+            top = os.lstat(self._staging_str)
+        except OSError:
+            return None
+        return TreeRecord((top.st_dev, top.st_ino), checked_ns, stats, files)
+
+    def _record_pictures(self, new_live: TreeRecord | None,
+                         old_live: tuple[int, int] | None) -> None:
+        """Leave the pictures of the new output and of the spare for the next survey
+        (`sitegen.emit.pictures`), or none when this commit could not take them."""
+        checked = self._checked_live
+        self._checked_live = None
+        if new_live is None or old_live is None or checked is None:
+            return
+        spare = None
+        if _identity(os.fspath(self.spare)) == old_live:  # the old output, kept as the spare
+            checked_ns, picture = checked
+            spare = TreeRecord(old_live, checked_ns, picture.folders,
+                               {rel: st[2] for rel, st in picture.files.items()})
+        save_records(self._output_str, new_live, spare)
 
     def _discard(self, folder: Path) -> None:
         """Delete a swapped-out tree: in a detached `rm -rf` when asked (fast), else inline.
@@ -633,10 +694,12 @@ class OutputWriter:
         """
         surveyed = self._survey_result()
         if surveyed is not None and surveyed.output is not None:
+            checked_ns = time.time_ns()
             picture = recheck(surveyed.output, self._output_str)
             surveyed.output = None  # the picture is the live output's no more after the commit
             self._live = None
             if picture is not None:
+                self._checked_live = (checked_ns, picture)
                 return output_entries(picture, self._output_str, self._previous.files,
                                       MANIFEST_NAME)
         live: dict[str, int] = {}
