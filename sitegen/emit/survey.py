@@ -8,10 +8,13 @@ fifth of a one-article rebuild at 4,000 articles — and none of it depends on t
 content. `SurveyAhead.start` starts a child process (this module, `main`) as soon
 as the writer holds the output lock — or, for an offline rebuild, as soon as the
 command knows its output folder, before it loads its configuration
-(`sitegen.emit.writer.survey_early`); the child walks both trees, parses the
-manifest and reads the last stamp's file stats while the parent fetches and
+(`sitegen.emit.writer.survey_early`); the child takes pictures of both trees, parses
+the manifest and reads the last stamp's file stats while the parent fetches and
 builds the site model on another CPU, and leaves its findings (marshal data) in an
-unlinked temporary file. The writer collects them (`SurveyAhead.result`) when it
+unlinked temporary file. A tree the last commit recorded (`sitegen.emit.pictures`)
+is not walked: each recorded folder is checked with one `lstat` and only a changed
+or racy one is listed again (`recheck`), each file stat'ed anew; any other tree is
+walked. The writer collects them (`SurveyAhead.result`) when it
 first needs them.
 
 Nothing another program can change is taken on trust: the writer checks the
