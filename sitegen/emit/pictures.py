@@ -20,8 +20,8 @@ are always taken anew. A missing, damaged or foreign record is no record: the
 survey walks, as before.
 
 It must never be written but by the writer's commit (under the output lock), and
-it imports nothing beyond the standard library's `marshal` and `os`: the
-surveying child loads it.
+to read it, it imports nothing beyond the standard library's `marshal` and `os`:
+the surveying child loads it.
 """
 
 from __future__ import annotations
@@ -56,20 +56,16 @@ def record_path(output: str) -> str:
 def save_records(output: str, live: TreeRecord, spare: TreeRecord | None) -> bool:
     """Keep the pictures of the new *live* output and of the *spare* tree; False on failure.
 
-    Written whole or not at all (a temporary file renamed over the old one).
+    Written whole or not at all (`replace_atomically`, imported here: the child only reads).
     """
-    path = record_path(output)
+    from pathlib import Path
+
+    from sitegen.atomicfile import replace_atomically
+
     data = marshal.dumps((RECORD_FORMAT, _pack(live), None if spare is None else _pack(spare)))
-    temporary = f"{path}.{os.getpid()}.tmp"
     try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, path)
+        replace_atomically(Path(record_path(output)), data)
     except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
         return False
     return True
 
