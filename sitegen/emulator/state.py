@@ -44,6 +44,7 @@ def _parse(stamp: Any) -> datetime | None:
 def later_than(previous: Any) -> str:
     """Now, or one millisecond after `previous` when that is later: a strictly newer stamp."""
     now = datetime.now(UTC)
+    now = now.replace(microsecond=now.microsecond // 1000 * 1000)  # as written: milliseconds
     before = _parse(previous)
     if before is not None and before >= now:
         now = before + timedelta(milliseconds=1)

@@ -126,3 +126,24 @@ async def test_digest_missing_then_created(make_client: Any, data: dict[str, Any
         assert created.status_code == 200
         digest = created.json()["digest"]
         assert digest["workspaceId"] == ns.WS and digest["createdAt"] == digest["updatedAt"]
+
+
+def test_later_than_is_strictly_later_within_the_same_millisecond(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import UTC, datetime
+
+    from sitegen.emulator import state
+
+    moments = iter([datetime(2026, 1, 1, 12, 0, 0, 123_100, tzinfo=UTC),
+                    datetime(2026, 1, 1, 12, 0, 0, 123_900, tzinfo=UTC)])
+
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> datetime:  # type: ignore[override]
+            return next(moments)
+
+    monkeypatch.setattr(state, "datetime", Clock)
+    first = state.later_than(None)
+    second = state.later_than(first)
+    assert first == "2026-01-01T12:00:00.123Z"
+    assert second == "2026-01-01T12:00:00.124Z"
