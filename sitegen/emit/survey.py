@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 Stat = tuple[int, int, int]  # size, mtime_ns, inode (as the stamp records them)
 
-SURVEY_FORMAT = 1
+SURVEY_FORMAT = 2
 #: How long the writer waits for a child that is still at work when it needs the findings,
 #: before it ends it and walks the trees itself. Walking itself costs the build ~0.3 s at
 #: 4,000 articles (the manifest read, a stat per page, the output's walk at the commit), so
@@ -99,16 +99,20 @@ class OutputPicture(_Record):
 
 class SparePicture(_Record):
     """The spare tree as surveyed: its identity, regular files (rel → inode), folders,
-    and the entries adopting it must remove (symlinks, sockets, fifos...)."""
+    and the entries adopting it must remove (symlinks, sockets, fifos...). A spare checked
+    against the last commit's record also has each folder's (mtime_ns, inode) then, the
+    top folder as "" (`folder_stats`; None for a walked spare)."""
 
-    __slots__ = ("identity", "files", "folders", "odd")
+    __slots__ = ("identity", "files", "folders", "odd", "folder_stats")
 
     def __init__(self, identity: tuple[int, int], files: dict[str, int] | None = None,
-                 folders: list[str] | None = None, odd: list[str] | None = None) -> None:
+                 folders: list[str] | None = None, odd: list[str] | None = None,
+                 folder_stats: dict[str, tuple[int, int]] | None = None) -> None:
         self.identity = identity  # st_dev, st_ino of the spare folder
         self.files: dict[str, int] = {} if files is None else files
         self.folders: list[str] = [] if folders is None else folders
         self.odd: list[str] = [] if odd is None else odd
+        self.folder_stats = folder_stats
 
 
 class Survey(_Record):
@@ -272,7 +276,8 @@ def _spare_from(record: TreeRecord | None, spare: str) -> SparePicture | None:
     picture = _checked(record, spare)
     if picture is None or record is None:
         return None
-    found = SparePicture(record.identity, folders=[rel for rel in picture.folders if rel])
+    found = SparePicture(record.identity, folders=[rel for rel in picture.folders if rel],
+                         folder_stats=picture.folders)
     prefix = spare + "/"
     try:
         for rel in picture.files:
@@ -302,6 +307,8 @@ def _share_paths(survey: Survey, output: OutputPicture) -> None:
     if spare is not None:
         spare.files = {same.get(rel, rel): inode for rel, inode in spare.files.items()}
         spare.folders = [same.get(rel, rel) for rel in spare.folders]
+        if spare.folder_stats is not None:
+            spare.folder_stats = {same.get(rel, rel): st for rel, st in spare.folder_stats.items()}
 
 
 def _dump(survey: Survey) -> bytes:
@@ -310,7 +317,8 @@ def _dump(survey: Survey) -> bytes:
     return marshal.dumps((
         SURVEY_FORMAT, survey.manifest_stat, survey.manifest,
         None if output is None else (output.started_ns, output.files, output.folders),
-        None if spare is None else (spare.identity, spare.files, spare.folders, spare.odd),
+        None if spare is None else (spare.identity, spare.files, spare.folders, spare.odd,
+                                    spare.folder_stats),
         survey.trusted,
     ))
 
@@ -334,11 +342,12 @@ def _load(data: bytes) -> Survey | None:
             return None
         survey.output = OutputPicture(started, files, folders)
     if spare is not None:
-        identity, files, folders, odd = spare
+        identity, files, folders, odd, folder_stats = spare
         if not (isinstance(identity, tuple) and isinstance(files, dict)
-                and isinstance(folders, list) and isinstance(odd, list)):
+                and isinstance(folders, list) and isinstance(odd, list)
+                and isinstance(folder_stats, dict | None)):
             return None
-        survey.spare = SparePicture(identity, files, folders, odd)
+        survey.spare = SparePicture(identity, files, folders, odd, folder_stats)
     return survey
 
 

@@ -624,8 +624,13 @@ class OutputWriter:
         """The staging folder as the next survey will find it once it is the output:
         every folder's mtime and inode, every file's name (None if one is not as expected).
 
-        Taken when nothing else writes there any more (the manifest is in); the folders
-        this build changed last are then "racy" and the next survey lists them again.
+        Taken when nothing else writes there any more (the manifest is in). A folder the
+        adopted spare had takes the (mtime, inode) the survey checked, the others an
+        `lstat` (~6,000 of them cost the commit 18 ms at 4,000 articles). A value this
+        build made stale (a folder it wrote into) is safe: the next survey finds the folder
+        changed and lists it again. Only a folder whose recorded value still matches then
+        and lies more than `RACY_NS` before *checked_ns* is trusted, and that one has not
+        changed since this moment, when its listing was the one recorded here.
         """
         files = dict.fromkeys(self._new, 0)
         files.update(dict.fromkeys(carried, 0))
@@ -635,16 +640,23 @@ class OutputWriter:
             while rel and rel not in folders:
                 folders.add(rel)
                 rel = rel.rpartition("/")[0]
+        surveyed = self._surveyed.spare if self._surveyed is not None else None
+        known = (surveyed.folder_stats if surveyed is not None and self._index is not None
+                 else None) or {}
         checked_ns = time.time_ns()
         staging = self._staging_str + "/"
-        stats: dict[str, tuple[int, int]] = {}
+        folders.discard("")
         try:
+            top = os.lstat(self._staging_str)  # written into last (the manifest)
+            stats = {"": (top.st_mtime_ns, top.st_ino)}
             for rel in folders:
-                st = os.lstat(staging + rel if rel else self._staging_str)
-                if not stat.S_ISDIR(st.st_mode):
-                    return None
-                stats[rel] = (st.st_mtime_ns, st.st_ino)
-            top = os.lstat(self._staging_str)
+                found = known.get(rel)
+                if found is None:
+                    st = os.lstat(staging + rel)
+                    if not stat.S_ISDIR(st.st_mode):
+                        return None
+                    found = (st.st_mtime_ns, st.st_ino)
+                stats[rel] = found
         except OSError:
             return None
         return TreeRecord((top.st_dev, top.st_ino), checked_ns, stats, files)

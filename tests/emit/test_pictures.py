@@ -229,3 +229,47 @@ def test_a_commit_without_pictures_forgets_the_old_ones(tmp_path: Path) -> None:
     build(out, {**SITE, "index.html": b"walked"}, survey=False)
     assert not path.exists()
     assert (out / "index.html").read_bytes() == b"walked"
+
+
+def test_the_commit_takes_the_spare_folders_from_the_survey_and_stale_ones_are_relisted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out, spare = built_three_times(tmp_path)
+    looked: list[str] = []
+    recording = {"on": False}
+    real_lstat = os.lstat
+    real_record = OutputWriter._staging_record
+
+    def counting(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        if recording["on"]:
+            looked.append(path)
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    def record(writer: OutputWriter, *args: set[str]) -> pictures.TreeRecord | None:
+        recording["on"] = True
+        try:
+            return real_record(writer, *args)
+        finally:
+            recording["on"] = False
+
+    monkeypatch.setattr(os, "lstat", counting)
+    monkeypatch.setattr(OutputWriter, "_staging_record", record)
+    build(out, {**SITE, "a/b/c/index.html": b"deeper", "index.html": b"v3",
+                "new/index.html": b"n"})
+    monkeypatch.setattr(os, "lstat", real_lstat)
+    live, _ = pictures.load_records(os.fspath(out))
+    assert live is not None
+    files, folders = walked(out)
+    assert set(live.folders) == set(folders)
+    stale = {rel for rel in folders if live.folders[rel] != folders[rel]}
+    assert stale == {"a/b/c"}  # written into by this build, recorded as the survey saw it
+    # an lstat for the top folder and for "new", which the spare (the first build's
+    # output) did not have; none for the rest, which the survey checked in the spare
+    staging = tmp_path / "._site.sitegen-staging"
+    assert sorted(looked) == [os.fspath(staging), os.fspath(staging / "new")]
+    (out / "a" / "b" / "c" / "later.txt").write_text("mine")
+    no_walks(monkeypatch)
+    found = surveyed(out, spare)
+    assert found.output is not None
+    files, folders = walked(out)
+    assert found.output.files == files
+    assert found.output.folders == folders
