@@ -8,6 +8,7 @@ sitegen along), so `init` and `build --demo` run against the installed package o
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -18,13 +19,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: What a wheel is not built from: environments, caches and setuptools' own leftovers.
+NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", ".ci-venv", "build", "dist", "*.egg-info",
+                                    "__pycache__", ".*_cache", ".hypothesis", ".sitegen", "_site")
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Built from a copy: setuptools leaves build/ in the tree it builds, and a build/lib of
+    # an earlier checkout would carry removed modules into this wheel.
+    source = tmp_path_factory.mktemp("source") / "sitegen"
+    shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
         check=True, capture_output=True, text=True,
     )
     (built,) = out.glob("sitegen-*.whl")

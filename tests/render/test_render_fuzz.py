@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -15,7 +18,10 @@ from sitegen.render.blocks import BlockRenderer
 from sitegen.render.markdown import HeadingIds, MarkdownRenderer
 from sitegen.render.themes import ThemeSet
 
-_ROOT = Path(__file__).parent
+# A site folder of its own: the theme set keeps compiled templates in the site's cache
+# folder, which must not land in the source tree.
+_ROOT = Path(tempfile.mkdtemp(prefix="sitegen-fuzz-"))
+atexit.register(shutil.rmtree, _ROOT, ignore_errors=True)
 _THEMES = ThemeSet(make_config(_ROOT))
 _MD = MarkdownRenderer("https://site.example.test")
 _BLOCKS = BlockRenderer(_THEMES.environment(), _MD)
