@@ -9,12 +9,14 @@ dates come from content only. This module must never do I/O.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.emit.feed import atom_date, clean_text, escape_xml_text
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 MAX_URLS = 50_000
@@ -31,6 +33,8 @@ class SitemapEntry(NamedTuple):
 
 
 def _document(root: ET.Element) -> bytes:
+    import xml.etree.ElementTree as ET
+
     ET.indent(root, space="  ")
     body = ET.tostring(root, encoding="unicode")
     return ('<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n").encode("utf-8")
@@ -80,6 +84,8 @@ def render_sitemaps(
         return [("sitemap.xml", _urlset(ordered))]
     base = base_url.rstrip("/")
     files: list[tuple[str, bytes]] = []
+    import xml.etree.ElementTree as ET  # only for an index: most sites need none
+
     index = ET.Element("sitemapindex", {"xmlns": SITEMAP_NS})
     for number, start in enumerate(range(0, len(ordered), max_urls), start=1):
         chunk = ordered[start:start + max_urls]
