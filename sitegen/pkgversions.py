@@ -9,8 +9,10 @@ It looks where importlib.metadata's path finder looks: each `sys.path` folder in
 for `NAME-VERSION.dist-info` or `NAME-VERSION[-pyX.Y].egg-info`, names compared
 normalized (PEP 503), the first found winning; a folder whose name carries no version
 has it read from the `Version:` field of its metadata file. A distribution found
-nowhere is None. It must never import the packages it names, and never raise on a
-folder it cannot list or a file it cannot read.
+nowhere is None; `versions_of` then asks importlib.metadata after all (a zip on
+`sys.path`, a custom finder), so the answer is never worse than it would give. It must
+never import the packages it names, and never raise on a folder it cannot list or a
+file it cannot read.
 """
 
 from __future__ import annotations
@@ -52,6 +54,22 @@ def installed_versions(names: Iterable[str], path: Sequence[str] | None = None,
             if version is None:
                 continue
             found[wanted.pop(key)] = version
+    return found
+
+
+def versions_of(names: Iterable[str], path: Sequence[str] | None = None,
+                ) -> dict[str, str | None]:
+    """`installed_versions`, with importlib.metadata asked for the names not found."""
+    found = installed_versions(names, path)
+    missing = [name for name, version in found.items() if version is None]
+    if missing:
+        from importlib.metadata import PackageNotFoundError, version
+
+        for name in missing:
+            try:
+                found[name] = version(name)
+            except PackageNotFoundError:
+                pass
     return found
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sitegen.pkgversions import installed_versions, normalized
+from sitegen.pkgversions import installed_versions, normalized, versions_of
 from sitegen.render.bodies import RENDER_LIBRARIES
 
 
@@ -31,6 +31,15 @@ def test_render_libraries_as_importlib_metadata_says() -> None:
     found = installed_versions(RENDER_LIBRARIES)
     assert found == {name: _metadata_version(name) for name in RENDER_LIBRARIES}
     assert found["jinja2"] and found["markdown-it-py"]
+
+
+def test_names_not_found_in_folders_are_asked_of_importlib_metadata(tmp_path: Path) -> None:
+    """A library on no plain folder of the path (a zip, a custom finder) still has its version."""
+    (tmp_path / "jinja2-0.0.1.dist-info").mkdir()
+    found = versions_of(["jinja2", "pygments", "absent-here"], [str(tmp_path)])
+    assert found == {"jinja2": "0.0.1", "pygments": _metadata_version("pygments"),
+                     "absent-here": None}
+    assert found["pygments"] is not None
 
 
 def test_names_compare_normalized() -> None:

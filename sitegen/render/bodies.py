@@ -33,7 +33,7 @@ STORE_FORMAT = "1"
 STORE_FILE = "bodies.sqlite"
 _BATCH = 500
 #: The libraries whose versions decide a rendered body, by distribution name.
-RENDER_LIBRARIES = ("markdown-it-py", "mdit-py-plugins", "pygments", "jinja2", "markupsafe")
+RENDER_LIBRARIES = ("markdown-it-py", "pygments", "jinja2", "markupsafe")
 _RENDER_CODE = ("blocks.py", "markdown.py", "highlight.py", "urls.py", "filters.py")
 _NESTING = ("{% include", "{% import", "{% from", "{% extends", "{%- include", "{%- import",
             "{%- from", "{%- extends")
@@ -47,10 +47,10 @@ def body_fingerprint(template_dirs: Iterable[Path], base_url: str, whole_chain: 
     *whole_chain* (the theme set's fingerprint) is used instead of the `blocks/`
     files when a block template pulls in another template.
     """
-    from sitegen.pkgversions import installed_versions
+    from sitegen.pkgversions import versions_of
 
     digest = hashlib.sha256(f"{STORE_FORMAT}|{__version__}|{base_url}".encode())
-    versions = installed_versions(RENDER_LIBRARIES)
+    versions = versions_of(RENDER_LIBRARIES)
     for package in RENDER_LIBRARIES:
         digest.update(f"|{package}={versions[package] or '?'}".encode())
     here = Path(__file__).resolve().parent
