@@ -201,7 +201,7 @@ def _skip_plugin_loader() -> None:
 
     pydantic's loader (`pydantic.plugin._loader`, imported when the first model is built)
     imports `importlib.metadata` at its top, and with it `email`, `zipfile`, `socket` and
-    `csv`: 0.02-0.05 s of a command that then reads `PYDANTIC_DISABLE_PLUGINS` and loads
+    `csv`: 0.034-0.040 s of a command that then reads `PYDANTIC_DISABLE_PLUGINS` and loads
     nothing. Its one name pydantic uses, `get_plugins`, answers `()` for these values, as
     the stand-in does. Any other value (some plugins named), or a loader already imported,
     is left alone.

@@ -114,7 +114,7 @@ def _rebuild(tmp_path: Path, plugins: str | None) -> list[str]:
     """An offline build after a page went missing (so it loads the config and renders)."""
     config, out = tmp_path / "site.toml", tmp_path / "_site"
     if not out.is_dir():
-        _site_with_cache(tmp_path)
+        config = _site_with_cache(tmp_path)
         _batch_build(tmp_path, "build", "-q", "--offline", "-c", str(config), env={})
     (out / "404.html").unlink()
     env = {} if plugins is None else {"PYDANTIC_DISABLE_PLUGINS": plugins}

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from sitegen.emit.feed import atom_date, clean_text, escape_xml_text
-
-if TYPE_CHECKING:
-    import xml.etree.ElementTree as ET
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 MAX_URLS = 50_000
@@ -30,14 +27,6 @@ class SitemapEntry(NamedTuple):
 
     url: str
     lastmod: datetime | None = None
-
-
-def _document(root: ET.Element) -> bytes:
-    import xml.etree.ElementTree as ET
-
-    ET.indent(root, space="  ")
-    body = ET.tostring(root, encoding="unicode")
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n").encode("utf-8")
 
 
 def _urlset(entries: Sequence[SitemapEntry]) -> bytes:
@@ -82,10 +71,10 @@ def render_sitemaps(
     ordered = [unique[url] for url in sorted(unique)]
     if len(ordered) <= max_urls:
         return [("sitemap.xml", _urlset(ordered))]
-    base = base_url.rstrip("/")
-    files: list[tuple[str, bytes]] = []
     import xml.etree.ElementTree as ET  # only for an index: most sites need none
 
+    base = base_url.rstrip("/")
+    files: list[tuple[str, bytes]] = []
     index = ET.Element("sitemapindex", {"xmlns": SITEMAP_NS})
     for number, start in enumerate(range(0, len(ordered), max_urls), start=1):
         chunk = ordered[start:start + max_urls]
@@ -96,7 +85,10 @@ def render_sitemaps(
         newest = _newest(chunk)
         if newest is not None:
             ET.SubElement(item, "lastmod").text = atom_date(newest)
-    return [("sitemap.xml", _document(index)), *files]
+    ET.indent(index, space="  ")
+    body = ET.tostring(index, encoding="unicode")
+    document = ('<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n").encode("utf-8")
+    return [("sitemap.xml", document), *files]
 
 
 def render_robots(base_url: str) -> bytes:
