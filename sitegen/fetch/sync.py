@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sitegen.config import Config
 from sitegen.errors import CacheError, ConfigError, UnreachableError
+from sitegen.fetch import import_httpx
 from sitegen.fetch.cache import CacheState, ContentCache
 from sitegen.fetch.ledger import CallLedger
 from sitegen.fetch.records import Article
@@ -98,6 +99,7 @@ def _usable(article: Article) -> bool:
 
 def _client(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
             ledger: CallLedger, max_calls: int | None) -> ApiClient:
+    import_httpx()
     from sitegen.fetch.client import ApiClient
 
     api = config.api
@@ -366,6 +368,7 @@ def plan_sync(config: Config, *, key: str | None,
 
 def demo_transport() -> httpx.AsyncBaseTransport:
     """The in-process emulator over the bundled demo workspace (`--demo`; key "demo")."""
+    import_httpx()
     import httpx
 
     from sitegen.emulator.app import create_app
