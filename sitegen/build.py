@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from sitegen.emit.stamp import StampedBuild, StampKey
     from sitegen.emit.writer import EarlySurvey, OutputWriter
     from sitegen.fetch.cache import CacheState
+    from sitegen.fetch.records import WorkspaceInfo
     from sitegen.fetch.sync import SyncResult
     from sitegen.model.views import Site
     from sitegen.render.pages import Job, Renderer
@@ -166,29 +167,30 @@ def _run_build(
             with timings.stage("model"):
                 resumed = _resume(config)
         state = None
+        synced = None
         api_version: ApiVersion = resumed.api_version if resumed is not None else "v2"
         with timings.stage("fetch"):
             if resumed is not None:
                 report.api = _offline_api(api_version)
                 report.from_cache = True
             elif workspace is None:
+                # The synced workspace itself is read only if the model memo cannot serve.
                 synced = _fetch(config, offline=offline, refresh=refresh, demo=demo,
                                 max_calls=max_calls, transport=transport)
-                workspace, state = synced.workspace, synced.cached
+                state, api_version = synced.cached, synced.api_version
                 report.api, report.from_cache = synced.ledger.to_report(), synced.from_cache
             else:
                 report.api = {"version": workspace.api_version, "calls": {}, "total": 0,
                               "retries": 0, "bytes": 0, "saved": 0}
                 report.from_cache = True
-            if workspace is not None:
                 api_version = workspace.api_version
         # The content records (~10^5 objects at 4,000 articles) live until the end: out of the
         # cyclic collector's way, as the site graph is once built (each full collection would
         # walk them again, ~0.1-0.15 s, be it in an import, the model or the writer).
         freeze_new_objects()
         calls = report.api.get("total")
-        if isinstance(calls, int) and calls > 0 and workspace is not None:
-            report.api["monthly"] = _budget(config, workspace, calls)
+        if isinstance(calls, int) and calls > 0 and synced is not None:
+            report.api["monthly"] = _budget(config, synced.info, calls)
         # Warnings the stamp records (and replays) are the build's, not the fetch's: a later
         # offline build of the same cache would not see the sync's, nor its quota projection.
         fetch_to = counter.count
@@ -211,7 +213,9 @@ def _run_build(
                 resumed = _resume(config)
                 site = resumed.site if resumed is not None else None
             if site is None:
-                assert workspace is not None
+                if workspace is None:
+                    assert synced is not None
+                    workspace = synced.workspace
                 site = _model(config, workspace, state)
         freeze_new_objects()  # the site graph
         report.articles = len(site.articles)
@@ -317,13 +321,13 @@ def _offline_api(api_version: ApiVersion) -> dict[str, object]:
     return ledger.to_report()
 
 
-def _budget(config: Config, workspace: Workspace, calls: int) -> dict[str, float | int | None]:
+def _budget(config: Config, info: WorkspaceInfo, calls: int) -> dict[str, float | int | None]:
     """Project this build's calls over a month of scheduled builds; warn over the quota."""
     from sitegen.quota import plan_quota, project
 
     quota = config.api.monthly_quota
     if quota is None:
-        quota = plan_quota(workspace.info.plan)
+        quota = plan_quota(info.plan)
     projection = project(calls, config.api.schedule, quota)
     if projection.over_budget:
         log.warning(

@@ -23,7 +23,9 @@ that the next sync brings up to date). Saving is atomic (temporary file, fsync,
 `state` tells what the files hold after a load or save (`CacheState`: the base file's
 identity and the changes file's records by fingerprint), and `read_changes` reads the
 changes file alone: the model memo (`sitegen.sitememo`) is keyed by the one and
-resumed from the other, without reading the base.
+resumed from the other, without reading the base. Every save also writes the cache's
+index (`sitegen.fetch.cacheindex`), and `save_changes` applies a re-sync planned from
+that index to the changes file without reading the base either.
 It must never make requests, and never be written by anything but a sync that
 completed (the sync decides; this module only writes what it is given).
 """
@@ -33,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,16 @@ from pydantic import (
 from sitegen import __version__
 from sitegen.atomicfile import replace_atomically
 from sitegen.errors import CacheError
+from sitegen.fetch.cacheindex import (
+    INDEX_FILE,
+    CacheIndex,
+    Stat,
+    file_stat,
+    listing_values,
+    load_index,
+    rows_of,
+    save_index,
+)
 from sitegen.fetch.records import (
     Article,
     Block,
@@ -370,6 +381,8 @@ class ContentCache:
         self._base: tuple[str, dict[str, Article]] | None = None
         #: What the files hold after the last `load` or `save` (None when unknown).
         self.state: CacheState | None = None
+        #: The changes file's stat as the last `load` or `save` left it (for the index).
+        self._changes_stat: Stat | None = None
 
     @classmethod
     def for_config(cls, config: Config) -> ContentCache:
@@ -387,11 +400,34 @@ class ContentCache:
     def changes_path(self) -> Path:
         return self.folder / CHANGES_FILE
 
+    def load_index(self) -> CacheIndex | None:
+        """The cache's index (`sitegen.fetch.cacheindex`) if it describes the files as they are."""
+        return load_index(self.folder, self.path, self.changes_path, self.api_url,
+                          self.workspace_id)
+
+    def drop_index(self) -> None:
+        """Remove the index (one that misled a sync): the next sync reads the whole cache."""
+        try:
+            (self.folder / INDEX_FILE).unlink(missing_ok=True)
+        except OSError:
+            pass
+
+    def save_index(self, workspace: Workspace) -> bool:
+        """Index the files the last `load` or `save` of *workspace* (that very content) saw."""
+        state, base = self.state, self._base
+        if state is None or base is None or not state.generation:
+            return False
+        index = CacheIndex(state, self._changes_stat, workspace.api_version,
+                           workspace.articles_exact, len(base[1]),
+                           rows_of(workspace.articles, base[1]))
+        return save_index(self.folder, index, self.api_url, self.workspace_id)
+
     def load(self) -> Workspace | None:
         """The cached workspace, or None (with a warning when a file was there but unusable)."""
         self._base = None
         self.state = None
-        base = _stat(self.path)  # before reading: a base replaced meanwhile looks changed
+        base = file_stat(self.path)  # before reading: a base replaced meanwhile looks changed
+        self._changes_stat = file_stat(self.changes_path)
         cached = self._read_base()
         if cached is None:
             return None
@@ -420,7 +456,7 @@ class ContentCache:
         None when the base is missing or the changes file cannot be read (`load` then
         tells why). A changes file of another base is a leftover: `generation` None.
         """
-        base = _stat(self.path)
+        base = file_stat(self.path)
         if base is None:
             return None
         changes, why = self._parse_changes(generation)
@@ -516,7 +552,8 @@ class ContentCache:
                     base=self._base[0], removed=removed, **self._header(workspace),
                     workspace=workspace.model_copy(update={"articles": changed}))
                 replace_atomically(self.changes_path, _dumped(changes), durable=True)
-                base = _stat(self.path)
+                self._changes_stat = file_stat(self.changes_path)
+                base = file_stat(self.path)
                 if base is not None:
                     self.state = CacheState(
                         base, self._base[0], True,
@@ -529,7 +566,8 @@ class ContentCache:
                 replace_atomically(self.path, _dumped(record), durable=True)
                 self._base = (generation, {a.id: a for a in workspace.articles})
                 self.changes_path.unlink(missing_ok=True)
-                base = _stat(self.path)
+                self._changes_stat = None
+                base = file_stat(self.path)
                 if base is not None:
                     self.state = CacheState(base, generation, False, {}, (),
                                             rest_fingerprint(workspace))
@@ -537,6 +575,63 @@ class ContentCache:
             log.warning("could not write the content cache %s (%s); the next build fetches "
                         "again", self.path, error.strerror or type(error).__name__)
             return False
+        self.save_index(workspace)
+        return True
+
+    def save_changes(self, rest: Workspace, changed: Sequence[Article], dropped: set[str],
+                     index: CacheIndex) -> bool:
+        """Save a re-sync's changes to the cache *index* describes, in the changes file alone.
+
+        *rest* is the new workspace without its articles, *changed* its articles that are
+        new or differ from the cache's (new ones in the order they follow the others),
+        *dropped* the ids it no longer has. The base is not read. False when this cannot
+        be done so (the changes would outgrow the changes file, or it cannot be read or
+        written): the caller then loads the cache and saves the workspace in full.
+        """
+        state = index.state
+        current: dict[str, Article] = {}
+        if state.has_changes:
+            changes, why = self._parse_changes(state.generation)
+            if changes is None:
+                return False
+            current = {a.id: a for a in changes.workspace.articles}
+        removed = set(state.removed)
+        rows = dict(index.rows)
+        fingerprints = dict(state.changes)
+        for article in changed:
+            key = article.id
+            current[key] = article  # a changed one keeps its place, a new one goes last
+            row = rows.get(key)
+            rows[key] = (row[0] if row is not None else key in removed, listing_values(article))
+            removed.discard(key)
+            fingerprints[key] = record_fingerprint(article)
+        for key in dropped:
+            row = rows.pop(key, None)
+            current.pop(key, None)
+            fingerprints.pop(key, None)
+            if row is not None and row[0]:
+                removed.add(key)
+        if max(len(current), len(removed)) > max(MIN_CHANGES, index.base_count // 8):
+            return False
+        if file_stat(self.path) != state.base:
+            return False  # rewritten since the index was read: the full save reads it again
+        gone = sorted(removed)
+        record = ChangesFile(base=state.generation, removed=gone, **self._header(rest),
+                             workspace=rest.model_copy(update={"articles": list(current.values())}))
+        self.state = None
+        try:
+            replace_atomically(self.changes_path, _dumped(record), durable=True)
+        except OSError:
+            return False  # the full save tries again, and tells
+        self._changes_stat = file_stat(self.changes_path)
+        base = file_stat(self.path)
+        if base is None or base != state.base:
+            return True  # moved this very moment (another sync): no state, no index
+        self.state = CacheState(base, state.generation, True, fingerprints, tuple(gone),
+                                rest_fingerprint(rest))
+        save_index(self.folder, CacheIndex(self.state, self._changes_stat, rest.api_version,
+                                           rest.articles_exact, index.base_count, rows),
+                   self.api_url, self.workspace_id)
         return True
 
     def _header(self, workspace: Workspace) -> dict[str, Any]:
@@ -557,15 +652,6 @@ class ContentCache:
         if max(len(changed), len(removed)) > max(MIN_CHANGES, len(base) // 8):
             return None, []
         return changed, removed
-
-
-def _stat(path: Path) -> tuple[int, int, int] | None:
-    """The (size, mtime in ns, inode) of *path*, or None when it cannot be seen."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return (found.st_size, found.st_mtime_ns, found.st_ino)
 
 
 def _dumped(record: CacheFile) -> bytes:

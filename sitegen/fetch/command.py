@@ -23,14 +23,15 @@ def _plural(count: int, word: str) -> str:
 
 def summary(result: SyncResult) -> str:
     """The two-line summary of a completed sync."""
-    stats, ledger, ws = result.stats, result.ledger, result.workspace
+    stats, ledger = result.stats, result.ledger
     kinds = [_plural(stats.agents, "agent"), _plural(stats.articles, "published article")]
     for count, word in ((stats.clusters, "cluster"), (stats.authors, "author identity"),
                         (stats.social_posts, "social post")):
         if count is not None:
             kinds.append(_plural(count, word).replace("identitys", "identities"))
-    name = ws.info.name or ws.info.id
-    source = "from the cache (no request)" if result.from_cache else f"through API {ws.api_version}"
+    name = result.info.name or result.info.id
+    source = ("from the cache (no request)" if result.from_cache
+              else f"through API {result.api_version}")
     lines = [f"{name}: {', '.join(kinds)} {source}"]
     if not result.from_cache:
         retries = f" ({_plural(ledger.retries, 'retry').replace('retrys', 'retries')})" \

@@ -222,6 +222,10 @@ def _to_meta(value: Any) -> Any:
     return value if isinstance(value, (dict, Meta)) else None
 
 
+#: The fields that carry an article's body: the detail forms have them, v2 lists do not.
+BODY_FIELDS = frozenset({"content", "blocks", "meta"})
+
+
 class Article(Record):
     """An article in any form (v1 L/S/A/W, v2 list or detail). Only `id` is required."""
 

@@ -4,8 +4,12 @@ Role: choose the API version (v2, falling back to v1 only when the v2
 workspace endpoint answers 404), read the structure through it, fetch article
 bodies only for articles that are new or whose `updatedAt` changed since the
 cache, drop records that cannot be used (with a warning), and replace the
-cache only when everything succeeded. `--offline` reads the cache and makes no
-request. It runs its async work with `asyncio.run`, so it is safe to call
+cache only when everything succeeded. With a current index of the cache
+(`sitegen.fetch.cacheindex`), a re-sync whose listing names only the recent
+updates plans from the index and saves the changes file alone
+(`ContentCache.save_changes`), never reading the cache's base; its workspace is
+read back only when asked for (`SyncResult.workspace`). `--offline` reads the
+cache and makes no request. It runs its async work with `asyncio.run`, so it is safe to call
 from any thread that has no running event loop. It must never replace the
 cache after a failure, never treat a record as deleted unless the listing was
 complete, and never log or raise anything containing the key.
@@ -15,16 +19,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sitegen.config import Config
 from sitegen.errors import CacheError, ConfigError, UnreachableError
 from sitegen.fetch import import_httpx
 from sitegen.fetch.cache import CacheState, ContentCache
+from sitegen.fetch.cacheindex import CacheIndex, lists_the_same, same_value, updated_value
 from sitegen.fetch.ledger import CallLedger
-from sitegen.fetch.records import Article
-from sitegen.workspace import Workspace
+from sitegen.fetch.records import BODY_FIELDS, Article, DigestSettings, WorkspaceInfo
+from sitegen.workspace import ApiVersion, Workspace
 
 if TYPE_CHECKING:  # the network side (httpx) is imported only when a sync makes requests
     import asyncio
@@ -36,7 +42,6 @@ if TYPE_CHECKING:  # the network side (httpx) is imported only when a sync makes
 
 log = logging.getLogger("sitegen.fetch")
 
-BODY_FIELDS = frozenset({"content", "blocks", "meta"})
 T = TypeVar("T")
 ArticleReader = Callable[["ApiClient", str, str], Awaitable[dict[str, Any]]]
 
@@ -61,16 +66,39 @@ class SyncStats:
                 "authors": self.authors, "social_posts": self.social_posts}
 
 
-@dataclass
 class SyncResult:
-    """The workspace a build uses, and what getting it cost."""
+    """The workspace a build uses, and what getting it cost.
 
-    workspace: Workspace
-    ledger: CallLedger
-    from_cache: bool
-    stats: SyncStats = field(default_factory=SyncStats)
-    #: What the content cache's files hold now, when they hold exactly `workspace`.
-    cached: CacheState | None = None
+    After a re-sync that saved only the cache's changes file, the workspace is read
+    back from the cache when first asked for: a rebuild that resumes the model memo
+    never asks (`info` and `api_version` come without it).
+    """
+
+    def __init__(self, workspace: Workspace | Callable[[], Workspace], ledger: CallLedger,
+                 from_cache: bool, stats: SyncStats | None = None,
+                 cached: CacheState | None = None, *, info: WorkspaceInfo | None = None,
+                 api_version: ApiVersion | None = None) -> None:
+        self._workspace = workspace if isinstance(workspace, Workspace) else None
+        self._read_back = None if isinstance(workspace, Workspace) else workspace
+        self.ledger = ledger
+        self.from_cache = from_cache
+        self.stats = stats if stats is not None else SyncStats()
+        #: What the content cache's files hold now, when they hold exactly `workspace`.
+        self.cached = cached
+        if self._workspace is not None:
+            info, api_version = self._workspace.info, self._workspace.api_version
+        if info is None or api_version is None:
+            raise ValueError("a SyncResult without its workspace needs its info and version")
+        self.info: WorkspaceInfo = info
+        self.api_version: ApiVersion = api_version
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            assert self._read_back is not None
+            self._workspace = self._read_back()
+            self._read_back = None
+        return self._workspace
 
 
 @dataclass
@@ -118,7 +146,81 @@ def _known(previous: Workspace | None) -> KnownArticles | None:
     return KnownArticles(updated) if len(updated) == len(previous.articles) else None
 
 
-async def _read_structure(client: ApiClient, config: Config, previous: Workspace | None
+@dataclass(frozen=True)
+class _AsCached:
+    """A listed article the cache holds as the listing shows it (planned from the index)."""
+
+    id: str
+
+
+Planned = Article | _AsCached
+
+
+class _Previous:
+    """The cache's content as a sync needs it: its index at once, the workspace if asked.
+
+    With a current index (`sitegen.fetch.cacheindex`), a re-sync whose listing shows
+    only recent updates plans from the index and saves the changes file alone, never
+    reading the base; anything else reads the whole cache, as a sync always did.
+    """
+
+    def __init__(self, cache: ContentCache, *, refresh: bool) -> None:
+        self.cache = cache
+        self.index: CacheIndex | None = None if refresh else cache.load_index()
+        self._read = refresh
+        self._workspace: Workspace | None = None
+        #: What the article listing was told the cache holds, when the index told it.
+        self._listed_since: KnownArticles | None = None
+
+    @property
+    def workspace(self) -> Workspace | None:
+        """The cached workspace, read at the first ask (None: no usable cache, or --refresh).
+
+        When the listing was asked for what changed since the articles the index named,
+        the files must hold those very articles and update times: else (a damaged file,
+        or another sitegen writing meanwhile) the sync stops before it saves anything.
+        """
+        if not self._read:
+            self._read = True
+            self._workspace = self.cache.load()
+            if self._listed_since is not None and _known(self._workspace) != self._listed_since:
+                self.cache.drop_index()
+                raise _changed_meanwhile(self.cache)
+        return self._workspace
+
+    def known(self) -> KnownArticles | None:
+        index = self.index
+        if index is None:
+            return _known(self.workspace)
+        if index.api_version != "v2" or not index.articles_exact:
+            return None
+        from sitegen.fetch.v2 import KnownArticles
+
+        updated = index.updated()
+        self._listed_since = KnownArticles(updated) if updated is not None else None
+        return self._listed_since
+
+    def resolve(self, planned: list[Planned]) -> list[Article]:
+        """*planned* with each `_AsCached` replaced by the very cached record."""
+        if not any(isinstance(item, _AsCached) for item in planned):
+            return [item for item in planned if isinstance(item, Article)]
+        workspace = self.workspace
+        cached = {a.id: a for a in workspace.articles} if workspace is not None else {}
+        try:
+            return [cached[item.id] if isinstance(item, _AsCached) else item
+                    for item in planned]
+        except KeyError:
+            self.cache.drop_index()
+            raise _changed_meanwhile(self.cache) from None
+
+
+def _changed_meanwhile(cache: ContentCache) -> CacheError:
+    return CacheError(f"the content cache in {cache.folder} is not what its index said (another "
+                      "sitegen wrote it meanwhile, or a file is damaged): nothing was saved; "
+                      "run the command again")
+
+
+async def _read_structure(client: ApiClient, config: Config, known: KnownArticles | None
                           ) -> tuple[Structure, ArticleReader]:
     from sitegen.fetch import v1, v2
     from sitegen.fetch.client import NotFound
@@ -135,7 +237,7 @@ async def _read_structure(client: ApiClient, config: Config, previous: Workspace
                 ) from None
             log.info("the v2 API answered 404 for the workspace; falling back to v1")
         else:
-            return await v2.read_structure(client, info, _known(previous)), v2.read_article
+            return await v2.read_structure(client, info, known), v2.read_article
     try:
         return await v1.read_structure(client, workspace_id), v1.read_article
     except NotFound:
@@ -147,13 +249,13 @@ async def _read_structure(client: ApiClient, config: Config, previous: Workspace
 
 
 def _plan_bodies(articles: list[Article], previous: Workspace | None
-                 ) -> tuple[list[Article | None], list[Article], int]:
+                 ) -> tuple[list[Planned | None], list[Article], int]:
     """For each listed article: its final form when known now (None: needs a detail request).
 
     Returns (known-or-None per article, the articles needing a detail request, bodies saved).
     """
     cached = {a.id: a for a in previous.articles} if previous is not None else {}
-    known: list[Article | None] = []
+    known: list[Planned | None] = []
     needed: list[Article] = []
     saved = 0
     for listed in articles:
@@ -167,6 +269,36 @@ def _plan_bodies(articles: list[Article], previous: Workspace | None
             # knows it unchanged: see ContentCache.save).
             same = all(getattr(old, k) == value for k, value in fresh.items())
             known.append(old if same else old.model_copy(update=fresh))
+            saved += 1
+            continue
+        known.append(None)
+        needed.append(listed)
+    return known, needed, saved
+
+
+def _plan_from_index(structure: Structure, index: CacheIndex | None
+                     ) -> tuple[list[Planned | None], list[Article], int] | None:
+    """`_plan_bodies` from the cache's index, or None when it cannot tell.
+
+    Only for a listing of the recent updates whose digest was read: everything it does
+    not name is as cached. A listed article with its cached `updatedAt` but other
+    listing fields would take them over its cached body: that needs the record.
+    """
+    if index is None or not structure.recent_only or not structure.digest_read:
+        return None
+    known: list[Planned | None] = []
+    needed: list[Article] = []
+    saved = 0
+    for listed in structure.articles:
+        if listed.has_body:
+            known.append(listed)
+            continue
+        row = index.rows.get(listed.id)
+        if (row is not None and listed.updatedAt is not None
+                and same_value(listed.updatedAt, updated_value(row[1]))):
+            if not lists_the_same(listed, row[1]):
+                return None
+            known.append(_AsCached(listed.id))
             saved += 1
             continue
         known.append(None)
@@ -216,10 +348,13 @@ def _merged(previous: list[Article], listed: set[str], recent: list[Article]) ->
     return merged
 
 
-def _finish(structure: Structure, articles: list[Article], previous: Workspace | None,
-            stats: SyncStats, *, exact: bool) -> Workspace:
-    kept: list[Article] = []
-    for article in articles:
+def _kept(found: list[Planned], stats: SyncStats) -> list[Planned]:
+    """The published, usable articles of *found* (the others logged, the unusable counted)."""
+    kept: list[Planned] = []
+    for article in found:
+        if isinstance(article, _AsCached):
+            kept.append(article)  # cached, so published and usable
+            continue
         if article.status not in (None, "published"):
             log.info("article %s is no longer published; it is left out", article.id)
             continue
@@ -228,7 +363,22 @@ def _finish(structure: Structure, articles: list[Article], previous: Workspace |
             stats.skipped += 1
             continue
         kept.append(article)
-    exact = exact and len(kept) == len(articles)
+    return kept
+
+
+def _rest(structure: Structure, digest: DigestSettings | None, *, exact: bool) -> Workspace:
+    """The workspace the listings make, without its articles."""
+    return Workspace(
+        api_version=structure.version, info=structure.info, agents=structure.agents,
+        clusters=structure.clusters, authors=structure.authors,
+        social_posts=structure.social_posts, digest=digest,
+        articles_exact=exact and structure.articles_exact,
+    )
+
+
+def _finish(structure: Structure, kept: list[Article], previous: Workspace | None,
+            stats: SyncStats, *, exact: bool) -> Workspace:
+    """The synced workspace: *kept* (the listed articles, `_kept`) merged with *previous*."""
     if previous is not None and structure.recent_only:
         stats.details_saved += _carried(structure, previous)
         kept = _merged(previous.articles, {a.id for a in structure.articles}, kept)
@@ -242,14 +392,43 @@ def _finish(structure: Structure, articles: list[Article], previous: Workspace |
     digest = structure.digest
     if not structure.digest_read and previous is not None:
         digest = previous.digest
-    workspace = Workspace(
-        api_version=structure.version, info=structure.info, agents=structure.agents,
-        articles=kept, clusters=structure.clusters, authors=structure.authors,
-        social_posts=structure.social_posts, digest=digest,
-        articles_exact=exact and structure.articles_exact,
-    )
+    workspace = _rest(structure, digest, exact=exact).model_copy(update={"articles": kept})
     _count(workspace, stats)
     return workspace
+
+
+@dataclass
+class _Changes:
+    """A re-sync's outcome as changes to the cache its index describes."""
+
+    rest: Workspace
+    changed: list[Article]
+    dropped: set[str]
+    carried: int
+    articles: int
+
+    @property
+    def none(self) -> bool:
+        return not self.changed and not self.dropped
+
+
+def _changes(structure: Structure, kept: list[Planned], index: CacheIndex, *,
+             exact: bool) -> _Changes:
+    """What `_finish` would make of a recent-only listing, as changes to the cache.
+
+    Changed articles keep their places; new ones follow, oldest created first (as
+    `_merged` orders them); listed ids that are no longer kept are dropped.
+    """
+    fresh = [a for a in kept if isinstance(a, Article)]
+    updated = [a for a in fresh if a.id in index.rows]
+    new = sorted((a for a in fresh if a.id not in index.rows),
+                 key=lambda a: (a.createdAt is not None, a.createdAt or a.updatedAt, a.id))
+    names = {a.id for a in kept}
+    listed = {a.id for a in structure.articles}
+    dropped = {key for key in listed if key in index.rows and key not in names}
+    carried = sum(1 for key in index.rows if key not in listed)
+    return _Changes(_rest(structure, structure.digest, exact=exact), [*updated, *new], dropped,
+                    carried, len(index.rows) - len(dropped) + len(new))
 
 
 def _count(workspace: Workspace, stats: SyncStats) -> None:
@@ -260,24 +439,37 @@ def _count(workspace: Workspace, stats: SyncStats) -> None:
     stats.social_posts = None if workspace.social_posts is None else len(workspace.social_posts)
 
 
+@dataclass
+class _Synced:
+    """What the requests of one sync gave: the listings and the articles to keep."""
+
+    structure: Structure
+    kept: list[Planned]
+    exact: bool
+    indexed: bool
+    stats: SyncStats
+
+
 async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
-                previous: Workspace | None, ledger: CallLedger,
-                max_calls: int | None) -> tuple[Workspace, SyncStats]:
+                previous: _Previous, ledger: CallLedger, max_calls: int | None) -> _Synced:
     from sitegen.fetch.v2 import gather_all
 
     stats = SyncStats()
     async with _client(config, key, transport, ledger, max_calls) as client:
-        structure, reader = await _read_structure(client, config, previous)
+        structure, reader = await _read_structure(client, config, previous.known())
         ledger.version = structure.version
-        known, needed, stats.details_saved = _plan_bodies(structure.articles, previous)
+        plan = _plan_from_index(structure, previous.index)
+        indexed = plan is not None
+        if plan is None:
+            plan = _plan_bodies(structure.articles, previous.workspace)
+        known, needed, stats.details_saved = plan
         fetched = iter(await gather_all(
             _detail(client, reader, config.api.workspace, a) for a in needed))
         stats.details_made = len(needed)
     articles = [a if a is not None else next(fetched) for a in known]
     found = [a for a in articles if a is not None]
-    workspace = _finish(structure, found, previous, stats, exact=len(found) == len(articles))
-    ledger.detail_saved = stats.details_saved
-    return workspace, stats
+    kept = _kept(found, stats)
+    return _Synced(structure, kept, len(kept) == len(articles), indexed, stats)
 
 
 def _unchanged(workspace: Workspace, previous: Workspace | None) -> bool:
@@ -339,17 +531,61 @@ def sync(config: Config, *, key: str | None, transport: httpx.AsyncBaseTransport
         return SyncResult(cached, ledger, True, stats, cache.state)
     if key is None:
         key = config.api_key()
-    previous = None if refresh else cache.load()
-    workspace, stats = _run(_sync(config, key, transport, previous, ledger, max_calls))
-    if not _unchanged(workspace, previous):  # else the cache file is left as it is
+    previous = _Previous(cache, refresh=refresh)
+    synced = _run(_sync(config, key, transport, previous, ledger, max_calls))
+    if synced.indexed:
+        assert previous.index is not None
+        result = _save_changes(cache, synced, previous.index, ledger)
+        if result is not None:
+            return result
+    stats = synced.stats
+    workspace = _finish(synced.structure, previous.resolve(synced.kept), previous.workspace,
+                        stats, exact=synced.exact)
+    ledger.detail_saved = stats.details_saved
+    if not _unchanged(workspace, previous.workspace):  # else the cache file is left as it is
         cache.save(workspace)
+    elif previous.index is None:
+        cache.save_index(workspace)  # the next sync plans from it
     return SyncResult(workspace, ledger, False, stats, cache.state)
+
+
+def _save_changes(cache: ContentCache, synced: _Synced, index: CacheIndex,
+                  ledger: CallLedger) -> SyncResult | None:
+    """Save a sync planned from *index* as changes alone; None when it needs the full save.
+
+    The workspace is then read back from the cache only if asked for.
+    """
+    from sitegen.fetch.cache import rest_fingerprint
+
+    changes = _changes(synced.structure, synced.kept, index, exact=synced.exact)
+    unchanged = changes.none and rest_fingerprint(changes.rest) == index.state.rest
+    if not unchanged and not cache.save_changes(changes.rest, changes.changed,
+                                                changes.dropped, index):
+        return None
+    stats = synced.stats
+    stats.details_saved += changes.carried
+    stats.removed = len(changes.dropped)
+    _count(changes.rest, stats)
+    stats.articles = changes.articles
+    ledger.detail_saved = stats.details_saved
+    return SyncResult(partial(_read_back, cache), ledger, False, stats,
+                      index.state if unchanged else cache.state,
+                      info=changes.rest.info, api_version=changes.rest.api_version)
+
+
+def _read_back(cache: ContentCache) -> Workspace:
+    """The workspace a sync left in *cache* (`SyncResult.workspace`, read when asked for)."""
+    workspace = cache.load()
+    if workspace is None:
+        raise CacheError(f"the content cache {cache.path} could not be read back after the "
+                         "sync: run `sitegen build --refresh` to fetch everything again")
+    return workspace
 
 
 async def _plan(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
                 previous: Workspace | None, ledger: CallLedger) -> SyncPlan:
     async with _client(config, key, transport, ledger, None) as client:
-        structure, _ = await _read_structure(client, config, previous)
+        structure, _ = await _read_structure(client, config, _known(previous))
     known, needed, saved = _plan_bodies(structure.articles, previous)
     saved += _carried(structure, previous)
     in_lists = sum(1 for a in structure.articles if a.has_body)

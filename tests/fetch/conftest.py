@@ -15,7 +15,10 @@ import httpx
 import pytest
 
 from sitegen.config import Config, parse_config
+from sitegen.fetch.cache import ContentCache
 from sitegen.fetch.ledger import endpoint_template
+from sitegen.fetch.sync import SyncResult, sync
+from sitegen.workspace import Workspace
 
 WS = "65f0c0ffee0123456789abcd"
 KEY = "SeCrEt-KEY-4242-zz-do-not-print"
@@ -214,6 +217,49 @@ class FakeApi:
         if match:
             return self._article(match.group(1))
         return self._json({"error": "Not Found"}, 404)
+
+
+def stamp(minute: int) -> str:
+    """An `updatedAt` *minute* minutes into May 2024."""
+    return f"2024-05-{1 + minute // 1440:02d}T{minute // 60 % 24:02d}:{minute % 60:02d}:00.000Z"
+
+
+def dated_service(count: int = 250) -> FakeApi:
+    """*count* published articles with distinct update times (article n updated at minute n)."""
+    articles = [make_article(n, cluster=n % 2, author=n % 2, agent=n % 2, updated=stamp(n))
+                for n in range(1, count + 1)]
+    return FakeApi(articles=articles, hide_membership=False)
+
+
+def resync(config: Config, fake: FakeApi, **options: Any) -> SyncResult:
+    """A sync of *fake* into *config*'s cache, its call counts cleared first."""
+    fake.calls.clear()
+    return sync(config, key=KEY, transport=fake.transport(), **options)
+
+
+def from_scratch(config: Config, fake: FakeApi) -> Workspace:
+    """What a sync that ignores the cache makes of the service now (in a cache of its own);
+    *fake*'s call counts are left as they were."""
+    scratch = config.model_copy(update={"root": config.root / "from-scratch"})
+    calls = fake.calls.copy()
+    try:
+        return resync(scratch, fake, refresh=True).workspace
+    finally:
+        fake.calls = calls
+
+
+@pytest.fixture
+def base_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The cache folders whose base file was read (validated), one entry per read."""
+    reads: list[Path] = []
+    real = ContentCache._read_base
+
+    def counted(self: ContentCache) -> Any:
+        reads.append(self.folder)
+        return real(self)
+
+    monkeypatch.setattr(ContentCache, "_read_base", counted)
+    return reads
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ def test_save_leaves_no_temporary_file_and_ignores_itself(tmp_path: Path) -> Non
     cache.save(workspace())
     cache.save(workspace(5))
     assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [
-        ".gitignore", "content-changes.json", "content.json"]
+        ".gitignore", "content-changes.json", "content-index.bin", "content.json"]
     assert len(cache.load().articles) == 5  # type: ignore[union-attr]
 
 

@@ -4,53 +4,55 @@ After a sync whose listing was exact, the next one reads the published articles 
 update first and stops at the last sync's newest `updatedAt`; the listing's totalCount
 must then match, or the whole listing is walked. Every test compares with what a sync
 from scratch (`refresh=True`) makes of the same service: the incremental answer must
-never differ from it.
+never differ from it. Every test runs twice: planning from the cache's index (which
+reads only the changes file: `sitegen.fetch.cacheindex`) and reading the cache in full.
 """
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sitegen.config import Config
-from sitegen.fetch.cache import CACHE_FILE, CHANGES_FILE
-from sitegen.fetch.sync import SyncResult, plan_sync, sync
+from sitegen.fetch.cache import CACHE_FILE, CHANGES_FILE, CacheState, ContentCache
+from sitegen.fetch.sync import plan_sync
 from sitegen.workspace import Workspace
-from tests.fetch.conftest import KEY, FakeApi, make_article
+from tests.fetch.conftest import (
+    KEY,
+    FakeApi,
+    dated_service,
+    from_scratch,
+    make_article,
+    resync,
+    stamp,
+)
 
 LIST = "GET /api/v2/workspaces/{id}/articles"
 DETAIL = "GET /api/v2/workspaces/{id}/articles/{id}"
 
 
-def stamp(minute: int) -> str:
-    return f"2024-05-{1 + minute // 1440:02d}T{minute // 60 % 24:02d}:{minute % 60:02d}:00.000Z"
+@pytest.fixture(autouse=True, params=["from the index", "from the whole cache"])
+def planning(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How re-syncs plan: from the cache's index, or (no index) from the whole cache."""
+    if request.param == "from the whole cache":
+        monkeypatch.setattr(ContentCache, "load_index", lambda self: None)
+    return str(request.param)
 
 
-def service(count: int = 250) -> FakeApi:
-    """*count* published articles with distinct update times (article n updated at minute n)."""
-    articles = [make_article(n, cluster=n % 2, author=n % 2, agent=n % 2, updated=stamp(n))
-                for n in range(1, count + 1)]
-    return FakeApi(articles=articles, hide_membership=False)
+def planned_alone(planning: str, reads: list[Path], config: Config) -> bool:
+    """True when the last sync read no base of *config*'s cache (planning from the index)."""
+    mine = [folder for folder in reads if folder == config.cache_path]
+    return not mine if planning == "from the index" else bool(mine)
 
 
-def run(config: Config, fake: FakeApi, **options: Any) -> SyncResult:
-    fake.calls.clear()
-    return sync(config, key=KEY, transport=fake.transport(), **options)
-
-
-def from_scratch(config: Config, fake: FakeApi) -> Workspace:
-    """What a sync that ignores the cache makes of the service now (the cache is restored)."""
-    files = [config.cache_path / name for name in (CACHE_FILE, CHANGES_FILE)]
-    saved = {path: path.read_bytes() for path in files if path.exists()}
-    try:
-        return run(config, fake, refresh=True).workspace
-    finally:
-        for path in files:
-            path.unlink(missing_ok=True)
-        for path, data in saved.items():
-            path.write_bytes(data)
+def state_of(config: Config) -> CacheState | None:
+    """What a full read of *config*'s cache says its files hold."""
+    cache = ContentCache.for_config(config)
+    cache.load()
+    return cache.state
 
 
 def same(left: Workspace, right: Workspace) -> bool:
@@ -65,35 +67,64 @@ def same(left: Workspace, right: Workspace) -> bool:
 
 @pytest.fixture
 def synced(config: Config) -> FakeApi:
-    fake = service()
-    first = run(config, fake)
+    fake = dated_service()
+    first = resync(config, fake)
     assert first.workspace.articles_exact
     assert fake.calls[LIST] == 3  # 250 articles: the whole listing, 3 pages of 100
     return fake
 
 
-def test_no_change_reads_one_page_of_the_listing(config: Config, synced: FakeApi) -> None:
+def test_no_change_reads_one_page_of_the_listing(config: Config, synced: FakeApi,
+                                                 planning: str, base_reads: list[Path]) -> None:
     before = from_scratch(config, synced)
-    result = run(config, synced)
+    base_reads.clear()
+    content = [config.cache_path / name for name in (CACHE_FILE, CHANGES_FILE)]
+    cached = [(path.exists(), path.exists() and path.stat().st_mtime_ns) for path in content]
+    result = resync(config, synced)
     assert synced.calls[LIST] == 1 and synced.calls[DETAIL] == 0
     assert result.stats.details_saved == 250 and result.ledger.detail_saved == 250
+    assert planned_alone(planning, base_reads, config)
+    assert [(path.exists(), path.exists() and path.stat().st_mtime_ns)
+            for path in content] == cached  # nothing new: nothing written
+    assert result.cached == state_of(config)
     assert same(result.workspace, before) and result.workspace.articles_exact
 
 
-def test_an_edited_article_costs_one_page_and_one_detail(config: Config,
-                                                         synced: FakeApi) -> None:
+def test_an_edited_article_costs_one_page_and_one_detail(
+        config: Config, synced: FakeApi, planning: str, base_reads: list[Path]) -> None:
     synced.articles[9].update(title="Renamed", content="New body", updatedAt=stamp(5000))
-    result = run(config, synced)
+    base = (config.cache_path / CACHE_FILE).read_bytes()
+    base_reads.clear()
+    result = resync(config, synced)
     assert synced.calls[LIST] == 1 and synced.calls[DETAIL] == 1
+    assert planned_alone(planning, base_reads, config)
+    assert (config.cache_path / CACHE_FILE).read_bytes() == base  # the changes file took it
+    assert result.cached == state_of(config)
     edited = next(a for a in result.workspace.articles if a.id == synced.articles[9]["id"])
     assert edited.title == "Renamed" and edited.content == "New body"
     assert same(result.workspace, from_scratch(config, synced))
 
 
-def test_a_newly_published_article_is_added(config: Config, synced: FakeApi) -> None:
+def test_a_listing_field_changed_without_a_new_update_time_is_taken(
+        config: Config, synced: FakeApi) -> None:
+    """The listing shows a title the cache does not have, with the cached `updatedAt`: the
+    title is taken over the cached body (from the index alone it cannot be: the sync reads
+    the record)."""
+    synced.articles[-1]["title"] = "Quietly renamed"
+    result = resync(config, synced)
+    assert synced.calls[DETAIL] == 0
+    renamed = next(a for a in result.workspace.articles if a.id == synced.articles[-1]["id"])
+    assert renamed.title == "Quietly renamed" and renamed.content
+    assert same(result.workspace, from_scratch(config, synced))
+
+
+def test_a_newly_published_article_is_added(config: Config, synced: FakeApi, planning: str,
+                                            base_reads: list[Path]) -> None:
     synced.articles.append(make_article(300, cluster=0, author=0, updated=stamp(6000)))
-    result = run(config, synced)
+    base_reads.clear()
+    result = resync(config, synced)
     assert synced.calls[LIST] == 1 and synced.calls[DETAIL] == 1
+    assert planned_alone(planning, base_reads, config)
     assert result.workspace.articles[-1].id == synced.articles[-1]["id"]
     assert same(result.workspace, from_scratch(config, synced))
 
@@ -108,7 +139,7 @@ def test_an_article_gone_from_the_listing_makes_the_whole_walk(
         gone["status"] = "draft"
         if change == "unpublished, dated":
             gone["updatedAt"] = stamp(7000)
-    result = run(config, synced)
+    result = resync(config, synced)
     assert synced.calls[LIST] == 1 + 3  # the count falls short: then the whole listing
     assert gone["id"] not in {a.id for a in result.workspace.articles}
     assert result.stats.removed == 1
@@ -118,26 +149,31 @@ def test_an_article_gone_from_the_listing_makes_the_whole_walk(
 def test_one_gone_and_one_new_do_not_cancel_out(config: Config, synced: FakeApi) -> None:
     synced.articles.remove(synced.articles[3])
     synced.articles.append(make_article(301, updated=stamp(8000)))
-    result = run(config, synced)
+    result = resync(config, synced)
     assert synced.calls[LIST] == 1 + 3
     assert same(result.workspace, from_scratch(config, synced))
 
 
 def test_an_inexact_cache_is_followed_by_a_whole_walk(config: Config) -> None:
-    fake = service()
+    fake = dated_service()
     fake.articles[7].update(title="", content="", blocks=[])  # listed, but unusable: skipped
-    assert not run(config, fake).workspace.articles_exact
-    run(config, fake)
+    assert not resync(config, fake).workspace.articles_exact
+    resync(config, fake)
     assert fake.calls[LIST] == 3
     fake.articles[7].update(title="Back", updatedAt=stamp(9000))
-    assert run(config, fake).workspace.articles_exact  # whole walk again; exact from now on
-    run(config, fake)
+    assert resync(config, fake).workspace.articles_exact  # whole walk again; exact from now on
+    resync(config, fake)
     assert fake.calls[LIST] == 1
 
 
-def test_an_article_that_becomes_unusable_is_dropped(config: Config, synced: FakeApi) -> None:
+def test_an_article_that_becomes_unusable_is_dropped(config: Config, synced: FakeApi,
+                                                     planning: str,
+                                                     base_reads: list[Path]) -> None:
     synced.articles[20].update(title="", content="", blocks=[], updatedAt=stamp(9100))
-    result = run(config, synced)
+    base_reads.clear()
+    result = resync(config, synced)
+    assert planned_alone(planning, base_reads, config)
+    assert result.stats.removed == 1 and result.stats.skipped == 1
     assert synced.articles[20]["id"] not in {a.id for a in result.workspace.articles}
     assert not result.workspace.articles_exact
     assert same(result.workspace, from_scratch(config, synced))
@@ -150,7 +186,7 @@ def test_a_listing_without_total_count_is_walked_whole(config: Config,
         return payload
 
     synced.page_hook = no_total
-    result = run(config, synced)
+    result = resync(config, synced)
     assert synced.calls[LIST] == 1 + 3
     assert same(result.workspace, from_scratch(config, synced))
 
@@ -167,8 +203,8 @@ def test_the_dry_run_plans_with_the_incremental_listing(config: Config,
 def test_random_histories_match_a_sync_from_scratch(config: Config) -> None:
     """Edits, publications, unpublications and deletions, a few at a time, over 40 syncs."""
     rng = random.Random(20261122)
-    fake = service(230)
-    run(config, fake)
+    fake = dated_service(230)
+    resync(config, fake)
     clock, number = 10_000, 1_000
     for _ in range(40):
         for _ in range(rng.randint(0, 3)):
@@ -186,7 +222,7 @@ def test_random_histories_match_a_sync_from_scratch(config: Config) -> None:
                 fake.articles.remove(pick)
             elif action == "revive":
                 pick.update(status="published", updatedAt=stamp(clock))
-        result = run(config, fake)
+        result = resync(config, fake)
         assert same(result.workspace, from_scratch(config, fake))
 
 
@@ -202,7 +238,7 @@ def test_a_service_repeating_its_first_page_stops_the_recent_walk(
     for article in synced.articles:
         article["updatedAt"] = stamp(20_000)  # all newer than the cache: every page is read
     monkeypatch.setattr(FakeApi, "_page", first_page_only)
-    result = run(config, synced)
+    result = resync(config, synced)
     # the whole walk ends incomplete at the repeat: no cached article is taken for deleted
     assert len(result.workspace.articles) == 250 and not result.workspace.articles_exact
     # two recent pages (the second repeats the first), then the whole walk's first page and
@@ -212,11 +248,11 @@ def test_a_service_repeating_its_first_page_stops_the_recent_walk(
 
 def test_a_service_serving_smaller_pages_is_read_past_its_first_page(config: Config) -> None:
     """A page as long as the limit the service names is not the last one, even under 100."""
-    fake = service()
+    fake = dated_service()
     fake.max_limit = 50
-    run(config, fake)
+    resync(config, fake)
     for article in fake.articles[:70]:
         article.update(content="edited", updatedAt=stamp(9000))
-    result = run(config, fake)
+    result = resync(config, fake)
     assert fake.calls[DETAIL] == 70
     assert same(result.workspace, from_scratch(config, fake))
