@@ -8,6 +8,7 @@ whole cache in another folder.
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import marshal
 import zlib
@@ -20,6 +21,7 @@ import pytest
 
 import sitegen.model as model_package
 from sitegen import sitememo
+from sitegen.atomicfile import replace_atomically
 from sitegen.build import run_build
 from sitegen.config import Config, demo_config
 from sitegen.emulator.app import create_app
@@ -262,6 +264,35 @@ def test_the_bodies_are_read_only_when_a_body_is_asked_for(
     assert offline(config, out, caplog) == warned
     assert (spy.built - built, reads) == (0, [1])
     assert contents(out) == expected
+
+
+def test_the_bodies_come_from_the_memo_the_graph_came_from(
+        site: tuple[Config, Path], fetched: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the header and the graph are read at the resume; the bodies are read later
+    from the same file, even once another build has replaced the memo."""
+    config, _ = site
+    path = config.cache_path / MEMO_FILE
+    header, _ = _parts(path.read_bytes())
+    read: list[int] = []
+
+    class Counted(io.FileIO):
+        def read(self, size: int = -1) -> bytes:
+            data = super().read(size)
+            read.append(len(data))
+            return data
+
+    monkeypatch.setattr(sitememo, "open", lambda name, mode, buffering: Counted(name),
+                        raising=False)
+    resumed = sitememo.resume_site(config)
+    assert resumed is not None
+    assert sum(read) == path.stat().st_size - header[8]  # all but the bodies
+    stored = {a.id: a.content for a in fetched.articles}
+    markdown = [a for a in resumed.site.articles if a.body_kind == "markdown"]
+    assert markdown
+    replace_atomically(path, b"another build's memo")
+    assert all(view.content == stored[view.id] for view in markdown)
+    assert path.read_bytes() == b"another build's memo"  # untouched
+    assert sitememo.resume_site(config) is None  # and no memo now
 
 
 def test_damaged_bodies_fail_the_build_clearly_and_the_next_builds_in_full(

@@ -591,7 +591,7 @@ class ContentCache:
         state = index.state
         current: dict[str, Article] = {}
         if state.has_changes:
-            changes, why = self._parse_changes(state.generation)
+            changes, _ = self._parse_changes(state.generation)
             if changes is None:
                 return False
             current = {a.id: a for a in changes.workspace.articles}
