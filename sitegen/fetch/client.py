@@ -28,10 +28,9 @@ from collections import deque
 from types import TracebackType
 from typing import Any, Literal
 
-import httpx
-
 from sitegen import __version__
 from sitegen.errors import ApiError, AuthError, QuotaError, UnreachableError
+from sitegen.fetch.lean_httpx import httpx
 from sitegen.fetch.ledger import CallLedger, endpoint_template
 from sitegen.fetch.transport import LeanTransport
 

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sitegen.config import Config
 from sitegen.errors import CacheError, ConfigError, UnreachableError
-from sitegen.fetch import import_httpx
 from sitegen.fetch.cache import CacheState, ContentCache
 from sitegen.fetch.cacheindex import CacheIndex, lists_the_same, same_value, updated_value
 from sitegen.fetch.ledger import CallLedger
@@ -127,7 +126,6 @@ def _usable(article: Article) -> bool:
 
 def _client(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
             ledger: CallLedger, max_calls: int | None) -> ApiClient:
-    import_httpx()
     from sitegen.fetch.client import ApiClient
 
     api = config.api
@@ -604,10 +602,8 @@ def plan_sync(config: Config, *, key: str | None,
 
 def demo_transport() -> httpx.AsyncBaseTransport:
     """The in-process emulator over the bundled demo workspace (`--demo`; key "demo")."""
-    import_httpx()
-    import httpx
-
     from sitegen.emulator.app import create_app
     from sitegen.emulator.demo import load_demo
+    from sitegen.fetch.lean_httpx import httpx
 
     return httpx.ASGITransport(app=create_app(load_demo()))

@@ -21,7 +21,8 @@ from collections import deque
 from typing import Any
 
 import h11
-import httpx
+
+from sitegen.fetch.lean_httpx import httpx
 
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 _READ_SIZE = 65536

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 from sitegen.config import Config, parse_config
+from sitegen.fetch.lean_httpx import httpx
 
 if TYPE_CHECKING:
     from sitegen.model.views import Site
