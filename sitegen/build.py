@@ -72,13 +72,13 @@ def beacon_key(config: Config, *, demo: bool) -> str | None:
 
 
 def _fetch(config: Config, *, offline: bool, refresh: bool, demo: bool, max_calls: int | None,
-           transport: httpx.AsyncBaseTransport | None) -> SyncResult:
+           transport: httpx.AsyncBaseTransport | None, progress: Progress) -> SyncResult:
     from sitegen.fetch.sync import demo_transport, sync
 
     if demo and transport is None and not offline:
         transport = demo_transport()
     return sync(config, key=DEMO_KEY if demo else None, transport=transport,
-                refresh=refresh, offline=offline, max_calls=max_calls)
+                refresh=refresh, offline=offline, max_calls=max_calls, progress=progress)
 
 
 def run_build(
@@ -176,7 +176,7 @@ def _run_build(
             elif workspace is None:
                 # The synced workspace itself is read only if the model memo cannot serve.
                 synced = _fetch(config, offline=offline, refresh=refresh, demo=demo,
-                                max_calls=max_calls, transport=transport)
+                                max_calls=max_calls, transport=transport, progress=progress)
                 state, api_version = synced.cached, synced.api_version
                 report.api, report.from_cache = synced.ledger.to_report(), synced.from_cache
             else:
@@ -216,7 +216,9 @@ def _run_build(
                 if workspace is None:
                     assert synced is not None
                     workspace = synced.workspace
+                progress.status(f"building the site model ({len(workspace.articles)} articles)")
                 site = _model(config, workspace, state)
+                progress.clear()
         freeze_new_objects()  # the site graph
         report.articles = len(site.articles)
         report.html_pages = len(site.pages)

@@ -1,7 +1,8 @@
 """Terminal logging for sitegen: `warning: ...` lines on stderr and a warning counter.
 
 Role: one place that decides how log records look on the terminal (plain
-`warning: <sentence>` lines, colour only on a TTY and never with NO_COLOR) and
+`warning: <sentence>` lines, colour only on a TTY and never with NO_COLOR, each on
+a line of its own even while a status line shows: `status_showing`) and
 counts warnings so `--strict` can fail at the end of a build. It must never
 print secrets: records are printed as given, so callers never log keys.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 LOGGER_NAME = "sitegen"
@@ -54,6 +56,32 @@ class _TerminalFormatter(logging.Formatter):
         return prefix + message
 
 
+#: The eraser of the status line (`sitegen.report.Progress`) showing on each stream now.
+_status_lines: dict[int, Callable[[], None]] = {}
+
+
+def status_showing(stream: TextIO, erase: Callable[[], None] | None) -> None:
+    """Tell the console that a status line shows on *stream* (None: it no longer does).
+
+    The console calls *erase* before it writes a record to that stream, so a warning
+    starts on a clean line rather than at the end of "fetching articles 12/997".
+    """
+    if erase is None:
+        _status_lines.pop(id(stream), None)
+    else:
+        _status_lines[id(stream)] = erase
+
+
+class _Console(logging.StreamHandler):  # type: ignore[type-arg]
+    """A stream handler that erases the stream's status line before each record."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        erase = _status_lines.pop(id(self.stream), None)
+        if erase is not None:
+            erase()
+        super().emit(record)
+
+
 _counter = WarningCounter()
 
 
@@ -68,7 +96,7 @@ def setup_logging(verbosity: int = 0, stream: TextIO | None = None) -> WarningCo
     logger = logging.getLogger(LOGGER_NAME)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
-    console = logging.StreamHandler(stream)
+    console = _Console(stream)
     console.setFormatter(_TerminalFormatter(use_colour(stream)))
     level = logging.WARNING if verbosity < 0 else logging.DEBUG if verbosity > 0 else logging.INFO
     console.setLevel(level)

@@ -2,9 +2,10 @@
 
 Role: `BuildReport` is the value `run_build` returns (the CLI, `--report FILE`
 and the preview server read it); `Timings` measures the stages; `Progress`
-draws one updating line on stderr for long stages, only on a terminal and never
-with --quiet. Timings are the only non-deterministic part of a report. This
-module must never hold or print a key, request headers or local paths.
+draws one updating line on stderr for long stages (the fetch, the render), only
+on a terminal and never with --quiet; a log line erases it first (`sitegen.logs`).
+Timings are the only non-deterministic part of a report. This module must never
+hold or print a key, request headers or local paths.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
+
+from sitegen.logs import status_showing
 
 REPORT_VERSION = 1
 
@@ -130,15 +133,22 @@ class Progress:
 
     def update(self, label: str, done: int, total: int) -> None:
         """Show `label done/total` (throttled; the final count is always shown)."""
+        if self.enabled:
+            self.status(f"{label} {done}/{total}", final=done >= total)
+
+    def status(self, text: str, *, final: bool = False) -> None:
+        """Show *text* as the status line (one redraw per interval at most, unless final)."""
         if not self.enabled:
             return
         now = time.monotonic()
-        if done < total and now - self._last < self.interval:
+        if not final and self._shown and now - self._last < self.interval:
             return
         self._last = now
-        self.stream.write(f"\r\033[K{label} {done}/{total}")
+        self.stream.write(f"\r\033[K{text}")
         self.stream.flush()
-        self._shown = True
+        if not self._shown:
+            self._shown = True
+            status_showing(self.stream, self.clear)
 
     def clear(self) -> None:
         """Erase the status line so the next log line starts clean."""
@@ -146,3 +156,4 @@ class Progress:
             self.stream.write("\r\033[K")
             self.stream.flush()
             self._shown = False
+            status_showing(self.stream, None)

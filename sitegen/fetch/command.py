@@ -13,6 +13,7 @@ import argparse
 
 from sitegen.config import resolve_config
 from sitegen.fetch.sync import SyncPlan, SyncResult, demo_transport, plan_sync, sync
+from sitegen.report import Progress
 
 DEMO_KEY = "demo"
 
@@ -73,6 +74,8 @@ def fetch_command(options: argparse.Namespace) -> int:
     result = sync(config, key=key, transport=transport,
                   refresh=bool(getattr(options, "refresh", False)),
                   offline=offline,
-                  max_calls=getattr(options, "max_calls", None))
+                  max_calls=getattr(options, "max_calls", None),
+                  progress=Progress(enabled=None if not getattr(options, "quiet", False)
+                                    else False))
     print(summary(result))
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,10 +42,14 @@ class CallLedger:
     version: Literal["v1", "v2"] | None = None
     detail_saved: int = 0
     records: list[CallRecord] = field(default_factory=list)
+    #: Called with the number of requests so far after each one (the fetch's status line).
+    watch: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
 
     def record(self, endpoint: str, status: int, *, retry: bool = False, size: int = 0) -> None:
         """Add one request; `endpoint` must already be a template (see `endpoint_template`)."""
         self.records.append(CallRecord(endpoint, status, retry, size))
+        if self.watch is not None:
+            self.watch(len(self.records))
 
     @property
     def total(self) -> int:

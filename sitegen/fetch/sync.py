@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the network side (httpx) is imported only when a sync makes
 
     from sitegen.fetch.client import ApiClient
     from sitegen.fetch.v2 import KnownArticles, Structure
+    from sitegen.report import Progress
 
 log = logging.getLogger("sitegen.fetch")
 
@@ -448,22 +449,65 @@ class _Synced:
     stats: SyncStats
 
 
+class _FetchStatus:
+    """The fetch's status line: requests while the listings are read, then articles n/N.
+
+    Fed by the ledger (every request, retries included) and by each detail request as
+    it ends; drawn by `sitegen.report.Progress` (on a terminal only, throttled).
+    """
+
+    def __init__(self, progress: Progress, ledger: CallLedger) -> None:
+        self.progress = progress
+        self.ledger = ledger
+        self.details = 0
+        self.done = 0
+        ledger.watch = self.requested
+
+    def requested(self, requests: int) -> None:
+        if not self.details:
+            self.progress.status(f"fetching: {requests} API request{'s' if requests != 1 else ''}")
+
+    def expect(self, details: int) -> None:
+        self.details = details
+        if details:
+            self.progress.update("fetching articles", 0, details)
+
+    async def counted(self, work: Awaitable[T]) -> T:
+        result = await work
+        self.done += 1
+        self.progress.update("fetching articles", self.done, self.details)
+        return result
+
+    def close(self) -> None:
+        self.ledger.watch = None
+        self.progress.clear()
+
+
 async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
-                previous: _Previous, ledger: CallLedger, max_calls: int | None) -> _Synced:
+                previous: _Previous, ledger: CallLedger, max_calls: int | None,
+                progress: Progress | None) -> _Synced:
     from sitegen.fetch.v2 import gather_all
 
     stats = SyncStats()
-    async with _client(config, key, transport, ledger, max_calls) as client:
-        structure, reader = await _read_structure(client, config, previous.known())
-        ledger.version = structure.version
-        plan = _plan_from_index(structure, previous.index)
-        indexed = plan is not None
-        if plan is None:
-            plan = _plan_bodies(structure.articles, previous.workspace)
-        known, needed, stats.details_saved = plan
-        fetched = iter(await gather_all(
-            _detail(client, reader, config.api.workspace, a) for a in needed))
-        stats.details_made = len(needed)
+    status = _FetchStatus(progress, ledger) if progress is not None and progress.enabled else None
+    try:
+        async with _client(config, key, transport, ledger, max_calls) as client:
+            structure, reader = await _read_structure(client, config, previous.known())
+            ledger.version = structure.version
+            plan = _plan_from_index(structure, previous.index)
+            indexed = plan is not None
+            if plan is None:
+                plan = _plan_bodies(structure.articles, previous.workspace)
+            known, needed, stats.details_saved = plan
+            details = (_detail(client, reader, config.api.workspace, a) for a in needed)
+            if status is not None:
+                status.expect(len(needed))
+                details = (status.counted(work) for work in details)
+            fetched = iter(await gather_all(details))
+            stats.details_made = len(needed)
+    finally:
+        if status is not None:
+            status.close()
     articles = [a if a is not None else next(fetched) for a in known]
     found = [a for a in articles if a is not None]
     kept = _kept(found, stats)
@@ -511,9 +555,13 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def sync(config: Config, *, key: str | None, transport: httpx.AsyncBaseTransport | None = None,
-         refresh: bool = False, offline: bool = False,
-         max_calls: int | None = None) -> SyncResult:
-    """Bring the cache up to date and return the workspace (see the module docstring)."""
+         refresh: bool = False, offline: bool = False, max_calls: int | None = None,
+         progress: Progress | None = None) -> SyncResult:
+    """Bring the cache up to date and return the workspace (see the module docstring).
+
+    With *progress* (enabled on a terminal), the requests and article details made so
+    far show on its status line while they are made.
+    """
     if offline and refresh:
         raise ConfigError("--offline and --refresh contradict each other: drop one of them")
     cache = ContentCache.for_config(config)
@@ -530,7 +578,7 @@ def sync(config: Config, *, key: str | None, transport: httpx.AsyncBaseTransport
     if key is None:
         key = config.api_key()
     previous = _Previous(cache, refresh=refresh)
-    synced = _run(_sync(config, key, transport, previous, ledger, max_calls))
+    synced = _run(_sync(config, key, transport, previous, ledger, max_calls, progress))
     if synced.indexed:
         assert previous.index is not None
         result = _save_changes(cache, synced, previous.index, ledger)

@@ -1,0 +1,123 @@
+"""`Progress`, the status line of long stages, and the log lines that cross it.
+
+A log record written while a status line shows must start on a line of its own
+(`sitegen.logs` erases the line first); the next update draws it again.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import pty
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sitegen.logs import LOGGER_NAME, setup_logging
+from sitegen.report import Progress
+
+ERASE = "\r\033[K"
+
+
+@pytest.fixture
+def restored_logging() -> Iterator[None]:
+    logger = logging.getLogger(LOGGER_NAME)
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    logger.handlers[:] = saved[0]
+    logger.setLevel(saved[1])
+    logger.propagate = saved[2]
+
+
+@pytest.mark.usefixtures("restored_logging")
+def test_a_warning_erases_the_status_line_and_the_next_update_draws_it_again() -> None:
+    stream = io.StringIO()
+    setup_logging(stream=stream)
+    progress = Progress(stream, enabled=True, interval=60.0)  # throttled: one draw a minute
+    progress.update("rendering", 1, 3)
+    logging.getLogger("sitegen.test").warning("a page had no title")
+    progress.update("rendering", 2, 3)  # within the interval, yet drawn: the line was erased
+    progress.clear()
+    assert stream.getvalue() == (
+        f"{ERASE}rendering 1/3{ERASE}warning: a page had no title\n{ERASE}rendering 2/3{ERASE}")
+
+
+@pytest.mark.usefixtures("restored_logging")
+def test_without_a_status_line_a_warning_is_written_as_is() -> None:
+    stream = io.StringIO()
+    setup_logging(stream=stream)
+    progress = Progress(stream, enabled=True)
+    progress.update("rendering", 3, 3)
+    progress.clear()
+    logging.getLogger("sitegen.test").warning("after the line")
+    assert stream.getvalue() == f"{ERASE}rendering 3/3{ERASE}warning: after the line\n"
+
+
+def test_updates_within_the_interval_are_skipped_but_the_last_is_drawn() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, enabled=True, interval=60.0)
+    for done in range(1, 6):
+        progress.update("fetching articles", done, 5)
+    assert stream.getvalue() == f"{ERASE}fetching articles 1/5{ERASE}fetching articles 5/5"
+
+
+def _on_a_terminal(folder: Path, *args: str) -> str:
+    """`sitegen ARGS` with its stderr on a pseudo-terminal; what the terminal got."""
+    main, other = pty.openpty()
+    env = {**os.environ, "NO_COLOR": "1"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "sitegen", *args],
+                              cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=other, env=env, timeout=300)
+        os.close(other)
+        other = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        if other >= 0:
+            os.close(other)
+        os.close(main)
+    assert done.returncode == 0
+    return b"".join(chunks).decode().replace("\r\n", "\n")  # the terminal's newlines
+
+
+def test_a_build_on_a_terminal_shows_the_fetch_and_the_render(tmp_path: Path) -> None:
+    shown = _on_a_terminal(tmp_path, "build", "--demo")
+    assert re.search(r"fetching articles (\d+)/\1", shown)
+    assert "building the site model (22 articles)" in shown
+    assert re.search(r"rendering (\d+)/\1", shown)
+    last = shown.strip().split("\n")[-1]
+    assert last.split(ERASE)[-1].startswith("built 204 pages")  # the summary, on a clean line
+    # The demo's slug warning starts its own line, not the end of a status line:
+    assert "\nwarning: article" in shown.replace(ERASE, "\n") and not re.search(
+        r"\d+/\d+warning", shown)
+
+
+def test_with_quiet_or_off_the_terminal_there_is_no_status_line(tmp_path: Path) -> None:
+    quiet = _on_a_terminal(tmp_path, "build", "--demo", "-q")
+    assert "\033[K" not in quiet and "fetching" not in quiet
+    piped = subprocess.run([sys.executable, "-m", "sitegen", "build", "--demo"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0, piped.stderr
+    assert "\r" not in piped.stderr and "\033[" not in piped.stderr
+    assert piped.stderr.strip().splitlines()[-1].startswith("built ")
+
+
+def test_sitegen_fetch_on_a_terminal_shows_the_fetch(tmp_path: Path) -> None:
+    shown = _on_a_terminal(tmp_path, "fetch", "--demo")
+    assert re.search(r"fetching articles (\d+)/\1", shown)
+    assert shown.endswith(ERASE)  # erased before the summary (on stdout) is printed
+    quiet = _on_a_terminal(tmp_path, "fetch", "--demo", "-q")
+    assert "\033[K" not in quiet
