@@ -611,7 +611,7 @@ class ContentCache:
             fingerprints.pop(key, None)
             if row is not None and row[0]:
                 removed.add(key)
-        if max(len(current), len(removed)) > max(MIN_CHANGES, index.base_count // 8):
+        if _too_many(len(current), len(removed), index.base_count):
             return False
         if file_stat(self.path) != state.base:
             return False  # rewritten since the index was read: the full save reads it again
@@ -649,9 +649,14 @@ class ContentCache:
         changed = [a for a in articles if base.get(a.id) is not a]
         present = {a.id for a in articles}
         removed = sorted(set(base) - present)
-        if max(len(changed), len(removed)) > max(MIN_CHANGES, len(base) // 8):
+        if _too_many(len(changed), len(removed), len(base)):
             return None, []
         return changed, removed
+
+
+def _too_many(changed: int, removed: int, base: int) -> bool:
+    """True when a changes file would hold too much of a base of *base* articles to pay."""
+    return max(changed, removed) > max(MIN_CHANGES, base // 8)
 
 
 def _dumped(record: CacheFile) -> bytes:
