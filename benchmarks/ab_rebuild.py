@@ -3,7 +3,7 @@
 Role: on a shared host whose speed swings 1.5–2× within minutes, two whole benchmark
 runs taken an hour apart cannot show a 10–20 % change. This script interleaves the
 two versions instead: one generated workspace, one site folder per version (same
-content cache, same output), and for each round a new edit in the emulator
+content store, same output), and for each round a new edit in the emulator
 (`steps.edited_copy`), then both versions' `sitegen build` (re-sync and rebuild)
 back to back, in alternating order. It prints the per-pair differences of wall and
 CPU time, how many pairs the new code won, and both versions' medians, with the
@@ -49,7 +49,8 @@ from benchmarks.harness.sites import (  # noqa: E402
 )
 from benchmarks.harness.steps import edited_copy  # noqa: E402
 
-STAGES = ("fetch", "model", "render", "commit")
+#: The build's stages as its report names them (a stage a version lacks counts 0).
+STAGES = ("fetch", "model", "plan", "render", "files", "commit")
 
 
 def _export(rev: str, dest: Path) -> None:

@@ -4,11 +4,12 @@ Role: `run.py` times its rebuilds back to back, with every folder of the output 
 the page cache. A person edits, waits, then builds; on the development VM the page
 cache no longer holds the output's folder listings after about a minute (an `lstat`
 stays cheap: the inodes stay cached), and a one-article rebuild that listed every
-folder took 0.8-1.3 s instead of 0.4 s (session 11). This script makes one generated
-workspace (`--articles`, 4,000 by default), fills its cache, builds it twice and
-rebuilds it once after an edit (untimed: the pictures a rebuild leaves exist), then
-for each round changes one article in the emulator, brings the change in with an
-untimed `sitegen fetch`, sits idle for `--idle` seconds, and times
+folder took 0.8-1.3 s instead of 0.4 s (session 11); the writer now `lstat`s the
+files its manifest lists instead. This script makes one generated workspace
+(`--articles`, 4,000 by default), fills its content store, builds it twice and
+rebuilds it once after an edit (untimed, as any earlier rebuild), then for each round
+changes one article in the emulator, brings the change in with an untimed
+`sitegen fetch`, sits idle for `--idle` seconds, and times
 `sitegen build --offline` as a whole process, printing wall, CPU and the build's own
 stage timings. With `--idle 0` it gives the back-to-back figure for comparison.
 Usage:

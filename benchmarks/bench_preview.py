@@ -1,6 +1,6 @@
 """Benchmark `sitegen serve`: from saving a template to the change being served and shown.
 
-For the demo site (`--demo`) and for a generated N-article workspace (default 1,000; its cache
+For the demo site (`--demo`) and for a generated N-article workspace (default 1,000; its store
 filled once in-process through the emulator, then served with `--offline`), this starts a real
 `sitegen serve --port 0` process, copies the theme's base template into the site's
 `templates/`, listens on the live-reload event stream like a page open at the home page does
@@ -63,18 +63,21 @@ PAINTED = """() => {
 
 
 def prepare_generated(folder: Path, articles: int) -> Path:
-    """A site folder with a warm content cache of *articles* generated articles."""
+    """A site folder with a warm content store of *articles* generated articles."""
     import httpx
 
     from sitegen.config import load_config
     from sitegen.emulator.app import create_app
     from sitegen.emulator.generator import generate_workspace
+    from sitegen.fetch.stored import open_config_store
     from sitegen.fetch.sync import sync
 
     data = generate_workspace(articles, seed=1)
     config_path = folder / "site.toml"
     config_path.write_text(SITE_TOML.format(workspace=data["workspace"]["id"]), encoding="utf-8")
-    sync(load_config(config_path), key="bench", transport=httpx.ASGITransport(app=create_app(data)))
+    config = load_config(config_path)
+    with open_config_store(config) as store:
+        sync(config, store, key="bench", transport=httpx.ASGITransport(app=create_app(data)))
     return config_path
 
 

@@ -3,7 +3,9 @@
 Role: time the model and render stages on `generate_workspace(N, seed=0)`
 (default 4,000 articles, about 3,400 published) and print wall time, ms per page
 and peak RSS (this process and its children, from resource.getrusage). Pages
-are rendered to memory (their bytes are counted, not written). Usage:
+are rendered to memory through `sitegen.render.pool.render_all`, their reads
+recorded as in a build (their bytes are counted, not written); no body comes
+from a store: every body is rendered. Usage:
 
     .venv/bin/python benchmarks/bench_render.py [--articles 4000] [--workers 2]
 
@@ -33,6 +35,7 @@ from sitegen.fetch.records import (
 )
 from sitegen.model import build_site
 from sitegen.render.pages import Renderer
+from sitegen.render.pool import render_all
 from sitegen.render.themes import ThemeSet
 from sitegen.workspace import Workspace
 
@@ -92,9 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     setup_done = time.perf_counter()
     total_bytes = 0
     count = 0
-    for _, data in renderer.render_pages(site.pages, workers=options.workers):
+    reads = 0
+    for _, data, page_reads in render_all(renderer, site.pages, workers=options.workers):
         total_bytes += len(data)
         count += 1
+        reads += len(page_reads)
     end = time.perf_counter()
     own, children = _peak_rss_mb()
     cpu_after = _cpu_seconds()
@@ -103,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     wall = end - start
     print(f"articles in workspace : {len(workspace.articles)}")
     print(f"published articles    : {len(site.articles)}")
-    print(f"pages rendered        : {count} ({total_bytes / 1e6:.1f} MB of HTML)")
+    print(f"pages rendered        : {count} ({total_bytes / 1e6:.1f} MB of HTML, "
+          f"{reads / max(count, 1):.0f} recorded reads per page)")
     print(f"build_site            : {model_done - start:.2f} s")
     print(f"theme + renderer setup: {setup_done - model_done:.2f} s")
     print(f"render all pages      : {end - setup_done:.2f} s")

@@ -9,7 +9,7 @@ default), and measures:
 - a no-change re-sync: zero detail requests, requests <= ceil(N/100) + clusters +
   authors + 10;
 - one article changed: exactly one detail request;
-- loading the content cache of a larger workspace (4,000 articles by default).
+- loading the content store of a larger workspace (4,000 articles by default).
 
 It prints a table; it is not a test and asserts nothing.
 """
@@ -31,8 +31,8 @@ from typing import Any
 
 from sitegen.config import Config, parse_config
 from sitegen.emulator.generator import generate_workspace
-from sitegen.fetch.cache import ContentCache
 from sitegen.fetch.records import Agent, Article, AuthorIdentity, Cluster, WorkspaceInfo
+from sitegen.fetch.stored import load_workspace, open_config_store, save_workspace
 from sitegen.fetch.sync import SyncResult, sync
 from sitegen.workspace import Workspace
 
@@ -94,7 +94,8 @@ def site_config(root: Path, url: str, workspace: str, concurrency: int) -> Confi
 
 def timed_sync(config: Config, **options: Any) -> tuple[SyncResult, float]:
     start, cpu = time.perf_counter(), time.process_time()
-    result = sync(config, key=KEY, **options)
+    with open_config_store(config) as store:
+        result = sync(config, store, key=KEY, **options)
     CPU[id(result)] = time.process_time() - cpu
     return result, time.perf_counter() - start
 
@@ -118,16 +119,17 @@ def cache_load_figures(count: int, runs: int, folder: Path) -> tuple[int, float,
         authors=[AuthorIdentity.model_validate(a) for a in data["authorIdentities"]],
         social_posts=[],
     )
-    cache = ContentCache(folder, "http://bench.test", workspace.info.id)
-    cache.save(workspace)
+    config = site_config(folder, "http://bench.test", workspace.info.id, 8)
     times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        loaded = cache.load()
-        times.append(time.perf_counter() - start)
-        assert loaded is not None
-    return (len(workspace.articles), statistics.median(times), min(times),
-            cache.path.stat().st_size)
+    with open_config_store(config) as store:
+        save_workspace(store, workspace)
+        for _ in range(runs):
+            start = time.perf_counter()
+            loaded = load_workspace(store)
+            times.append(time.perf_counter() - start)
+            assert loaded is not None
+        size = store.path.stat().st_size
+    return len(workspace.articles), statistics.median(times), min(times), size
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=50.0, help="emulator latency, ms")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--cache-articles", type=int, default=4700,
-                        help="articles generated for the cache-load figure (≈4,000 published)")
-    parser.add_argument("--runs", type=int, default=5, help="cache-load runs")
+                        help="articles generated for the store-load figure (≈4,000 published)")
+    parser.add_argument("--runs", type=int, default=5, help="store-load runs")
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args(argv)
 
@@ -194,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
 
         count, median, best, size = cache_load_figures(options.cache_articles, options.runs,
                                                        folder / "cache")
-        rows.append((f"cache load, {count} articles ({size / 1e6:.1f} MB)",
+        rows.append((f"store load, {count} articles ({size / 1e6:.1f} MB)",
                      f"{median:.3f} s (min {best:.3f})", "< 0.3 s", _ok(median < 0.3)))
 
     print(f"load average before/after: {load_before} / {os.getloadavg()[0]:.2f} "

@@ -9,13 +9,10 @@ never print a traceback unless `--debug`, and never print a key.
 from __future__ import annotations
 
 import argparse
-import gc
-import logging
-import os
+import signal
 import sys
-import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from sitegen import __version__
 from sitegen.errors import ConfigError, SitegenError
@@ -55,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("-o", "--output", metavar="DIR", help="output folder (relative to cwd)")
     build.add_argument("--offline", action="store_true", help="no requests: build from cache")
     build.add_argument("--refresh", action="store_true", help="ignore the cache, fetch all")
+    build.add_argument("--force", action="store_true",
+                       help="render every page again from the stored content")
     build.add_argument("--strict", action="store_true", help="fail when any warning was logged")
     build.add_argument("--report", metavar="FILE", help="write a JSON build report")
     build.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
@@ -115,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _dispatch(options: argparse.Namespace) -> int:
     command = options.command
     if command == "build":
-        from sitegen.build import build_command
+        from sitegen.build_cli import build_command
 
         return build_command(options)
     if command == "fetch":
@@ -141,89 +140,18 @@ def _dispatch(options: argparse.Namespace) -> int:
     raise ConfigError(f"unknown command {command!r}: see `sitegen --help`")
 
 
-#: Batch commands that end the process without Python's teardown (see `run`).
-_QUICK_EXIT = frozenset({"build", "fetch"})
-#: Tools that save what they measured in an atexit handler that `os._exit` would skip.
-_OBSERVERS = ("coverage", "pyinstrument", "cProfile", "profile", "yappi", "memray")
-
-
 def run() -> None:
     """The `sitegen` console script and `python -m sitegen`: `main`, then exit the process.
 
-    `build` and `fetch` run as batch processes: without Python's cyclic garbage collector
-    and its search for pydantic plugins (`_as_batch`), and when done the process ends with
-    `os._exit` once its output is flushed: these commands have closed every file, pool and
-    connection by the time they return, and Python's teardown would only spend ~0.1 s of
-    CPU freeing the site graph and the modules one by one (mypy ends the same way). Tests
-    call `main`, which returns and changes neither.
+    SIGTERM (a CI runner cancelling a job, `kill`) ends a command as Ctrl-C would: through
+    the normal clean-up, so a build removes its staging folder and keeps the old output.
     """
-    status, command = _main(sys.argv[1:], prepare=_as_batch)
-    if command in _QUICK_EXIT and threading.active_count() == 1 and not _observed():
-        logging.shutdown()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(status)
-    sys.exit(status)
+    signal.signal(signal.SIGTERM, _terminated)
+    sys.exit(main(sys.argv[1:]))
 
 
-def _as_batch(command: str) -> None:
-    """Before a batch command (`_QUICK_EXIT`) imports anything heavy: two costs it need not pay.
-
-    - The cyclic collector goes off for the life of the process. A build or fetch makes
-      ~10^5-10^6 objects that live to its end and almost no cyclic garbage (measured at
-      4,000 articles: a collection after each stage of a build finds under 100 objects,
-      ~1,000 after pydantic's import, ~1,100 after a 3,409-call fetch; the site graph is
-      garbage only at exit), yet each automatic collection walks the young objects again:
-      ~0.1-0.2 s of a one-article rebuild. The peak RSS of a full build or fetch is the
-      same either way. Long-lived commands (`serve`, `emulate`) keep it.
-    - pydantic looks for plugins (the `pydantic` entry points of every installed
-      distribution, ~0.05 s) when it builds its first model; sitegen uses none. An
-      explicit `PYDANTIC_DISABLE_PLUGINS` in the environment, even empty, is left as given.
-      Told so, pydantic still imports `importlib.metadata` to look no further
-      (`_skip_plugin_loader`).
-    """
-    if command in _QUICK_EXIT:
-        gc.disable()
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-        _skip_plugin_loader()
-
-
-#: The values of `PYDANTIC_DISABLE_PLUGINS` for which pydantic loads no plugin at all.
-_NO_PLUGINS = ("__all__", "1", "true")
-_PLUGIN_LOADER = "pydantic.plugin._loader"
-
-
-def _skip_plugin_loader() -> None:
-    """With every pydantic plugin disabled, stand in for pydantic's plugin loader.
-
-    pydantic's loader (`pydantic.plugin._loader`, imported when the first model is built)
-    imports `importlib.metadata` at its top, and with it `email`, `zipfile`, `socket` and
-    `csv`: 0.034-0.040 s of a command that then reads `PYDANTIC_DISABLE_PLUGINS` and loads
-    nothing. Its one name pydantic uses, `get_plugins`, answers `()` for these values, as
-    the stand-in does. Any other value (some plugins named), or a loader already imported,
-    is left alone.
-    """
-    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in _NO_PLUGINS:
-        return
-    if _PLUGIN_LOADER in sys.modules:
-        return
-    import types
-
-    def get_plugins() -> tuple[()]:
-        return ()
-
-    loader = types.ModuleType(_PLUGIN_LOADER, "sitegen's stand-in: every plugin is disabled")
-    loader.get_plugins = get_plugins  # type: ignore[attr-defined]
-    sys.modules[_PLUGIN_LOADER] = loader
-
-
-def _observed() -> bool:
-    """True under a tracer, profiler or coverage tool: they write their results at exit."""
-    return (sys.gettrace() is not None or sys.getprofile() is not None
-            or any(name in sys.modules for name in _OBSERVERS))
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -231,12 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _main(list(sys.argv[1:] if argv is None else argv))[0]
 
 
-def _main(args: list[str], prepare: Callable[[str], None] | None = None,
-          ) -> tuple[int, str | None]:
-    """The exit status of the command line *args*, and the command it ran (None: none).
-
-    *prepare* is called with the command's name once the line is parsed, before it runs.
-    """
+def _main(args: list[str]) -> tuple[int, str | None]:
+    """The exit status of the command line *args*, and the command it ran (None: none)."""
     debug = "--debug" in args
     command: str | None = None
     try:
@@ -245,8 +169,6 @@ def _main(args: list[str], prepare: Callable[[str], None] | None = None,
         verbosity = -1 if getattr(options, "quiet", False) else (
             1 if getattr(options, "verbose", False) else 0)
         setup_logging(verbosity)
-        if prepare is not None:
-            prepare(command)
         return _dispatch(options), command
     except SitegenError as error:
         if debug:

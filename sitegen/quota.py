@@ -11,8 +11,15 @@ read the clock or log; the caller decides what to say.
 from __future__ import annotations
 
 import calendar
+import logging
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sitegen.config import Config
+
+log = logging.getLogger("sitegen.build")
 
 _NAMES = {
     3: {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name},
@@ -135,3 +142,19 @@ def project(calls: int, schedule: str, quota: int | None) -> Projection:
     """Project *calls* per build over the builds *schedule* starts in a month."""
     return Projection(calls=calls, runs_per_month=parse_schedule(schedule).runs_per_month(),
                       quota=quota)
+
+
+def budget(config: Config, plan: str | None, calls: int) -> dict[str, float | int | None]:
+    """Project *calls* a build made over a month of scheduled builds; warn over the quota."""
+    quota = config.api.monthly_quota
+    if quota is None:
+        quota = plan_quota(plan)
+    projection = project(calls, config.api.schedule, quota)
+    if projection.over_budget:
+        log.warning(
+            "this build made %d API calls; at [api] schedule '%s' (%.0f builds a month) that "
+            "is about %d calls a month, over the monthly quota of %d: build less often or "
+            "raise [api] monthly_quota if your plan allows more",
+            calls, config.api.schedule, projection.runs_per_month, projection.monthly,
+            projection.quota)
+    return projection.to_report()

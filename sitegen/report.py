@@ -64,6 +64,8 @@ class BuildReport:
     seconds: float = 0.0
     warnings: int = 0
     output_changed: bool = False
+    #: The warnings' sentences, in the order they were logged.
+    warning_messages: list[str] = field(default_factory=list)
 
     @property
     def pages(self) -> dict[str, int]:

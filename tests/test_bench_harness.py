@@ -150,6 +150,17 @@ def test_derived_no_change_speedup_row() -> None:
     assert derived_rows(rows[1:]) == []
 
 
+def test_derived_cold_render_row_divides_by_hugo_of_the_same_size() -> None:
+    rows = [Row("hugo", "hugo build 4000 art.: wall", "s", [3.0, 2.0, 4.0]),
+            Row("full", "cold render (--offline --force) 1180 art.: wall", "s", [1.0]),
+            Row("full", "cold render (--offline --force) 4000 art.: wall", "s", [4.5, 6.0])]
+    (row,) = derived_rows(rows)
+    assert row.label == "cold render ÷ hugo full build, 4000 art."
+    assert row.values == [1.5, 2.0] and row.target is not None
+    assert [row.target.met(v) for v in row.values] == [True, False]
+    assert derived_rows(rows[1:]) == [] and derived_rows(rows[:2]) == []
+
+
 def test_only_keeps_run_order_and_refuses_unknown_steps() -> None:
     parser = argparse.ArgumentParser()
     assert parse_only("preview,sync", parser) == ["sync", "preview"]
@@ -208,48 +219,29 @@ def test_fetch_call_count_is_read_from_the_fetch_summary() -> None:
         _fetch_calls("W: 3 agents from the cache (no request)\n")
 
 
-def test_set_aside_moves_the_output_and_sitegens_folders_keeping_every_file(
-        tmp_path: Path) -> None:
+def test_set_aside_moves_the_output_keeping_every_file(tmp_path: Path) -> None:
     from benchmarks.harness.sites import set_aside
 
     output = tmp_path / "site" / "_site"
     (output / "a").mkdir(parents=True)
     (output / "a" / "index.html").write_text("page")
-    spare = tmp_path / "site" / "._site.sitegen-spare"
-    spare.mkdir()
-    (spare / "old.html").write_text("old")
     lock = tmp_path / "site" / "._site.sitegen-lock"
     lock.write_text("")
     trash = tmp_path / "aside"
     set_aside(output, trash)
     set_aside(output, trash)  # nothing left to move: no error
-    assert not output.exists() and not spare.exists() and lock.exists()
+    assert not output.exists() and lock.exists()  # the store and sitegen's own files stay
     moved = sorted(p.relative_to(trash).as_posix() for p in trash.rglob("*") if p.is_file())
-    assert moved == ["0000-_site/a/index.html", "0001-._site.sitegen-spare/old.html"]
+    assert moved == ["0000-_site/a/index.html"]
     hugo = tmp_path / "hugo-out"
     hugo.mkdir()
-    set_aside(hugo, trash, siblings=False)
-    assert not hugo.exists() and (trash / "0002-hugo-out").is_dir()
+    set_aside(hugo, trash)
+    assert not hugo.exists() and (trash / "0001-hugo-out").is_dir()
 
 
 def test_the_cpu_probe_times_its_loop() -> None:
     short, long = cpu_probe(steps=20_000, tries=2), cpu_probe(steps=2_000_000, tries=1)
     assert 0 < short < long < 60
-
-
-def test_the_model_benchmark_runs_and_checks_its_three_ways_agree(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    import logging
-
-    from benchmarks.bench_model import main as bench_model
-
-    level = logging.getLogger("sitegen").level
-    assert bench_model(["--articles", "80", "--runs", "2"]) == 0
-    assert logging.getLogger("sitegen").level == level  # other tests count its warnings
-    out = capsys.readouterr().out
-    assert "same page digests" in out
-    assert all(way in out for way in ("from nothing", "with body facts",
-                                      "with body facts and related memo"))
 
 
 def test_the_ab_rebuild_runs_both_versions(capsys: pytest.CaptureFixture[str]) -> None:
@@ -285,6 +277,24 @@ def test_the_rebuild_step_measures_both_one_changed_rebuilds(tmp_path: Path) -> 
     assert bench.details["rebuild_pages_written"]["changed"][0] > 0
     assert bench.details["rebuild_pages_written"]["fetched"][0] > 0
     assert bench.details["rebuild_pages_written"]["offline"] == [0]
+
+
+def test_the_full_step_measures_warm_builds_and_the_cold_render(tmp_path: Path) -> None:
+    from benchmarks.harness.sites import Bench
+    from benchmarks.harness.steps import step_full
+
+    bench = Bench(work=tmp_path, runs=2, articles=40, sync_articles=40, latency_ms=0,
+                  concurrency=4)
+    step_full(bench)
+    rows = {row.label: row for row in bench.rows}
+    assert len(rows["full build 40 art.: wall"].values) == 2
+    assert len(rows["cold render (--offline --force) 40 art.: wall"].values) == 2
+    assert "full build 40 art., first (bodies not yet stored)" in rows
+    assert set(bench.details["cold_render_timings"]["40"]) >= {"render", "commit"}
+    site = bench.warm_site(40)
+    assert (site.output / "index.html").is_file()  # the last build's output, whole
+    aside = sorted(p.name for p in (tmp_path / "set-aside").iterdir())
+    assert len(aside) == 4 and all(name.endswith("-_site") for name in aside)  # one a build
 
 
 def test_the_ab_rebuild_can_time_the_offline_build(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,15 +13,18 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import feedparser
+import httpx
 import pytest
 
-from sitegen.build import run_build
+from sitegen.build import BuildOptions, run_build
 from sitegen.cli import main
 from sitegen.config import Config, demo_config, parse_config
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import BuildError, ConfigError, StrictError
-from sitegen.fetch.sync import demo_transport, sync
+from sitegen.report import BuildReport
+from sitegen.store import STORE_FILE
 from sitegen.workspace import Workspace
+from tests.content import synced
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,14 +39,21 @@ def snapshot(root: Path) -> dict[str, tuple[str, int]]:
 
 
 def contents(root: Path) -> dict[str, str]:
-    return {path: digest for path, (digest, _) in snapshot(root).items()}
+    """Every file's sha256 but the manifest's (sitegen's bookkeeping holds mtimes)."""
+    return {path: digest for path, (digest, _) in snapshot(root).items()
+            if path != MANIFEST_NAME}
 
 
 @pytest.fixture(scope="module")
 def demo_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    root = tmp_path_factory.mktemp("fetch")
-    config = demo_config(None, root)
-    return sync(config, key="demo", transport=demo_transport()).workspace
+    return synced(demo_config(None, tmp_path_factory.mktemp("fetch")))
+
+
+def build(config: Config, output: Path, workspace: Workspace | None = None,
+          **options: object) -> BuildReport:
+    """`run_build` with these options (the content given, when *workspace* is)."""
+    return run_build(config, BuildOptions(output=output, workspace=workspace,
+                                          **options))  # type: ignore[arg-type]
 
 
 def site_config(root: Path, **analytics: object) -> Config:
@@ -56,7 +66,7 @@ def site_config(root: Path, **analytics: object) -> Config:
 
 def test_the_demo_builds_every_kind_of_file(tmp_path: Path, demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
-    report = run_build(site_config(tmp_path), output=out, workspace=demo_workspace, demo=True)
+    report = build(site_config(tmp_path), out, demo_workspace, demo=True)
     assert report.articles > 10 and report.html_pages > report.articles
     for name in ("index.html", "404.html", "feed.xml", "sitemap.xml", "robots.txt",
                  MANIFEST_NAME):
@@ -72,7 +82,7 @@ def test_the_demo_builds_every_kind_of_file(tmp_path: Path, demo_workspace: Work
 def test_every_page_names_the_favicon_and_a_local_theme_may_replace_it(
         tmp_path: Path, demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
-    run_build(site_config(tmp_path), output=out, workspace=demo_workspace)
+    build(site_config(tmp_path), out, demo_workspace)
     [icon] = list((out / "static").glob("favicon.*.svg"))
     assert icon.read_text().startswith("<svg")
     pages = list(out.rglob("*.html"))
@@ -82,7 +92,7 @@ def test_every_page_names_the_favicon_and_a_local_theme_may_replace_it(
     (theme / "templates").mkdir(parents=True)
     (theme / "static").mkdir()
     (theme / "static" / "favicon.svg").write_text('<svg id="mine"/>')
-    run_build(site_config(tmp_path), output=out, workspace=demo_workspace)
+    build(site_config(tmp_path), out, demo_workspace)
     [mine] = list((out / "static").glob("favicon.*.svg"))
     assert mine.read_text() == '<svg id="mine"/>' and mine.name != icon.name
     assert f'href="/static/{mine.name}"' in (out / "index.html").read_text()
@@ -91,7 +101,7 @@ def test_every_page_names_the_favicon_and_a_local_theme_may_replace_it(
 def test_every_feed_is_valid_and_dated_from_content(tmp_path: Path,
                                                     demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
-    run_build(site_config(tmp_path), output=out, workspace=demo_workspace)
+    build(site_config(tmp_path), out, demo_workspace)
     feeds = sorted(out.rglob("feed.xml"))
     assert len(feeds) > 5  # the site's, and agents', clusters', tags'
     newest = max(a.updatedAt for a in demo_workspace.articles if a.status == "published"
@@ -109,7 +119,7 @@ def test_every_feed_is_valid_and_dated_from_content(tmp_path: Path,
 def test_the_sitemap_lists_every_html_page_but_404(tmp_path: Path,
                                                    demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
-    run_build(site_config(tmp_path), output=out, workspace=demo_workspace)
+    build(site_config(tmp_path), out, demo_workspace)
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     locs = {e.text for e in ET.parse(out / "sitemap.xml").findall("s:url/s:loc", ns)}
     pages = {p.relative_to(out).as_posix() for p in out.rglob("*.html")} - {"404.html"}
@@ -124,9 +134,13 @@ def test_same_content_gives_byte_identical_output_anywhere(tmp_path: Path,
     one, two = tmp_path / "a" / "site", tmp_path / "b" / "deeper" / "elsewhere"
     one.mkdir(parents=True)
     two.mkdir(parents=True)
-    run_build(site_config(one), output=one / "_site", workspace=demo_workspace)
-    run_build(site_config(two), output=two / "out", workspace=demo_workspace)
+    build(site_config(one), one / "_site", demo_workspace)
+    build(site_config(two), two / "out", demo_workspace)
     assert contents(one / "_site") == contents(two / "out")
+    assert len(contents(two / "out")) > 100
+    for root in (one, two):
+        manifest = (root / ("_site" if root == one else "out") / MANIFEST_NAME).read_text()
+        assert str(root) not in manifest and str(tmp_path) not in manifest
 
 
 def _edit(workspace: Workspace, index: int, text: str) -> tuple[Workspace, str]:
@@ -140,35 +154,39 @@ def _edit(workspace: Workspace, index: int, text: str) -> tuple[Workspace, str]:
     return workspace.model_copy(update={"articles": articles}), str(article.slug)
 
 
-def test_one_changed_article_rewrites_only_its_dependents(tmp_path: Path,
-                                                          demo_workspace: Workspace) -> None:
+def test_a_rebuild_after_one_changed_article_renders_few_pages_and_equals_a_fresh_build(
+        tmp_path: Path, demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
     config = site_config(tmp_path)
-    run_build(config, output=out, workspace=demo_workspace)
+    first = build(config, out, demo_workspace)
+    assert first.rendered == first.html_pages
     before = snapshot(out)
-    again = run_build(config, output=out, workspace=demo_workspace)
+    again = build(config, out, demo_workspace)
     assert again.written == [] and again.removed == [] and again.rendered == 0
     assert not again.output_changed and snapshot(out) == before
 
     changed, slug = _edit(demo_workspace, -1, "\n\nOne more paragraph, added later.\n")
-    report = run_build(config, output=out, workspace=changed)
+    report = build(config, out, changed)
     assert f"{slug}/index.html" in report.written
-    assert report.rendered < len(report.written) + 10
-    assert len(report.written) < report.html_pages / 4
+    assert 0 < report.rendered < report.html_pages / 4, (report.rendered, report.html_pages)
     assert report.removed == []
     after = snapshot(out)
     for path, value in before.items():
         if path not in report.written and path != MANIFEST_NAME:
-            assert after[path] == value, path
+            assert after[path] == value, path  # kept where they were, not written again
     others = [p for p in after if p.endswith("/index.html") and p not in report.written]
     assert len(others) > 20
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    build(site_config(fresh), fresh / "_site", changed)
+    assert contents(out) == contents(fresh / "_site")
 
 
 def test_an_unpublished_article_disappears_and_user_files_stay(
         tmp_path: Path, demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
     config = site_config(tmp_path)
-    run_build(config, output=out, workspace=demo_workspace)
+    build(config, out, demo_workspace)
     (out / "CNAME").write_text("notes.acme.test\n")
     (out / ".nojekyll").write_text("")
     (out / ".git").mkdir()
@@ -176,8 +194,8 @@ def test_an_unpublished_article_disappears_and_user_files_stay(
     victim = next(a for a in demo_workspace.articles if a.status == "published" and a.slug)
     articles = [a.model_copy(update={"status": "draft"}) if a.id == victim.id else a
                 for a in demo_workspace.articles]
-    report = run_build(config, output=out,
-                       workspace=demo_workspace.model_copy(update={"articles": articles}))
+    report = build(config, out,
+                       demo_workspace.model_copy(update={"articles": articles}))
     assert f"{victim.slug}/index.html" in report.removed
     assert not (out / str(victim.slug)).exists()
     assert victim.slug not in (out / "sitemap.xml").read_text()
@@ -189,37 +207,44 @@ def test_a_failing_render_keeps_the_previous_output(tmp_path: Path, demo_workspa
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "_site"
     config = site_config(tmp_path)
-    run_build(config, output=out, workspace=demo_workspace)
+    build(config, out, demo_workspace)
     before = snapshot(out)
     from sitegen.render.pages import Renderer
 
-    def broken(self: Renderer, page: object) -> bytes:
+    def broken(self: Renderer, page: object) -> tuple[bytes, frozenset[str]]:
         raise BuildError("template exploded")
 
-    monkeypatch.setattr(Renderer, "render", broken)
+    monkeypatch.setattr(Renderer, "render_recorded", broken)
     changed, _ = _edit(demo_workspace, 0, "\nchanged\n")
     with pytest.raises(BuildError, match="exploded"):
-        run_build(config, output=out, workspace=changed)
+        build(config, out, changed)
     assert snapshot(out) == before
     assert not list(tmp_path.glob("._site.sitegen-staging"))
+    monkeypatch.undo()  # the next build renders what the failed one did not commit
+    report = build(config, out, changed)
+    assert report.rendered > 0
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    build(site_config(fresh), fresh / "_site", changed)
+    assert contents(out) == contents(fresh / "_site")
 
 
 def test_strict_fails_before_the_commit(tmp_path: Path, demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
     config = site_config(tmp_path, enabled=True, key_env="SITEGEN_TEST_UNSET_KEY")
-    run_build(site_config(tmp_path), output=out, workspace=demo_workspace)
+    build(site_config(tmp_path), out, demo_workspace)
     before = snapshot(out)
     with pytest.raises(StrictError, match="warning"):
-        run_build(config, output=out, workspace=demo_workspace, strict=True)
+        build(config, out, demo_workspace, strict=True)
     assert snapshot(out) == before
 
 
 def test_the_output_may_not_hold_the_site_itself(tmp_path: Path,
                                                  demo_workspace: Workspace) -> None:
     with pytest.raises(ConfigError, match="dedicated"):
-        run_build(site_config(tmp_path), output=tmp_path, workspace=demo_workspace)
+        build(site_config(tmp_path), tmp_path, demo_workspace)
     with pytest.raises(ConfigError, match="dedicated"):
-        run_build(site_config(tmp_path / "sub"), output=tmp_path, workspace=demo_workspace)
+        build(site_config(tmp_path / "sub"), tmp_path, demo_workspace)
 
 
 def test_analytics_pages_load_the_hashed_beacon(tmp_path: Path, demo_workspace: Workspace,
@@ -229,7 +254,7 @@ def test_analytics_pages_load_the_hashed_beacon(tmp_path: Path, demo_workspace: 
     monkeypatch.setenv("SITEGEN_API_KEY", "secret-api-key")
     config = site_config(tmp_path, enabled=True, site_slug="acme-notes")
     out = tmp_path / "_site"
-    run_build(config, output=out, workspace=demo_workspace)
+    build(config, out, demo_workspace)
     [script] = list((out / "static").glob("sitegen-beacon.*.js"))
     home = (out / "index.html").read_text()
     assert f'src="/static/{script.name}"' in home
@@ -247,7 +272,7 @@ def test_a_beacon_key_equal_to_the_api_key_is_a_warning(
     monkeypatch.setenv("SITEGEN_API_KEY", "same-key")
     config = site_config(tmp_path, enabled=True)
     with pytest.raises(StrictError):
-        run_build(config, output=tmp_path / "_site", workspace=demo_workspace, strict=True)
+        build(config, tmp_path / "_site", demo_workspace, strict=True)
     assert not (tmp_path / "_site").exists()
 
 
@@ -269,74 +294,135 @@ def test_the_cli_builds_the_demo_and_writes_a_report(
     assert again["pages"]["written"] == 0 and again["api"]["total"] == 0
 
 
-def test_a_surveyed_rebuild_gives_what_a_walked_one_gives(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from sitegen.emit import survey as survey_module
-    from sitegen.emit import writer as writer_module
-
-    monkeypatch.setattr(survey_module, "WAIT_SECONDS", 30.0)  # however slow this machine is
-    monkeypatch.chdir(tmp_path)
-    for folder in ("surveyed", "walked"):
-        assert main(["build", "--demo", "-o", folder, "-q"]) == 0
-        (tmp_path / folder / "404.html").unlink()
-        assert main(["build", "--demo", "-o", folder, "-q", "--offline"]) == 0  # a spare now
-        assert (tmp_path / f".{folder}.sitegen-spare").is_dir()
-    for folder, least in (("surveyed", 0), ("walked", 10**9)):
-        monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", least)
-        (tmp_path / folder / "404.html").unlink()  # sitegen's: written again
-        (tmp_path / folder / "tags" / "CNAME").write_text("mine\n")  # the user's: kept
-        capsys.readouterr()
-        assert main(["build", "--demo", "-o", folder, "--offline", "-v"]) == 0
-        told = capsys.readouterr().err
-        assert ("took the output survey" in told) == (folder == "surveyed")
-        assert "1 written" in told.splitlines()[-1]
-    assert contents(tmp_path / "surveyed") == contents(tmp_path / "walked")
-    assert (tmp_path / "surveyed" / "tags" / "CNAME").read_text() == "mine\n"
-
-
-@pytest.mark.parametrize("offline", [True, False])
-def test_a_rebuild_starts_its_survey_before_its_content_and_model(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: bool) -> None:
-    """The survey's walks overlap the config (offline) or the sync (online): a model from
-    the memo is shorter than they are."""
-    import sitegen.build as build_module
-    import sitegen.config as config_module
-    from sitegen.emit import survey as survey_module
-    from sitegen.emit import writer as writer_module
-
-    monkeypatch.chdir(tmp_path)
-    assert main(["build", "--demo", "-o", "out", "-q"]) == 0
-    assert main(["build", "--demo", "-o", "out", "-q", "--offline"]) == 0
-    monkeypatch.setattr(writer_module, "SURVEY_MIN_MANIFEST", 0)
-    events: list[str] = []
-
-    def spy(module: object, name: str, event: str) -> None:
-        real = getattr(module, name)
-
-        def called(*args: object, **kwargs: object) -> object:
-            events.append(event)
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(module, name, called)
-
-    spy(survey_module.SurveyAhead, "start", "survey")
-    spy(config_module, "resolve_config", "config")
-    spy(build_module, "_fetch", "content")
-    spy(build_module, "_resume", "content")
-    (tmp_path / "out" / "404.html").unlink()  # something to do
-    assert main(["build", "--demo", "-o", "out", "-q", *(["--offline"] if offline else [])]) == 0
-    assert events[0] == "survey" if offline else events.index("survey") < events.index("content")
-    assert events.count("survey") == 1
-
-
 def test_offline_without_a_cache_fails_with_exit_1(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["build", "--demo", "--offline", "-o", "out"]) == 1
-    assert "cache" in capsys.readouterr().err.strip().splitlines()[-1]
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("error: the content store ") and "without --offline" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_editing_a_theme_template_an_override_extends_renders_its_pages_again(
+        tmp_path: Path, demo_workspace: Workspace) -> None:
+    """`templates/base.html` extends `theme/base.html`: an edit there reaches every page."""
+    from sitegen.render.themes import builtin_themes_root
+
+    theme = tmp_path / "themes" / "mine" / "templates"
+    theme.mkdir(parents=True)
+    base = (builtin_themes_root() / "default" / "templates" / "base.html").read_text()
+    (theme / "base.html").write_text(base)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "base.html").write_text('{% extends "theme/base.html" %}')
+
+    def configured(root: Path) -> Config:
+        return parse_config({
+            "site": {"title": "T", "url": "https://notes.acme.test/", "theme": "mine"},
+            "api": {"url": "https://cas.example.test", "workspace": "65f0c0ffee0123456789abcd"},
+            "analytics": {"enabled": False}}, root)
+
+    out = tmp_path / "_site"
+    build(configured(tmp_path), out, demo_workspace)
+    (theme / "base.html").write_text(base.replace("<body ", '<body data-edited="yes" ', 1))
+    report = build(configured(tmp_path), out, demo_workspace)
+    assert report.rendered == report.html_pages
+    assert 'data-edited="yes"' in (out / "index.html").read_text()
+    fresh = tmp_path / "fresh"
+    (fresh / "themes").mkdir(parents=True)
+    (fresh / "themes" / "mine").symlink_to(theme.parent, target_is_directory=True)
+    (fresh / "templates").symlink_to(tmp_path / "templates", target_is_directory=True)
+    build(configured(fresh), fresh / "_site", demo_workspace)
+    assert contents(out) == contents(fresh / "_site")
+
+
+def test_force_renders_every_page_with_no_request_offline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config, out = demo_config(None, tmp_path), tmp_path / "out"
+    first = run_build(config, BuildOptions(output=out, demo=True))
+    assert first.api["total"] > 0 and first.rendered == first.html_pages
+    before = snapshot(out)
+    assert run_build(config, BuildOptions(output=out, demo=True, offline=True)).rendered == 0
+    requests: list[httpx.Request] = []
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(500)
+
+    report = run_build(config, BuildOptions(output=out, demo=True, offline=True, force=True,
+                                            transport=httpx.MockTransport(refuse)))
+    assert report.rendered == report.html_pages > 100
+    assert requests == [] and report.api["total"] == 0
+    assert report.written == [] and snapshot(out) == before  # the same bytes: files kept
+    # the command line's --force, and its report
+    assert main(["build", "--demo", "-o", "out", "-q", "--offline", "--force",
+                 "--report", "report.json"]) == 0
+    pages = json.loads((tmp_path / "report.json").read_text())["pages"]
+    assert pages["rendered"] == pages["html"] == report.html_pages
+
+
+def test_force_renders_the_article_bodies_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SPEC: `--force` rebuilds derived data (the rendered bodies kept in the store)."""
+    from sitegen.render.markdown import MarkdownRenderer
+
+    config, out = demo_config(None, tmp_path), tmp_path / "out"
+    run_build(config, BuildOptions(output=out, demo=True))
+    renders: list[str] = []
+    original = MarkdownRenderer.render
+
+    def counted(self: MarkdownRenderer, *args: object, **kwargs: object) -> object:
+        renders.append("body")
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MarkdownRenderer, "render", counted)
+    run_build(config, BuildOptions(output=out, demo=True, offline=True))
+    assert renders == []  # the stored bodies
+    run_build(config, BuildOptions(output=out, demo=True, offline=True, force=True))
+    assert renders  # rendered again, not taken from the store
+
+
+def test_a_deleted_store_builds_again_from_the_service_with_the_same_output(
+        tmp_path: Path) -> None:
+    config, out = demo_config(None, tmp_path), tmp_path / "out"
+    first = run_build(config, BuildOptions(output=out, demo=True))
+    before = contents(out)
+    store = config.cache_path / STORE_FILE
+    assert store.is_file()
+    store.unlink()
+    again = run_build(config, BuildOptions(output=out, demo=True))
+    assert again.api["total"] == first.api["total"] > 0  # everything fetched again
+    assert again.rendered == again.html_pages  # no page's reads kept: every one rendered
+    assert again.written == [] and contents(out) == before
+    assert store.is_file()
+
+
+@pytest.mark.parametrize("online", [True, False])
+def test_a_truncated_store_is_fetched_again_online_and_named_offline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        online: bool) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--demo", "-o", "out", "-q", "--report", "first.json"]) == 0
+    first = json.loads((tmp_path / "first.json").read_text())
+    store = tmp_path / ".sitegen" / "demo" / STORE_FILE
+    data = store.read_bytes()
+    store.write_bytes(data[:len(data) // 2])
+    before = snapshot(tmp_path / "out")
+    capsys.readouterr()
+    if not online:
+        assert main(["build", "--demo", "-o", "out", "--offline"]) == 1
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert [line for line in lines if line.startswith("error:")] == lines[-1:]
+        assert "--refresh" in lines[-1] and "Traceback" not in "\n".join(lines)
+        assert snapshot(tmp_path / "out") == before
+    # online (and the next online run after the offline failure): a full fetch, the same site
+    assert main(["build", "--demo", "-o", "out", "-q", "--report", "again.json"]) == 0
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again["api"]["total"] == first["api"]["total"] > 0
+    assert again["api"]["calls"] == first["api"]["calls"]
+    assert contents(tmp_path / "out") == {
+        path: digest for path, (digest, _) in before.items() if path != MANIFEST_NAME}
 
 
 KILL_SCRIPT = textwrap.dedent(
@@ -345,21 +431,15 @@ KILL_SCRIPT = textwrap.dedent(
     from sitegen.cli import main
     from sitegen.emit.writer import OutputWriter
 
-    original = OutputWriter.write_hashed
-    recorded = OutputWriter.record_staged
-    def pause(path):
+    original = OutputWriter.write
+    def slow(self, path, data):
+        done = original(self, path, data)
         if path.endswith("index.html"):
             print("wrote", path, flush=True)
             time.sleep(0.05)
-    def slow(self, path, data, digest, input_hash=None):
-        original(self, path, data, digest, input_hash)
-        pause(path)
-    def slow_staged(self, path, digest, input_hash=None):
-        recorded(self, path, digest, input_hash)
-        pause(path)
-    if sys.argv[1] == "slow":  # pages come through either (workers may stage them)
-        OutputWriter.write_hashed = slow
-        OutputWriter.record_staged = slow_staged
+        return done
+    if sys.argv[1] == "slow":
+        OutputWriter.write = slow
     sys.exit(main(["build", "--demo", "-o", "out", "-q"] + sys.argv[2:]))
     """
 )

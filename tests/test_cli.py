@@ -38,7 +38,7 @@ def test_python_dash_m_runs() -> None:
 
 
 def test_a_finished_build_exits_quickly_with_its_output_and_status(tmp_path: Path) -> None:
-    """`build` and `fetch` end with os._exit: what they printed must still arrive, whole."""
+    """What `build` and `fetch` printed to buffered pipes arrives whole, with the status."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered pipes
     report = tmp_path / "report.json"
     done = subprocess.run(
@@ -59,76 +59,51 @@ def test_a_finished_build_exits_quickly_with_its_output_and_status(tmp_path: Pat
     assert failed.stderr.strip().splitlines()[-1].startswith("error: no configuration at ")
 
 
-def test_no_quick_exit_under_a_tracer_or_profiler(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sitegen import cli
+TERM_SCRIPT = """
+import sys, time
+from sitegen import cli
+from sitegen.emit.writer import OutputWriter
 
-    monkeypatch.setattr(cli, "_OBSERVERS", ())
-    previous = sys.gettrace()
-    sys.settrace(None)
-    try:
-        assert not cli._observed()
-        sys.settrace(lambda *args: None)
-        assert cli._observed()  # coverage, debuggers: they finish their work at exit
-    finally:
-        sys.settrace(previous)
-    monkeypatch.setattr(cli, "_OBSERVERS", ("sitegen",))  # any module loaded counts
-    assert cli._observed()
-
-
-def _run_recording(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, object]:
-    """`cli.run()` on *argv*, its command replaced by one that records the process state."""
-    import gc
-
-    from sitegen import cli
-
-    seen: dict[str, object] = {}
-
-    def dispatch(options: object) -> int:
-        seen["collecting"] = gc.isenabled()
-        seen["plugins"] = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
-        return 0
-
-    def exit_(status: int) -> None:
-        raise SystemExit(status)
-
-    monkeypatch.setattr(cli, "_dispatch", dispatch)
-    monkeypatch.setattr(cli.os, "_exit", exit_)
-    monkeypatch.setattr(sys, "argv", ["sitegen", *argv])
-    try:
-        with pytest.raises(SystemExit) as ended:
-            cli.run()
-    finally:
-        gc.enable()
-    assert ended.value.code == 0
-    return seen
+original = OutputWriter.write
+def slow(self, path, data):
+    done = original(self, path, data)
+    if path.endswith("index.html"):
+        print("wrote", path, flush=True)
+        time.sleep(0.05)
+    return done
+OutputWriter.write = slow
+sys.argv = ["sitegen", "build", "--demo", "-o", "out", "-q"]
+cli.run()
+"""
 
 
-@pytest.mark.parametrize("command", [["build", "--offline"], ["fetch"]])
-def test_a_batch_command_runs_without_the_cyclic_collector_or_plugin_search(
-    monkeypatch: pytest.MonkeyPatch, command: list[str]
-) -> None:
-    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
-    seen = _run_recording(monkeypatch, command)
-    assert seen == {"collecting": False, "plugins": "__all__"}
+def test_sigterm_ends_a_build_as_ctrl_c_does_keeping_the_previous_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI runner cancelling a job sends SIGTERM: the build cleans up and says so."""
+    import hashlib
+    import signal
 
-
-def test_a_long_lived_command_keeps_the_collector_and_a_given_plugin_setting(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
-    assert _run_recording(monkeypatch, ["serve"]) == {"collecting": True, "plugins": None}
-    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")  # a user who wants their plugins
-    assert _run_recording(monkeypatch, ["build"])["plugins"] == ""
-
-
-def test_main_changes_neither(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests and embedders call `main`: their process keeps its collector."""
-    import gc
-
-    from sitegen import cli
-
-    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
-    monkeypatch.setattr(cli, "_dispatch", lambda options: 0)
-    assert main(["build", "--offline"]) == 0
-    assert gc.isenabled()
-    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--demo", "-o", "out", "-q"]) == 0
+    out = tmp_path / "out"
+    (tmp_path / "site.toml").write_text(  # new content for every page: much to write
+        '[site]\ntitle = "Another title"\nurl = "http://localhost:8000/"\n'
+        '[api]\nurl = "https://cas.example.test"\nworkspace = "65f0c0ffee0123456789abcd"\n')
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.rglob("*")
+              if p.is_file()}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with subprocess.Popen([sys.executable, "-c", TERM_SCRIPT], cwd=tmp_path, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as build:
+        assert build.stdout is not None and build.stderr is not None
+        for _ in range(3):
+            assert build.stdout.readline().startswith("wrote ")
+        build.send_signal(signal.SIGTERM)
+        err = build.stderr.read()
+        build.wait(timeout=60)
+    assert build.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "error: interrupted; the previous output was kept"
+    assert "Traceback" not in err
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.rglob("*")
+            if p.is_file()} == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.sitegen-")] in (
+        [], [".out.sitegen-lock"])

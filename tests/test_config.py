@@ -138,7 +138,7 @@ def test_loading_a_config_and_the_records_leaves_pydantic_networks_alone() -> No
     import subprocess
     import sys
 
-    probe = ("import sys, sitegen.config, sitegen.fetch.records, sitegen.fetch.cache; "
+    probe = ("import sys, sitegen.config, sitegen.fetch.records, sitegen.fetch.stored; "
              "print(sorted(m for m in ('pydantic.networks', 'email_validator') "
              "if m in sys.modules))")
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,

@@ -69,12 +69,12 @@ def _config(tmp_path: Path, **api: object) -> object:
 
 
 def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
-    from sitegen.build import run_build
+    from sitegen.build import BuildOptions, run_build
     from sitegen.fetch.sync import demo_transport
 
     config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
-    report = run_build(config, output=tmp_path / "out", demo=True,  # type: ignore[arg-type]
-                       transport=demo_transport())
+    report = run_build(config, BuildOptions(  # type: ignore[arg-type]
+        output=tmp_path / "out", demo=True, transport=demo_transport()))
     calls = report.api["total"]
     assert calls > 0
     assert report.api["monthly"] == {"runs_per_month": 30.44, "projected": round(calls * 30.4375),
@@ -85,13 +85,13 @@ def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
 def test_a_projection_over_the_quota_warns_and_fails_strict(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from sitegen.build import run_build
+    from sitegen.build import BuildOptions, run_build
     from sitegen.errors import StrictError
     from sitegen.fetch.sync import demo_transport
 
     config = _config(tmp_path, schedule="*/5 * * * *", monthly_quota=1000)
     with pytest.raises(StrictError):
-        run_build(config, output=tmp_path / "out", demo=True, strict=True,  # type: ignore[arg-type]
-                  transport=demo_transport())
+        run_build(config, BuildOptions(  # type: ignore[arg-type]
+            output=tmp_path / "out", demo=True, strict=True, transport=demo_transport()))
     assert any("over the monthly quota of 1000" in r.getMessage() for r in caplog.records)
     assert not (tmp_path / "out").exists()

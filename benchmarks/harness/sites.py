@@ -1,4 +1,4 @@
-"""Prepare what the steps measure: workspaces, emulators, site folders and warm caches.
+"""Prepare what the steps measure: workspaces, emulators, site folders and warm stores.
 
 Role: everything a step needs before its stopwatch starts. Workspaces come from the
 emulator's generator (`python -m sitegen.emulator.generator`), served over real HTTP
@@ -178,29 +178,27 @@ def pages_written(report: dict[str, Any]) -> int:
     return int(pages.get("written", 0)) if isinstance(pages, dict) else 0
 
 
-def set_aside(output: Path, trash: Path, *, siblings: bool = True) -> None:
-    """Move *output* (and sitegen's `.NAME.sitegen-*` siblings) out of the way, unremoved.
+def set_aside(output: Path, trash: Path) -> None:
+    """Move the folder *output* out of the way, unremoved (nothing when there is none).
 
     Deleting ~12,000 files right before a timed build would bill the next build, not the
     deletion: ext4's inode allocator skips inodes freed in the last 60-360 s one by one
     (`recently_deleted()` in `find_inode_bit`), which added 3-6 s of system time to a
     4,000-article build here, to whichever tool ran next. A rename frees nothing, so each
-    build starts as on a fresh CI checkout; every tool gets the same treatment, and the
-    set-aside trees go with the *trash* folder after the last measurement.
+    build starts as on a fresh CI checkout (the content store kept, the output empty);
+    every tool gets the same treatment, and the set-aside trees go with the *trash* folder
+    after the last measurement.
     """
+    if not output.exists():
+        return
     trash.mkdir(parents=True, exist_ok=True)
-    victims = [output] if output.exists() else []
-    if siblings:
-        victims += [p for p in output.parent.glob(f".{output.name}.sitegen-*")
-                    if p.is_dir()]
-    for victim in victims:
-        index = sum(1 for _ in trash.iterdir())
-        victim.rename(trash / f"{index:04d}-{victim.name}")
+    index = sum(1 for _ in trash.iterdir())
+    output.rename(trash / f"{index:04d}-{output.name}")
 
 
 @dataclass
 class Site:
-    """A site folder whose cache was filled from an emulator on a fixed port."""
+    """A site folder whose content store was filled from an emulator on a fixed port."""
 
     config: Path
     data: Path
@@ -250,7 +248,7 @@ class Bench:
         return str(self.workspace(articles)["workspace"]["id"])
 
     def warm_site(self, articles: int) -> Site:
-        """A site of *articles* articles with a full content cache (`sitegen fetch`, no latency).
+        """A site of *articles* articles with a full content store (`sitegen fetch`, no latency).
 
         Its output folder is not built here: each step builds what it measures.
         """
@@ -261,10 +259,10 @@ class Bench:
                                 concurrency=self.concurrency)
             with emulator(data, port=port, latency_ms=0, log=self.log(f"emulator-{articles}")):
                 sample = run_process(sitegen("fetch", "-c", str(config), "-q"),
-                                     label=f"fill the cache of {articles} articles",
+                                     label=f"fill the store of {articles} articles",
                                      env=bench_env(), timeout=900)
-            if not any((config.parent / ".sitegen").rglob("*.json")):
-                raise StepFailed(f"`sitegen fetch` of {articles} articles left no cache in "
+            if not (config.parent / ".sitegen" / "store.sqlite").is_file():
+                raise StepFailed(f"`sitegen fetch` of {articles} articles left no store in "
                                  f".sitegen/ ({last_line(sample.output) or 'no output'})")
             self._sites[articles] = Site(config, data, port, articles)
         return self._sites[articles]

@@ -65,6 +65,7 @@ def step_sync(bench: Bench) -> None:
     calls: list[float] = []
     ratios: list[float] = []
     report: dict[str, Any] = {}
+    build_failure: StepFailed | None = None
     with emulator(data, port=port, latency_ms=latency, log=bench.log("emulator-sync")) as url:
         for run in range(bench.runs):
             config = write_site(bench.work / f"sync-{run}", api_url=url,
@@ -81,16 +82,16 @@ def step_sync(bench: Bench) -> None:
             config = write_site(bench.work / f"sync-build-{run}", api_url=url,
                                 workspace_id=bench.workspace_id(n),
                                 concurrency=bench.concurrency)
-            sample, report = _build(config, f"cold sync + build #{run + 1}",
-                                    report=config.parent / "report.json")
-            builds.append(sample)
+            try:  # a failed build still leaves the fetch rows in the table
+                sample, report = _build(config, f"cold sync + build #{run + 1}",
+                                        report=config.parent / "report.json")
+            except StepFailed as error:
+                build_failure = build_failure or error
+            else:
+                builds.append(sample)
     published = sum(1 for a in bench.workspace(n).get("articles", [])
                     if isinstance(a, dict) and a.get("status") == "published")
     label = f"{n} art. ({published} published), {latency:g} ms"
-    api = report.get("api", {})
-    bench.details["sync_calls_by_endpoint"] = api.get("calls", {}) if isinstance(api, dict) else {}
-    bench.details["sync_build_calls"] = _total_calls(report)
-    bench.details["sync_timings"] = report.get("timings", {})
     bench.rows.append(Row("sync", f"cold sync (fetch) {label}: wall", "s",
                           [s.wall for s in fetches]))
     bench.rows.append(Row("sync", f"cold sync (fetch) {label}: CPU", "s",
@@ -99,6 +100,12 @@ def step_sync(bench: Bench) -> None:
                           note=f"concurrency {bench.concurrency}"))
     bench.rows.append(Row("sync", f"cold sync (fetch) {label}: wall ÷ (req×lat÷conc)", "×",
                           ratios, Target("<=", 1.3, "×")))
+    if build_failure is not None:
+        raise build_failure
+    api = report.get("api", {})
+    bench.details["sync_calls_by_endpoint"] = api.get("calls", {}) if isinstance(api, dict) else {}
+    bench.details["sync_build_calls"] = _total_calls(report)
+    bench.details["sync_timings"] = report.get("timings", {})
     bench.rows.append(Row("sync", f"cold sync+build {label}: wall", "s",
                           [s.wall for s in builds],
                           note=f"CPU {format_number(statistics.median(s.cpu for s in builds))} s"))
@@ -127,13 +134,16 @@ def full_build_rows(bench: Bench, step: str, n: int, samples: list[Sample],
                               [s.wall * 1000 / pages for s in samples], note=f"{pages} pages"))
 
 
-def _full_build(bench: Bench, n: int, run: int) -> tuple[Sample, int]:
+def _full_build(bench: Bench, n: int, run: int, *flags: str) -> tuple[Sample, int]:
+    """One `sitegen build --offline FLAGS` of *n* articles into an empty output."""
     site = bench.warm_site(n)
     set_aside(site.output, bench.work / "set-aside")
     report = site.config.parent / "report-full.json"
-    sample, data = _build(site.config, f"full build of {n} articles #{run + 1}", "--offline",
-                          report=report)
-    bench.details.setdefault("full_build_timings", {})[str(n)] = data.get("timings", {})
+    what = "cold render" if "--force" in flags else "full build"
+    sample, data = _build(site.config, f"{what} of {n} articles #{run + 1}", "--offline",
+                          *flags, report=report)
+    key = "cold_render_timings" if "--force" in flags else "full_build_timings"
+    bench.details.setdefault(key, {})[str(n)] = data.get("timings", {})
     return sample, pages_written(data) or _count_pages(site.output)
 
 
@@ -144,39 +154,52 @@ def _count_pages(output: Path) -> int:
 def _first_build(bench: Bench, n: int) -> None:
     """One build of *n* articles before the timed ones, reported on its own row.
 
-    A site's cache folder holds, beside the content, the rendered article bodies, the body
-    facts and the compiled templates; a scheduled CI build restores all of it. The first build after
-    `sitegen fetch` fills those render caches (every markdown body parsed), so it is
-    measured once apart instead of being mixed into the warm-cache median.
+    A site's content store holds, beside the content, the rendered article bodies and
+    the pages' recorded reads; a scheduled CI build restores it. The first build after
+    `sitegen fetch` fills those (every markdown body parsed), so it is measured once apart
+    instead of being mixed into the warm median. The timed full builds after it keep the
+    store and start from an empty output: every page is rendered (the output holds none to
+    keep), every body comes from the store.
     """
     if f"first_build_{n}" in bench.details:
         return
     sample, _ = _full_build(bench, n, -1)
     bench.details[f"first_build_{n}"] = {"wall": sample.wall, "cpu": sample.cpu}
-    bench.rows.append(Row("full", f"full build {n} art., first (render caches cold)", "s",
+    bench.rows.append(Row("full", f"full build {n} art., first (bodies not yet stored)", "s",
                           [sample.wall], note=f"CPU {format_number(sample.cpu)} s"))
 
 
-def step_full(bench: Bench) -> None:
-    """2. Full build from a warm cache (`--offline`, output removed first) at two sizes.
+def _cold_render(bench: Bench, n: int) -> None:
+    """`build --offline --force` of *n* articles into an empty output: every body parsed and
+    every page rendered again from the stored content (what a user runs when in doubt)."""
+    samples = [_full_build(bench, n, run, "--force")[0] for run in range(bench.runs)]
+    label = f"cold render (--offline --force) {n} art."
+    bench.rows.append(Row("full", f"{label}: wall", "s", [s.wall for s in samples]))
+    bench.rows.append(Row("full", f"{label}: CPU", "s", [s.cpu for s in samples]))
+    bench.rows.append(Row("full", f"{label}: peak RSS", "MB", [s.rss_mb for s in samples]))
 
-    When the Hugo step runs too, it measures the large size itself (A/B with Hugo) and
-    reports it under this step, so those builds are not run twice.
+
+def step_full(bench: Bench) -> None:
+    """2. Warm full build (`--offline`, store kept, output empty) at two sizes, and the cold
+    render (`--offline --force`) at each.
+
+    When the Hugo step runs too, it measures the large size's full build itself (A/B with
+    Hugo) and reports it under this step, so those builds are not run twice.
     """
     sizes = sorted({bench.sync_articles, bench.articles})
-    if bench.ab_with_hugo:
-        sizes = [n for n in sizes if n != bench.articles]
     for n in sizes:
         _first_build(bench, n)
-        samples, pages = [], 0
-        for run in range(bench.runs):
-            sample, pages = _full_build(bench, n, run)
-            samples.append(sample)
-        full_build_rows(bench, "full", n, samples, pages)
+        if not (bench.ab_with_hugo and n == bench.articles):
+            samples, pages = [], 0
+            for run in range(bench.runs):
+                sample, pages = _full_build(bench, n, run)
+                samples.append(sample)
+            full_build_rows(bench, "full", n, samples, pages)
+        _cold_render(bench, n)
 
 
 def _hugo_build(source: Path, dest: Path, run: int) -> Sample:
-    set_aside(dest, dest.parent / "set-aside", siblings=False)
+    set_aside(dest, dest.parent / "set-aside")
     return run_process(["hugo", "--quiet", "--source", str(source), "--destination", str(dest)],
                        label=f"hugo build #{run + 1}", timeout=900)
 

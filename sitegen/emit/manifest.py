@@ -2,23 +2,26 @@
 
 Role: the pure half of the writer. `safe_relpath` decides whether a path may be
 written inside the output at all (no absolute paths, no "..", no backslashes, no
-NUL, no empty or dot segments); the `Manifest` lists every file sitegen wrote,
-with the SHA-256 of its bytes and the input hash of the page that produced it,
-so the next build can reuse unchanged files and remove only its own stale ones.
-The manifest is deterministic (sorted, no times, no local paths) because it is
-part of the output. This module must never touch the file system.
+control characters, no empty or dot segments). The `Manifest` lists every file
+sitegen wrote with the SHA-256 of its bytes, so the next build removes only paths
+it lists and knows its own files from the user's. It is part of the output, so it
+is deterministic: sorted, one file per line, no time and no local path. The size
+and mtime each file had when the writer left it (`FileEntry`) are kept in the
+content store instead (`OutputWriter(stats=...)`). This module must never touch the
+file system.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import namedtuple
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sitegen.errors import BuildError
 
 MANIFEST_NAME = ".sitegen-manifest.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 3
 _MAX_SEGMENT_BYTES = 255
 _CONTROL = re.compile("[\x00-\x1f]")
 #: Paths that are plainly safe: ASCII segments of 1-63 URL-safe characters that do not
@@ -45,12 +48,10 @@ def _full_problem(path: str) -> str | None:
         return "it contains a backslash"
     if path.startswith("/"):
         return "it is absolute"
-    segments = path.split("/")
-    for segment in segments:
+    for segment in path.split("/"):
         if segment in ("", ".", ".."):
             return "it has an empty, '.' or '..' segment"
-        if len(segment) * 4 > _MAX_SEGMENT_BYTES and \
-                len(segment.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT_BYTES:
+        if len(segment.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT_BYTES:
             return "a segment is longer than 255 bytes"
     if path == MANIFEST_NAME:
         return "the name is reserved for sitegen's manifest"
@@ -68,62 +69,42 @@ def safe_relpath(path: str) -> str:
     return path
 
 
-#: What `json.dumps(text)` and `json.dumps(text, ensure_ascii=False)` return for a str
-#: (the json module's own encoders, without the `dumps` call around them).
-_quoted_ascii = json.encoder.encode_basestring_ascii
+class FileEntry(NamedTuple):
+    """One file sitegen wrote: the hash of its bytes, and its size and mtime as left.
+
+    A size or mtime of -1 (no record of them: a new store, an older sitegen) matches no
+    file on disk; such a file is trusted only after its bytes are hashed again.
+    """
+
+    sha256: str
+    size: int = -1
+    mtime_ns: int = -1
+
+
+#: What `json.dumps(text, ensure_ascii=False)` returns for a str (the json module's own
+#: encoder, without the `dumps` call around it: a manifest has a line per file).
 _quoted = json.encoder.encode_basestring
 
 
-TYPE_CHECKING = False  # (not typing's: see below)
-if TYPE_CHECKING:
-    from typing import NamedTuple
-
-    class FileEntry(NamedTuple):
-        """One file sitegen wrote: the hash of its bytes and of the inputs that produced it."""
-
-        sha256: str
-        input_hash: str | None = None
-else:
-    # The same record for the checker and at run time; at run time a plain namedtuple, as
-    # the surveying child parses manifests and `typing` is ~0.005 s of its start. (A tuple:
-    # a rebuild makes one per file of the previous manifest, and a frozen dataclass takes
-    # a third longer to make.)
-    FileEntry = namedtuple("FileEntry", ("sha256", "input_hash"), defaults=(None,))
-
-
+@dataclass(frozen=True)
 class Manifest:
     """The files of one build, keyed by output-relative path."""
 
-    def __init__(self, files: dict[str, FileEntry] | None = None) -> None:
-        self.files: dict[str, FileEntry] = dict(files or {})
-
-    def __contains__(self, path: object) -> bool:
-        return path in self.files
-
-    def __len__(self) -> int:
-        return len(self.files)
-
-    def get(self, path: str) -> FileEntry | None:
-        """The entry of *path*, or None when sitegen did not write it."""
-        return self.files.get(path)
+    files: dict[str, FileEntry] = field(default_factory=dict)
 
     def to_bytes(self) -> bytes:
-        """Deterministic JSON: sorted paths, no times, one file per line for readable diffs."""
-        lines = [  # as json.dumps(path, ensure_ascii=False) + ": " + json.dumps([sha, input])
-            f"{_quoted(path)}: [{_quoted_ascii(entry.sha256)}, "
-            f"{'null' if entry.input_hash is None else _quoted_ascii(entry.input_hash)}]"
-            for path, entry in sorted(self.files.items())
-        ]
-        body = ",\n".join(f"  {line}" for line in lines)
+        """JSON sorted by path, a line per file: `"path": "sha256"` (no stat: deterministic)."""
+        lines = [f"  {_quoted(path)}: {_quoted(entry.sha256)}"
+                 for path, entry in sorted(self.files.items())]
         head = f'{{"generator": "sitegen", "version": {MANIFEST_VERSION}, "files": {{\n'
-        return (head + body + ("\n" if lines else "") + "}}\n").encode("utf-8")
+        return (head + ",\n".join(lines) + ("\n" if lines else "") + "}}\n").encode("utf-8")
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Manifest | None:
-        """Parse a manifest; None when it is unreadable or not sitegen's.
+        """Parse a manifest (any version this sitegen wrote); None when not sitegen's.
 
-        Entries whose path is unsafe are dropped, so a tampered manifest can never
-        make the writer reach outside the output.
+        Entries whose path is unsafe are dropped, so a tampered manifest can never make
+        the writer reach outside the output. Stats are never read from it.
         """
         try:
             raw = json.loads(data.decode("utf-8"))
@@ -131,16 +112,13 @@ class Manifest:
             return None
         if not isinstance(raw, dict) or raw.get("generator") != "sitegen":
             return None
-        if raw.get("version") != MANIFEST_VERSION or not isinstance(raw.get("files"), dict):
+        version, listed = raw.get("version"), raw.get("files")
+        if type(version) is not int or version not in (1, 2, MANIFEST_VERSION) \
+                or not isinstance(listed, dict):  # (not true, not 3.0)
             return None
         files: dict[str, FileEntry] = {}
-        for path, value in raw["files"].items():
-            if path_problem(path) is not None or not isinstance(value, list) or len(value) != 2:
-                continue
-            digest, input_hash = value
-            if not isinstance(digest, str):
-                continue
-            if input_hash is not None and not isinstance(input_hash, str):
-                continue
-            files[path] = FileEntry(digest, input_hash)
+        for path, value in listed.items():
+            digest = value[0] if isinstance(value, list) and value else value
+            if path_problem(path) is None and isinstance(digest, str):
+                files[path] = FileEntry(digest)
         return cls(files)

@@ -3,31 +3,27 @@
 Role: decide *which* feeds exist (the site's newest articles at `feed.xml`, and
 one per agent, cluster, author, tag and language at `<section url>feed.xml`),
 what each holds (the newest `site.feed_size` articles, full sanitized HTML from
-`Renderer.article_html`), and a hash of each feed's inputs so an unchanged feed
-is reused without rendering a single body. Also lists the sitemap entries: every
+`Renderer.article_html`); every build renders them all, and the writer keeps the
+files whose bytes did not change. Also lists the sitemap entries: every
 HTML page but 404.html, dated from content. This module must never write files
 (the writer does) and never use the wall clock.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
 
-from sitegen import __version__
 from sitegen.emit.feed import FeedEntry, FeedInfo, render_atom
 from sitegen.emit.sitemap import SitemapEntry
 from sitegen.model.views import ArticleView, Section, Site
 
-FEED_FORMAT = "atom-1"
-
 
 @dataclass(frozen=True, slots=True)
 class FeedPlan:
-    """One feed to write: its output path, what it is about, its articles and input hash."""
+    """One feed to write: its output path, what it is about, and its articles."""
 
     path: str
     title: str
@@ -35,7 +31,6 @@ class FeedPlan:
     page_url: str
     feed_url: str
     articles: tuple[ArticleView, ...]
-    input_hash: str
 
 
 def newest(articles: Sequence[ArticleView], count: int) -> tuple[ArticleView, ...]:
@@ -59,31 +54,23 @@ def _sections(site: Site) -> Iterator[tuple[str, Section]]:
             yield kind, section
 
 
-def plan_feeds(site: Site, article_hash: Callable[[ArticleView], str]) -> list[FeedPlan]:
-    """Every feed of the site, with an input hash built from *article_hash* of each entry."""
+def plan_feeds(site: Site) -> list[FeedPlan]:
+    """Every feed of the site."""
     size = site.config.site.feed_size
     plans = [_plan(site, "feed.xml", site.title, site.description, "/", site.feed_url,
-                   newest(site.articles, size), article_hash)]
+                   newest(site.articles, size))]
     for kind, section in _sections(site):
         plans.append(_plan(
             site, _feed_path(section.feed_url), f"{site.title}: {section.name}",
             section.description or f"Articles of the {kind} {section.name}", section.url,
-            section.feed_url, newest(section.articles, size), article_hash,
+            section.feed_url, newest(section.articles, size),
         ))
     return plans
 
 
 def _plan(site: Site, path: str, title: str, subtitle: str, page_url: str, feed_url: str,
-          articles: tuple[ArticleView, ...],
-          article_hash: Callable[[ArticleView], str]) -> FeedPlan:
-    digest = hashlib.sha256()
-    for part in (FEED_FORMAT, __version__, site.base_url, site.language, path, title,
-                 subtitle, page_url, feed_url):
-        digest.update(part.encode("utf-8", "surrogatepass") + b"\x00")
-    for article in articles:
-        digest.update(article_hash(article).encode() + b"\x00")
-    return FeedPlan(path, title, subtitle, page_url, feed_url, articles,
-                    digest.hexdigest()[:32])
+          articles: tuple[ArticleView, ...]) -> FeedPlan:
+    return FeedPlan(path, title, subtitle, page_url, feed_url, articles)
 
 
 def render_feed(site: Site, plan: FeedPlan, article_html: Callable[[ArticleView], str]) -> bytes:

@@ -1,259 +1,171 @@
-"""The writer's file-system primitives: how staged files and trees are made and swapped.
+"""The writer's file-system primitives: new files, folders, links, the swap, leftovers.
 
-Role: the low-level half of `sitegen.emit.writer` — create a staged file (new only,
-never through an existing one), make its folders (tolerantly, several render
-workers at once: `stage_new_file`, `FreshStager`), hard-link a kept file into
-staging (`place_file`), exchange the staging folder with the output in one step
-(`exchange_dirs`, renameat2 where the kernel has it), repair what a killed build
-left (`recover_leftovers`) and remove a retired tree in the background. Only the
-writer and the render workers it licenses (`OutputWriter.worker_staging`) call
-these; they must never write outside the output folder and its siblings, and
-never follow a symlink into somewhere else.
+Role: the low-level half of `sitegen.emit.writer`, its only caller. It creates a
+staged file (new only, never through an existing one: `write_new`), makes the
+folders of a staged path (`make_folders`), carries a file of the live output into
+staging as a hard link (`link_into`), lists what in the live output sitegen did not
+write (`foreign_entries`), swaps staging and output in one step (`exchange_dirs`)
+and removes what an interrupted build left beside the output (`recover_leftovers`).
+Failures are `OSError`s; the writer turns them into one-line errors. It must never
+write outside the output folder and its `.NAME.sitegen-*` siblings, and never follow
+a symlink.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
-import logging
 import os
 import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from sitegen.emit.manifest import Manifest, safe_relpath
-from sitegen.errors import BuildError
-
-log = logging.getLogger("sitegen.emit")
-
 #: How a staged file is created: a new file only (as `open(path, "xb")`), never inherited.
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-
-def write_new(target: str, rel: str, data: bytes) -> None:
-    """Create the staged file *target* (new only: O_EXCL) holding *data*."""
-    try:
-        handle = os.open(target, _NEW_FILE, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(handle, view):]
-        finally:
-            os.close(handle)
-    except IsADirectoryError:
-        raise BuildError(
-            f"the output path {rel!r} is also a folder of this build: rename the slug or "
-            "tag that produces it"
-        ) from None
-    except FileExistsError:
-        raise BuildError(f"the output path {rel!r} was produced twice in one build") from None
-    except OSError as error:
-        raise BuildError(f"cannot write {rel!r} into the output: {error.strerror}") from None
-
-
-def stage_new_file(staging: str, rel: str, data: bytes, made: set[str]) -> None:
-    """Create *rel* (a safe relative path) in the fresh folder *staging*, its folders made.
-
-    *made* holds folders known to exist (this process made or met them) and grows.
-    Several processes may stage into one folder at once: folders are made tolerantly,
-    files only ever created (a path produced twice fails on the second creator).
-    """
-    target = os.path.join(staging, rel)
-    parent = os.path.dirname(target)
-    if parent not in made:
-        make_folder(staging, rel, parent, made)
-    write_new(target, rel, data)
-
-
-def make_folder(staging: str, rel: str, parent: str, made: set[str],
-                repair: Callable[[str], bool] | None = None) -> None:
-    """Make *parent*, the folder of the staged path *rel*, and note it in *made*.
-
-    The common case is one mkdir: the folder's own parent was made (or met) by this
-    build (makedirs would stat every level first). A folder already there (another
-    worker's, an adopted spare's) is fine. A file in the way is the build producing a
-    path through another of its files, unless *repair(rel)* clears it (a stale file of
-    a recycled tree) — a one-line `BuildError` otherwise, as is any other failure.
-    """
-    if os.path.dirname(parent) in made:
-        try:
-            os.mkdir(parent)
-        except OSError:
-            pass  # there already, or a file: makedirs below tells which
-        else:
-            made.add(parent)
-            return
-    try:
-        try:
-            os.makedirs(parent, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            if repair is None or not repair(rel):
-                raise
-            os.makedirs(parent, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise BuildError(
-            f"the output path {rel!r} runs through a file this build also writes: "
-            "rename the slug or tag that produces it"
-        ) from None
-    except OSError as error:
-        raise BuildError(f"cannot write {rel!r} into the output: {error.strerror}") from None
-    # No symlink can be on the way: staging is fresh, only real folders are made in it,
-    # and the user's symlinks are carried over after every sitegen file is placed.
-    while parent not in made and len(parent) > len(staging):
-        made.add(parent)
-        parent = os.path.dirname(parent)
-
-
-class FreshStager:
-    """A render worker's licence to create fresh files in a freshly made staging folder.
-
-    Made by `OutputWriter.worker_staging` before the fork and used in the forked
-    workers: `stage` writes a file only when the writer would simply have created it
-    (a safe path not claimed before the fork, and bytes the previous output does not
-    have), so the parent gets back the path and digest instead of the bytes.
-    """
-
-    __slots__ = ("staging", "previous", "claimed", "_made")
-
-    def __init__(self, staging: str, previous: Manifest, claimed: frozenset[str]) -> None:
-        self.staging = staging
-        self.previous = previous
-        self.claimed = claimed
-        self._made: set[str] = set()
-
-    def stage(self, path: str, data: bytes, digest: str) -> bool:
-        """Create *path* in staging and return True, or False: the parent writes it."""
-        rel = safe_relpath(path)
-        if rel in self.claimed:
-            return False
-        old = self.previous.get(rel)
-        if old is not None and old.sha256 == digest:
-            return False
-        if not self._made:
-            try:
-                os.mkdir(self.staging, 0o755)
-            except FileExistsError:
-                pass
-            except OSError as error:
-                raise BuildError(f"cannot make the staging folder {self.staging}: "
-                                 f"{error.strerror}") from None
-            self._made.add(self.staging)
-        stage_new_file(self.staging, rel, data, self._made)
-        return True
-
-
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
 
 
-def _renameat2_exchange(first: Path, second: Path) -> bool:
-    """Atomically exchange two paths with renameat2(RENAME_EXCHANGE); False if unsupported."""
+def sibling(output: Path, kind: str) -> Path:
+    """The writer's own file or folder *kind* beside *output*: `.NAME.sitegen-KIND`."""
+    return output.parent / f".{output.name}.sitegen-{kind}"
+
+
+def write_new(target: str, data: bytes) -> os.stat_result:
+    """Create the file *target* (new only) holding *data*; return its stat once written."""
+    handle = os.open(target, _NEW_FILE, 0o666)
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                          ctypes.c_uint]
-    at_fdcwd = -100
-    result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second),
-                       _RENAME_EXCHANGE)
-    if result == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
-        return False
-    raise BuildError(f"cannot swap the new output into {second}: {os.strerror(code)}")
-
-
-def exchange_dirs(staging: Path, output: Path, old: Path) -> None:
-    """Put *staging* at *output*; afterwards *staging* holds the previous tree (if any).
-
-    With renameat2 the exchange is one atomic step. Without it, the output is renamed
-    to *old* and staging into place; a kill between the two renames is repaired by
-    `recover_leftovers`, which puts *old* back.
-    """
-    try:
-        if not output.exists():
-            os.rename(staging, output)
-            return
-        if _renameat2_exchange(staging, output):
-            return
-        os.rename(output, old)
-        os.rename(staging, output)
-        os.rename(old, staging)
-    except OSError as error:
-        raise BuildError(f"cannot swap the new output into {output}: {error.strerror}") from None
-
-
-def detached_remove(folder: Path) -> bool:
-    """Start `rm -rf folder` in the background (orphaned, so never a zombie); False if not."""
-    shell = shutil.which("sh")
-    if shell is None or shutil.which("rm") is None:
-        return False
-    target = folder.parent / f"{folder.name.split('.sitegen-trash')[0]}.sitegen-trash." \
-        f"{os.getpid()}.{time.monotonic_ns()}"
-    try:
-        os.rename(folder, target)
-    except OSError:
-        return False
-    try:
-        pid = os.posix_spawn(shell, [shell, "-c", 'rm -rf -- "$1" >/dev/null 2>&1 &', "sh",
-                                     os.fspath(target)], dict(os.environ))
-        os.waitpid(pid, 0)
-    except OSError:
-        shutil.rmtree(target, ignore_errors=True)
-    return True
-
-
-def ignore_in_git(folder: str) -> None:
-    """Keep the spare out of `git status` of a site repository (new file only, never a user's).
-
-    The next build prunes it like any file the new site does not have.
-    """
-    try:
-        handle = os.open(os.path.join(folder, ".gitignore"),
-                         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    except OSError:
-        return  # the old output had one (the user's, hard-linked): left as it is
-    try:
-        os.write(handle, b"# sitegen's spare copy of an older output: never commit it\n*\n")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view):]
+        return os.fstat(handle)
     finally:
         os.close(handle)
 
 
-def recover_leftovers(output: Path, staging: Path, old: Path) -> None:
-    """Repair what a killed build left: restore a moved-away output, drop stale staging."""
-    if old.exists():
-        if not output.exists():
-            os.rename(old, output)
-        else:
-            shutil.rmtree(old, ignore_errors=True)
-    if staging.exists() or staging.is_symlink():
-        if staging.is_dir() and not staging.is_symlink():
-            shutil.rmtree(staging, ignore_errors=True)
-        else:
-            staging.unlink()
-        log.debug("removed the staging folder of an interrupted build")
+def make_folders(root: str, folder: str, made: set[str]) -> None:
+    """Make *folder* (relative to the fresh tree *root*) and its missing parents.
+
+    *made* holds the folders already made and grows. Only the writer makes folders
+    in *root*, so there is never a symlink on the way.
+    """
+    missing: list[str] = []
+    while folder and folder not in made:
+        missing.append(folder)
+        folder = folder.rpartition("/")[0]
+    for name in reversed(missing):
+        os.mkdir(os.path.join(root, name))
+        made.add(name)
 
 
-def place_file(source: str, target: str) -> None:
-    """Hard-link *source* at *target* (symlinks are recreated, not followed).
+def link_into(source: str, target: str) -> None:
+    """Put *source* (a file or a symlink, never followed) at *target* as a hard link.
 
-    Falls back to a copy that keeps the mtime where the file system has no hard links.
+    Where the file system refuses hard links, a copy that keeps the mtime (a symlink
+    is made anew with the same target).
     """
     try:
-        try:
-            os.link(source, target, follow_symlinks=False)
-        except OSError as error:
-            if error.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
-                raise
-            if os.path.islink(source):
-                os.symlink(os.readlink(source), target)
-            else:
-                shutil.copy2(source, target, follow_symlinks=False)
-    except (FileExistsError, IsADirectoryError, NotADirectoryError):
-        raise BuildError(f"{os.path.basename(target)} collides with a path of the new "
-                         "site") from None
+        os.link(source, target, follow_symlinks=False)
     except OSError as error:
-        raise BuildError(f"cannot carry {source} into the new output: {error.strerror}") from None
+        if error.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+            raise
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), target)
+        else:
+            shutil.copy2(source, target, follow_symlinks=False)
+
+
+def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list[str]]:
+    """What of *output* is not *known* (sitegen's files): (files, folders), sorted.
+
+    The files are all but folders (symlinks are not followed); the folders are those
+    the files are in, and every empty folder but those sitegen's files were in.
+    Paths are output-relative. An unreadable folder raises.
+    """
+    files: list[str] = []
+    empty: list[str] = []
+    pending = [""]
+    while pending:
+        prefix = pending.pop()
+        with os.scandir(os.path.join(output, prefix)) as listing:
+            entries = list(listing)
+        if prefix and not entries:
+            empty.append(prefix)
+        for entry in entries:
+            rel = f"{prefix}/{entry.name}" if prefix else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(rel)
+            elif rel not in known:
+                files.append(rel)
+    folders = {folder for rel in files for folder in parents(rel)}
+    if empty:
+        ours = {folder for rel in known for folder in parents(rel)}
+        folders.update(rel for rel in empty if rel not in ours)
+    return sorted(files), sorted(folders)
+
+
+def parents(rel: str) -> list[str]:
+    """The folders of the output-relative path *rel*, innermost first."""
+    found: list[str] = []
+    while "/" in rel:
+        rel = rel.rpartition("/")[0]
+        found.append(rel)
+    return found
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Atomically exchange two paths (renameat2 RENAME_EXCHANGE); False if unsupported."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False  # not Linux, or a C library without it
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second),
+                 _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(second))
+
+
+def exchange_dirs(staging: Path, output: Path) -> Path | None:
+    """Put *staging* at *output*; return where the previous output is now (None: none was).
+
+    With renameat2 one atomic step, after which *staging* holds the previous tree.
+    Without it, the output is renamed to its `old` sibling and staging into place: a
+    kill between the two renames is repaired by `recover_leftovers` (*old* comes back).
+    """
+    old = sibling(output, "old")
+    if not os.path.lexists(output):
+        os.rename(staging, output)
+        return None
+    if _exchange(staging, output):
+        return staging
+    os.rename(output, old)
+    os.rename(staging, output)
+    return old
+
+
+def remove_tree(path: Path) -> None:
+    """Delete *path*: a folder with all it holds (symlinks unfollowed), or a file."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+
+
+def recover_leftovers(output: Path) -> None:
+    """Repair what an interrupted build of *output* left beside it.
+
+    An output moved away by a swap that did not finish comes back; every other
+    `.NAME.sitegen-*` sibling but the lock (a staging folder, an old tree, an older
+    sitegen's spare tree) is deleted.
+    """
+    old = sibling(output, "old")
+    if os.path.lexists(old) and not os.path.lexists(output):
+        os.rename(old, output)
+    prefix, lock = sibling(output, "").name, sibling(output, "lock").name
+    for name in sorted(os.listdir(output.parent)):
+        if name.startswith(prefix) and name != lock:
+            remove_tree(output.parent / name)

@@ -16,31 +16,23 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import importlib.util
 import json
 import logging
 import random
 import ssl
-import sys
 import time
 import urllib.request
 from collections import deque
 from types import TracebackType
 from typing import Any, Literal
 
+import httpx
+
 from sitegen import __version__
 from sitegen.errors import ApiError, AuthError, QuotaError, UnreachableError
-from sitegen.fetch.lean_httpx import httpx
 from sitegen.fetch.ledger import CallLedger, endpoint_template
-from sitegen.fetch.transport import LeanTransport
 
 log = logging.getLogger("sitegen.fetch")
-
-# httpcore asks `import sniffio` every time it makes a lock or an event (several per request);
-# without sniffio installed, each failed import walks sys.path again (a quarter of the client's
-# CPU in a 1,000-article sync). A None entry is Python's own cached "not installed" answer.
-if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-    sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 Version = Literal["v1", "v2"]
 BACKOFF_BASE = 0.25  # seconds; attempt n sleeps uniform(0, min(BACKOFF_CAP, base * 2**n))
@@ -198,8 +190,8 @@ class ApiClient:
         # process. The context without CAs fails closed should anything try TLS through it.
         verify: ssl.SSLContext | bool = (ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
                                          if self.base_url.startswith("http://") else True)
-        self._transport = transport if transport is not None else LeanTransport(
-            verify=verify, max_idle=max(1, concurrency))
+        self._transport = transport if transport is not None else httpx.AsyncHTTPTransport(
+            verify=verify, limits=self._limits)
         self._base_headers = {"user-agent": f"sitegen/{__version__}",
                               "accept": "application/json",
                               "accept-encoding": "gzip, deflate"}

@@ -1,10 +1,11 @@
-"""`sitegen fetch`: update the local content cache, or say what that would cost.
+"""`sitegen fetch`: update the content store, or say what that would cost.
 
-Role: resolve the configuration (`-c`, `--demo`), run one sync (or, with
-`--dry-run`, only its list calls) and print one short summary on stdout:
-records per kind, calls made, detail requests saved by the cache. Errors are
-raised as `SitegenError` for cli.py to report. It must never print a key and
-never write anything but the cache (through the sync).
+Role: resolve the configuration (`-c`, `--demo`), open the content store, run one
+sync (or, with `--dry-run`, only its list calls, over the store opened read-only)
+and print one short summary on stdout: records per kind, calls made, detail
+requests saved by the store. Errors are raised as `SitegenError` for cli.py to
+report. It must never print a key and never write anything but the store (through
+the sync); a dry run writes nothing at all.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from sitegen.config import resolve_config
+from sitegen.fetch.stored import open_config_store, peek_config_store
 from sitegen.fetch.sync import SyncPlan, SyncResult, demo_transport, plan_sync, sync
 from sitegen.report import Progress
 
@@ -30,9 +32,10 @@ def summary(result: SyncResult) -> str:
                         (stats.social_posts, "social post")):
         if count is not None:
             kinds.append(_plural(count, word).replace("identitys", "identities"))
-    name = result.info.name or result.info.id
+    info = result.workspace.info
+    name = info.name or info.id
     source = ("from the cache (no request)" if result.from_cache
-              else f"through API {result.api_version}")
+              else f"through API {result.workspace.api_version}")
     lines = [f"{name}: {', '.join(kinds)} {source}"]
     if not result.from_cache:
         retries = f" ({_plural(ledger.retries, 'retry').replace('retrys', 'retries')})" \
@@ -69,13 +72,19 @@ def fetch_command(options: argparse.Namespace) -> int:
     key = DEMO_KEY if demo else (None if offline else config.api_key())
     transport = demo_transport() if demo else None
     if getattr(options, "dry_run", False):
-        print(plan_summary(plan_sync(config, key=key, transport=transport)))
+        peeked = peek_config_store(config)
+        try:
+            print(plan_summary(plan_sync(config, peeked, key=key, transport=transport)))
+        finally:
+            if peeked is not None:
+                peeked.close()
         return 0
-    result = sync(config, key=key, transport=transport,
-                  refresh=bool(getattr(options, "refresh", False)),
-                  offline=offline,
-                  max_calls=getattr(options, "max_calls", None),
-                  progress=Progress(enabled=None if not getattr(options, "quiet", False)
-                                    else False))
+    with open_config_store(config) as store:
+        result = sync(config, store, key=key, transport=transport,
+                      refresh=bool(getattr(options, "refresh", False)),
+                      offline=offline,
+                      max_calls=getattr(options, "max_calls", None),
+                      progress=Progress(enabled=None if not getattr(options, "quiet", False)
+                                        else False))
     print(summary(result))
     return 0

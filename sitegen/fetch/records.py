@@ -1,6 +1,6 @@
 """Tolerant pydantic models of every record of the service's v1 and v2 APIs.
 
-Role: turn JSON from the API (or the cache) into typed records. Readers are
+Role: turn JSON from the API (or the content store) into typed records. Readers are
 tolerant: unknown fields are ignored, fields the references mark "not shown" are
 optional, mistyped scalars are coerced where the meaning is clear, and an
 unknown block type becomes `UnknownBlock` instead of failing. The request bodies
@@ -19,13 +19,8 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    SerializationInfo,
-    SerializerFunctionWrapHandler,
     ValidationError,
-    field_serializer,
 )
-
-from sitegen.lazylist import LazyList
 
 # Tuples, not `A | B`: isinstance with a union builds the union on every call (~10x slower).
 _SCALARS = (bool, int, float)
@@ -160,8 +155,10 @@ def parse_block(raw: Any) -> Block:
         return UnknownBlock(type="invalid", reason="block is not an object")
     kind = raw.get("type")
     model = _BLOCK_TYPES.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        return UnknownBlock(type=str(kind)[:40], reason="unknown block type")
+    if model is None:  # the reason a stored UnknownBlock gave is kept (it reads back the same)
+        reason = raw.get("reason")
+        return UnknownBlock(type=str(kind)[:40], reason=reason[:200] if isinstance(reason, str)
+                            else "unknown block type")
     try:
         return model.model_validate(raw)  # type: ignore[return-value]
     except ValidationError:
@@ -254,20 +251,6 @@ class Article(Record):
     def has_body(self) -> bool:
         """True when the record carries its full body (content or blocks), as detail forms do."""
         return self.content is not None or self.blocks is not None
-
-    @field_serializer("blocks", mode="wrap")
-    def _loaded_blocks(self, value: Any, handler: SerializerFunctionWrapHandler,
-                       info: SerializationInfo) -> Any:
-        """Blocks the content cache has not made objects yet are made so first (LazyList).
-
-        A serialization context's `pack_blocks` (the content cache's) writes them its way.
-        """
-        context = info.context
-        if isinstance(context, dict) and (pack := context.get("pack_blocks")) is not None:
-            return pack(value)
-        if isinstance(value, LazyList):
-            value.load()
-        return handler(value)
 
 
 class Agent(Record):

@@ -8,9 +8,10 @@ one bad record is skipped with a warning, never the whole listing. Given what
 the last sync listed (`KnownArticles`), the published articles are read newest
 update first and only as far as the last sync's newest `updatedAt`; the
 listing's `totalCount` then proves nothing else was added or removed (else the
-whole listing is walked as without it). It must
+whole listing is walked as without it). A whole listing that ends short of its
+`totalCount` is incomplete: nothing it did not name is taken for deleted. It must
 never fetch article bodies (the sync decides which are needed), never touch the
-cache, and never swallow a 401/402/403.
+store, and never swallow a 401/402/403.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class Listing:
     items: list[Any]
     complete: bool = True
     pages: int = 0
+    #: The first page's `totalCount` (None: not stated).
+    total: int | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,7 @@ async def paginate(client: ApiClient, version: Version, path: str, keys: tuple[s
             page = items_of(payload, keys)
             meta = _pagination(payload) or Pagination()
             if listing.pages == 1 and meta.totalCount is not None and meta.totalCount >= 0:
+                listing.total = meta.totalCount
                 max_pages = min(PAGE_CAP, math.ceil(meta.totalCount / limit) + 2)
                 if len(page) == limit and _page_size(meta, limit) == limit:
                     promised = min(PAGE_CAP, math.ceil(meta.totalCount / limit))
@@ -446,9 +450,15 @@ async def _read_articles(client: ApiClient, path: str,
             return ArticleListing(recent, complete=True, exact=True, recent_only=True)
     listing = await paginate(client, "v2", path, ("articles",), {**PUBLISHED, **STABLE_ORDER})
     articles = _published(parse_records(listing.items, Article, "article"))
-    exact = (listing.complete and len(articles) == len(listing.items)
+    complete = listing.complete
+    if complete and listing.total is not None and len(listing.items) < listing.total:
+        # an article deleted mid-walk shifts the rest a page back: one may have gone unread
+        log.warning("the article listing ended after %d of the %d articles it announced; "
+                    "the ones not listed are kept as stored", len(listing.items), listing.total)
+        complete = False
+    exact = (complete and len(articles) == len(listing.items)
              and all(a.updatedAt is not None for a in articles))
-    return ArticleListing(articles, listing.complete, exact, recent_only=False)
+    return ArticleListing(articles, complete, exact, recent_only=False)
 
 
 async def read_article(client: ApiClient, workspace_id: str, article_id: str) -> dict[str, Any]:

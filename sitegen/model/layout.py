@@ -3,17 +3,16 @@
 Role: from a linked Site graph, list every `Page` — home (paginated), one per
 article, per agent, cluster, author, tag, language (only when several), an
 index of each kind of section that has any (`/agents/`, `/topics/`, `/authors/`,
-`/tags/`), the social section (when any posts) and the 404 page — in a deterministic order,
-each with its `input_digest`. URLs come from slugs that `slugs.slugify` made,
-so no path leaves the output. Must never do I/O, log, or render.
+`/tags/`), the social section (when any posts) and the 404 page — in a
+deterministic order. URLs come from slugs that `slugs.slugify` made, so no path
+leaves the output. Must never do I/O, log, or render.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Literal, TypeVar
 
-from sitegen.model.digests import section_digest, stable_hash
 from sitegen.model.slugs import url_to_path
 from sitegen.model.views import (
     ArticleView,
@@ -41,13 +40,10 @@ def _chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
 
 def _listing(
     site: Site, kind: PageKind, base: str, title: str, obj: Section | None,
-    articles: Sequence[ArticleView], feed_url: str | None, language: str,
-    known: Mapping[str, str],
-) -> list[Page]:
+    articles: Sequence[ArticleView], feed_url: str | None, language: str) -> list[Page]:
     per_page = site.config.site.per_page
     chunks = _chunks(articles, per_page)
     total = len(chunks)
-    about: str | None = None
     pages: list[Page] = []
     for number, chunk in enumerate(chunks, start=1):
         url = page_url(base, number)
@@ -59,31 +55,11 @@ def _listing(
             next_url=page_url(base, number + 1) if number < total else None,
             feed_url=feed_url, language=language,
         )
-        digest = known.get(page.path)
-        if digest is None:
-            if about is None:
-                about = section_digest(obj) if obj is not None else ""
-            digest = listing_digest(site, page, about)
-        page.input_digest = digest
         pages.append(page)
     return pages
 
 
-def listing_digest(site: Site, page: Page, about: str) -> str:
-    """The input digest of a listing page (*about*: its section's digest, or "")."""
-    return stable_hash((
-        site.nav_digest, page.kind, page.url, page.title, page.number, page.total,
-        page.prev_url, page.next_url, page.feed_url, page.language, about,
-        [a.card_digest for a in page.articles],
-    ))
-
-
-def article_page_digest(site: Site, article: ArticleView) -> str:
-    """The input digest of *article*'s page."""
-    return stable_hash((site.nav_digest, "article", article.digest))
-
-
-def _social(site: Site, known: Mapping[str, str]) -> list[Page]:
+def _social(site: Site) -> list[Page]:
     per_page = site.config.site.per_page
     chunks: list[Sequence[SocialPostView]] = _chunks(site.social_posts, per_page)
     pages: list[Page] = []
@@ -97,11 +73,6 @@ def _social(site: Site, known: Mapping[str, str]) -> list[Page]:
             next_url=page_url("/social/", number + 1) if number < len(chunks) else None,
             language=site.language, social_posts=list(chunk),
         )
-        page.input_digest = known.get(page.path) or stable_hash((
-            site.nav_digest, "social", url, number, len(chunks),
-            [(p.id, p.title, p.slug, p.content, p.image,
-              p.published.isoformat() if p.published else None) for p in chunk],
-        ))
         pages.append(page)
     return pages
 
@@ -121,55 +92,43 @@ def section_indexes(site: Site) -> list[SectionIndex]:
             for kind, url, title in INDEXES if members[kind]]
 
 
-def _index_page(site: Site, index: SectionIndex, known: Mapping[str, str]) -> Page:
+def _index_page(site: Site, index: SectionIndex) -> Page:
     page = Page(kind="terms", path=url_to_path(index.url), url=index.url,
                 template="terms.html", title=index.name, obj=index, language=site.language,
                 feed_url=site.feed_url)
-    page.input_digest = known.get(page.path) or stable_hash((
-        site.nav_digest, "terms", index.kind, index.url, index.name,
-        [(section_digest(s), len(s.articles)) for s in index.sections],
-    ))
     return page
 
 
-def layout_pages(site: Site, known: Mapping[str, str] | None = None) -> list[Page]:
-    """Every page of *site*, in a deterministic order (home, articles, sections, 404).
-
-    *known* gives input digests by path that are still right (`sitegen.model.patch`
-    keeps those of an earlier layout of the same graph); the others are computed.
-    """
-    known = known or {}
+def layout_pages(site: Site) -> list[Page]:
+    """Every page of *site*, in a deterministic order (home, articles, sections, 404)."""
     lang = site.language
-    pages = _listing(site, "home", "/", site.title, None, site.articles, site.feed_url, lang,
-                     known)
+    pages = _listing(site, "home", "/", site.title, None, site.articles, site.feed_url, lang)
     for article in site.articles:
         page = Page(
             kind="article", path=article.path, url=article.url, template="article.html",
             title=article.title, obj=article, language=article.language,
             feed_url=site.feed_url,
         )
-        page.input_digest = known.get(page.path) or article_page_digest(site, article)
         pages.append(page)
     for agent in site.agents:
         pages += _listing(site, "agent", agent.url, agent.name, agent, agent.articles,
-                          agent.feed_url, lang, known)
+                          agent.feed_url, lang)
     for cluster in site.clusters:
         pages += _listing(site, "cluster", cluster.url, cluster.name, cluster, cluster.articles,
-                          cluster.feed_url, lang, known)
+                          cluster.feed_url, lang)
     for author in site.authors:
         pages += _listing(site, "author", author.url, author.name, author, author.articles,
-                          site.feed_url, lang, known)
+                          site.feed_url, lang)
     for tag in site.tags:
         pages += _listing(site, "tag", tag.url, f"#{tag.name}", tag, tag.articles,
-                          tag.feed_url, lang, known)
+                          tag.feed_url, lang)
     for language in site.languages:
         pages += _listing(site, "language", language.url, language.name, language,
-                          language.articles, site.feed_url, language.id, known)
-    pages += [_index_page(site, index, known) for index in section_indexes(site)]
+                          language.articles, site.feed_url, language.id)
+    pages += [_index_page(site, index) for index in section_indexes(site)]
     if site.social_posts:
-        pages += _social(site, known)
+        pages += _social(site)
     not_found = Page(kind="404", path="404.html", url="/404.html", template="404.html",
                      title="Page not found", language=lang, feed_url=site.feed_url)
-    not_found.input_digest = known.get(not_found.path) or stable_hash((site.nav_digest, "404"))
     pages.append(not_found)
     return pages

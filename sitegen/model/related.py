@@ -3,50 +3,18 @@
 Role: for each article pick up to three related articles — same cluster first,
 then most shared tags, then newest, then id — and link each article to its
 neighbours in the newest-first order. The choice depends only on each article's
-position, cluster and tags, so `related_key` hashes exactly those and a
-`RelatedMemo` (the positions chosen under a key) lets the next build skip the
-scoring when they did not change (an edit to a body, title or date that leaves
-every article in its place). Must never do I/O, log, or look at bodies.
+position, cluster and tags. Must never do I/O, log, or look at bodies.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from operator import itemgetter
 
 from sitegen.model.views import ArticleView
 
 MAX_RELATED = 3
-
-
-@dataclass(frozen=True)
-class RelatedMemo:
-    """The related positions `link_related` chose for the articles of one `related_key`."""
-
-    key: str
-    positions: tuple[tuple[int, ...], ...]
-
-
-def related_key(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> str:
-    """A hash of everything `link_related` reads: the order, clusters and tags."""
-    digest = hashlib.sha256(f"related|{limit}|{len(articles)}".encode())
-    for article in articles:
-        cluster = article.cluster.id if article.cluster is not None else ""
-        slugs = sorted({t.slug for t in article.tags})
-        digest.update("\x00".join((article.id, cluster, *slugs)).encode(
-            "utf-8", "surrogatepass") + b"\x01")
-    return digest.hexdigest()[:32]
-
-
-def _usable(memo: RelatedMemo, key: str, count: int, limit: int) -> bool:
-    """True when *memo* was made for *key* and holds sane positions for *count* articles."""
-    if memo.key != key or len(memo.positions) != count:
-        return False
-    return all(len(chosen) <= limit and all(0 <= i < count and i != own for i in chosen)
-               for own, chosen in enumerate(memo.positions))
 
 
 def link_neighbours(articles: Sequence[ArticleView]) -> None:
@@ -56,21 +24,14 @@ def link_neighbours(articles: Sequence[ArticleView]) -> None:
         article.older = articles[index + 1] if index + 1 < len(articles) else None
 
 
-def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED,
-                 memo: RelatedMemo | None = None) -> RelatedMemo:
+def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> None:
     """Set `related` on every article (articles are newest first; rank = position).
 
     Score, highest first: same cluster, number of shared tags, newer, then id.
     An article is related only when it shares the cluster or at least one tag.
-    A *memo* of an earlier call with the same `related_key` is used instead of
-    scoring again; the memo of this call is returned either way.
     """
-    key = related_key(articles, limit)
-    if memo is None or not _usable(memo, key, len(articles), limit):
-        memo = RelatedMemo(key, tuple(tuple(chosen) for chosen in _score(articles, limit)))
-    for article, chosen in zip(articles, memo.positions, strict=True):
+    for article, chosen in zip(articles, _score(articles, limit), strict=True):
         article.related = [articles[i] for i in chosen]
-    return memo
 
 
 def _score(articles: Sequence[ArticleView], limit: int) -> list[list[int]]:

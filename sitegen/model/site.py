@@ -4,27 +4,23 @@ Role: keep published articles only, repair what is defective (slugs, titles,
 dates, languages, colours, media URLs — one warning each), give every object a
 safe URL, order articles newest first, attach agents, clusters, authors, tags and
 languages, derive reading time, related and newer/older links, then lay out the
-pages. Pure and deterministic: the same inputs give the same Site. The Site also
-records its repairs (`ModelRepairs`) and each article's place (`ArticlePlace`), so
-`sitegen.model.patch` can patch it later as this module would build it again
-(`article_view` is the one way both make an article's view). It must never do I/O
-or render HTML; it logs repairs through `sitegen.model`.
+pages. Pure and deterministic: the same inputs give the same Site. It must never
+do I/O or render HTML; it logs repairs through `sitegen.model`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TypeVar
 
 from sitegen.config import Config
 from sitegen.fetch.records import Article, Cluster, Record
-from sitegen.model.body import BodyFacts, known_body
-from sitegen.model.digests import digest_articles
+from sitegen.model.body import article_body
 from sitegen.model.layout import layout_pages
-from sitegen.model.related import RelatedMemo, link_neighbours, link_related
+from sitegen.model.related import link_neighbours, link_related
 from sitegen.model.slugs import (
     RESERVED,
     SlugAllocator,
@@ -37,12 +33,10 @@ from sitegen.model.slugs import (
 )
 from sitegen.model.views import (
     AgentView,
-    ArticlePlace,
     ArticleView,
     AuthorView,
     ClusterView,
     LanguageView,
-    ModelRepairs,
     Section,
     Site,
     SocialPostView,
@@ -110,13 +104,10 @@ SlugChoice = Callable[[str, str], tuple[str, list[str]]]
 
 
 def article_view(config: Config, article: Article, choose: SlugChoice,
-                 known: Mapping[str, BodyFacts], facts: dict[str, BodyFacts],
-                 repairs: list[str]) -> tuple[ArticleView, str]:
-    """The view of *article* and the slug it wanted; its repairs are added to *repairs*."""
+                 repairs: list[str]) -> ArticleView:
+    """The view of *article*; its repairs are added to *repairs*."""
     what = f"article {article.id}"
-    body, found = known_body(article, known)
-    if found is not None:
-        facts[article.id] = found
+    body = article_body(article)
     repairs += body.repairs
     title = _text(article.title)
     if not title:
@@ -142,19 +133,13 @@ def article_view(config: Config, article: Article, choose: SlugChoice,
         description=description, language=language, tags=[],
         keywords=[k for k in keywords if k][:20], published=published, updated=updated,
         reading_minutes=body.reading_minutes, body_kind=body.kind, blocks=body.blocks,
-        content_source=body.content, body_hash=body.hash, image=body.image,
-    ), wanted
+        content=body.content, body_hash=body.hash, image=body.image,
+    )
 
 
 def tag_names(article: Article) -> tuple[str, ...]:
     """The raw tag names of *article* (its tags, else its meta's)."""
     return tuple(article.tags) or (tuple(article.meta.tags) if article.meta else ())
-
-
-def article_place(article: Article, wanted: str) -> ArticlePlace:
-    """What fixes *article*'s place in the graph beside its date, language and slug."""
-    return ArticlePlace(wanted, tag_names(article), article.agentId or "",
-                        article.clusterId or "", article.authorIdentityId or "")
 
 
 def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]:
@@ -199,29 +184,18 @@ def _cluster(record: Record, slug: str, warn: Callable[[str], None]) -> ClusterV
     )
 
 
-def build_site(config: Config, workspace: Workspace,
-               body_facts: Mapping[str, BodyFacts] | None = None,
-               related: RelatedMemo | None = None) -> Site:
-    """The Site graph for *workspace* under *config*: pure, deterministic, repairs logged.
-
-    *body_facts* (by article id, from an earlier build: `Site.body_facts`) spare the
-    pass over the bodies of articles that did not change since, and *related* (an
-    earlier `Site.related_memo`) the scoring of related articles when no article's
-    place, cluster or tags changed; neither ever changes the result.
-    """
-    repairs = ModelRepairs()
+def build_site(config: Config, workspace: Workspace) -> Site:
+    """The Site graph for *workspace* under *config*: pure, deterministic, repairs logged."""
     records: list[Article] = []
     seen_ids: set[str] = set()
     for article in workspace.articles:
         if not is_published(article):
             continue
         if article.id in seen_ids:
-            repairs.early.append((article.id, _logged(
-                f"article {article.id} appears twice; the first record was kept")))
+            log.warning("article %s appears twice; the first record was kept", article.id)
             continue
         if is_empty(article):
-            repairs.early.append((article.id, _logged(
-                f"article {article.id} has neither title nor body; it was skipped")))
+            log.warning("article %s has neither title nor body; it was skipped", article.id)
             continue
         seen_ids.add(article.id)
         records.append(article)
@@ -232,24 +206,18 @@ def build_site(config: Config, workspace: Workspace,
     def choose(wanted: str, what: str) -> tuple[str, list[str]]:
         return allocate_slug(wanted, allocator, what)
 
-    known = body_facts or {}
-    facts: dict[str, BodyFacts] = {}
-    places: dict[str, ArticlePlace] = {}
     pairs: list[tuple[Article, ArticleView]] = []
     for record in records:
         made: list[str] = []
-        view, wanted = article_view(config, record, choose, known, facts, made)
+        view = article_view(config, record, choose, made)
         for repair in made:
-            _logged(repair)
-        if made:
-            repairs.articles[record.id] = made
-        places[record.id] = article_place(record, wanted)
+            log.warning("%s", repair)
         pairs.append((record, view))
     pairs.reverse()  # newest first (createdAt, then id, descending)
     articles = [view for _, view in pairs]
 
     def late(message: str) -> None:
-        repairs.late.append(_logged(message))
+        log.warning("%s", message)
 
     agents = _sections(
         workspace.agents,
@@ -287,7 +255,7 @@ def build_site(config: Config, workspace: Workspace,
         languages[code].articles.append(view)
 
     link_neighbours(articles)
-    related_memo = link_related(articles, memo=related)
+    link_related(articles)
     social = _social_posts(workspace)
     site = Site(
         config=config, title=config.site.title, description=config.site.description,
@@ -298,17 +266,10 @@ def build_site(config: Config, workspace: Workspace,
         tags=sorted((t for t in tags.values() if t.articles), key=lambda t: t.slug),
         languages=sorted(languages.values(), key=lambda lang: lang.id)
         if len(languages) > 1 else [],
-        social_posts=social, body_facts=facts, related_memo=related_memo, places=places,
-        repairs=repairs,
+        social_posts=social,
     )
-    digest_articles(site)
     site.pages = layout_pages(site)
     return site
-
-
-def _logged(message: str) -> str:
-    log.warning("%s", message)
-    return message
 
 
 def _social_posts(workspace: Workspace) -> list[SocialPostView]:

@@ -9,17 +9,12 @@ This module must never do I/O, log, or hold HTML.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from sitegen.config import Config
 from sitegen.fetch.records import KnownBlock
-from sitegen.model.body import BodyFacts
-
-if TYPE_CHECKING:
-    from sitegen.model.related import RelatedMemo
 
 PageKind = Literal[
     "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
@@ -119,10 +114,8 @@ class ArticleView:
     """A published article, with everything a template shows about it.
 
     `blocks` holds the known, URL-checked blocks when the article renders from
-    blocks (`body_kind == "blocks"`); otherwise `content` is its markdown (kept in
-    `content_source`, which a graph from the model memo fills with a reader).
-    `body_hash` identifies the body source (render caches key on it);
-    `card_digest` and `digest` hash what a list card and the full page show.
+    blocks (`body_kind == "blocks"`); otherwise `content` is its markdown.
+    `body_hash` identifies the body source (render caches key on it).
     """
 
     id: str
@@ -139,8 +132,7 @@ class ArticleView:
     reading_minutes: int
     body_kind: Literal["blocks", "markdown"]
     blocks: list[KnownBlock]
-    #: The markdown, or (a graph from the model memo) what reads it when first asked for.
-    content_source: str | Callable[[], str] = field(repr=False)
+    content: str = field(repr=False)
     body_hash: str
     image: str
     # The links of the site graph stay out of repr (else one article prints the whole site).
@@ -150,17 +142,6 @@ class ArticleView:
     related: list[ArticleView] = field(default_factory=list, repr=False)
     newer: ArticleView | None = field(default=None, repr=False)
     older: ArticleView | None = field(default=None, repr=False)
-    card_digest: str = ""
-    digest: str = ""
-
-    @property
-    def content(self) -> str:
-        """The article's markdown (the body of a markdown article)."""
-        source = self.content_source
-        if isinstance(source, str):
-            return source
-        text = self.content_source = source()
-        return text
 
     @property
     def authors(self) -> list[AuthorView]:
@@ -174,7 +155,6 @@ class Page:
 
     `path` is POSIX and relative to the output root ("my-post/index.html",
     "page/2/index.html", "404.html"); `url` is root-relative ("/my-post/").
-    `input_digest` hashes every content input of the page (incremental builds).
     """
 
     kind: PageKind
@@ -190,48 +170,12 @@ class Page:
     next_url: str | None = None
     feed_url: str | None = None
     language: str = ""
-    input_digest: str = ""
     social_posts: list[SocialPostView] = field(default_factory=list)
 
     @property
     def article(self) -> ArticleView | None:
         """The article of an article page, else None."""
         return self.obj if isinstance(self.obj, ArticleView) else None
-
-
-@dataclass(frozen=True, slots=True)
-class ArticlePlace:
-    """What fixes an article's place in the graph, beside its date, language and slug.
-
-    `wanted` is the slug the article asked for before allocation; `tags` its raw tag
-    names; `agent`, `cluster` and `author` the ids it names ("" for none).
-    """
-
-    wanted: str
-    tags: tuple[str, ...]
-    agent: str
-    cluster: str
-    author: str
-
-
-@dataclass(eq=False, slots=True)
-class ModelRepairs:
-    """The repair sentences a model logged: the filter's, each article's, the sections'.
-
-    A full build logs them in this order, the articles' oldest first.
-    """
-
-    #: (article id, sentence): the records the filter left out, in the workspace's order.
-    early: list[tuple[str, str]] = field(default_factory=list)
-    articles: dict[str, list[str]] = field(default_factory=dict)
-    late: list[str] = field(default_factory=list)
-
-    def in_order(self, articles_newest_first: list[ArticleView]) -> list[str]:
-        """Every sentence, in the order a full build logs them."""
-        found = self.articles
-        return [*(m for _, m in self.early),
-                *(m for a in reversed(articles_newest_first) for m in found.get(a.id, ())),
-                *self.late]
 
 
 @dataclass(eq=False, slots=True)
@@ -251,16 +195,7 @@ class Site:
     languages: list[LanguageView]
     social_posts: list[SocialPostView]
     pages: list[Page] = field(default_factory=list)
-    nav_digest: str = ""
     feed_url: str = "/feed.xml"
-    #: What the model derived from each article's body, for the next build (by id).
-    body_facts: dict[str, BodyFacts] = field(default_factory=dict)
-    #: The related links chosen, for the next build (see `sitegen.model.related`).
-    related_memo: RelatedMemo | None = None
-    #: What fixes each article's place, by id (see `sitegen.model.patch`).
-    places: dict[str, ArticlePlace] = field(default_factory=dict)
-    #: The repairs the model logged, grouped so a patch can log them again in order.
-    repairs: ModelRepairs = field(default_factory=lambda: ModelRepairs())
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sitegen.config import Config, parse_config
-from sitegen.fetch.lean_httpx import httpx
 
 if TYPE_CHECKING:
+    import httpx
+
     from sitegen.model.views import Site
     from sitegen.preview.fresh import FreshPages
     from sitegen.render.pages import Renderer
@@ -92,14 +93,16 @@ class SiteBuilder:
 
     def _sync(self, config: Config, *, fetch: bool) -> int:
         from sitegen.build import DEMO_KEY
+        from sitegen.fetch.stored import open_config_store
         from sitegen.fetch.sync import demo_transport, sync
 
         offline = self.offline or not fetch
         transport = self.transport
         if self.demo and transport is None and not offline:
             transport = demo_transport()
-        result = sync(config, key=DEMO_KEY if self.demo else None, transport=transport,
-                      offline=offline)
+        with open_config_store(config) as store:
+            result = sync(config, store, key=DEMO_KEY if self.demo else None,
+                          transport=transport, offline=offline)
         self.workspace = result.workspace
         return 0 if result.from_cache else result.ledger.total
 
@@ -110,7 +113,7 @@ class SiteBuilder:
         return site if workspace is self.workspace and known_config == config else None
 
     def __call__(self, config: Config, *, fetch: bool, first: bool = False) -> BuildSummary:
-        from sitegen.build import run_build
+        from sitegen.build import BuildOptions, run_build
 
         started = time.perf_counter()
         calls = 0
@@ -126,8 +129,9 @@ class SiteBuilder:
                 fresh.render_first(renderer)
 
         try:
-            report = run_build(config, output=self.output, demo=self.demo, workspace=workspace,
-                               site=self._known_site(config), before_render=before_render)
+            report = run_build(config, BuildOptions(
+                output=self.output, demo=self.demo, workspace=workspace,
+                site=self._known_site(config), before_render=before_render))
         finally:
             if fresh is not None:
                 fresh.clear()

@@ -82,7 +82,8 @@ def _force_on_second_interrupt() -> None:
 
     def force(signum: int, frame: FrameType | None) -> None:
         print("preview: stopped without waiting", file=sys.stderr, flush=True)
-        os._exit(130)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # the kernel ends the process at once
+        os.kill(os.getpid(), signal.SIGINT)
 
     signal.signal(signal.SIGINT, force)
 

@@ -12,7 +12,6 @@ chain. It must never write files or render pages.
 from __future__ import annotations
 
 import hashlib
-import os
 from importlib import resources
 from pathlib import Path
 
@@ -20,10 +19,10 @@ from jinja2 import (
     BytecodeCache,
     ChoiceLoader,
     Environment,
-    FileSystemBytecodeCache,
     FileSystemLoader,
     PrefixLoader,
     StrictUndefined,
+    TemplateNotFound,
     TemplateSyntaxError,
     select_autoescape,
 )
@@ -32,8 +31,8 @@ from jinja2.bccache import Bucket
 from sitegen import __version__
 from sitegen.config import Config
 from sitegen.errors import BuildError, ConfigError
-from sitegen.render.escaping import EscapingTemplate
 from sitegen.render.filters import install as install_filters
+from sitegen.render.reads import RecordingEnvironment
 
 
 class _MemoryBytecodeCache(BytecodeCache):
@@ -55,42 +54,7 @@ class _MemoryBytecodeCache(BytecodeCache):
         self._entries[bucket.key] = bucket.bytecode_to_string()
 
 
-class _DiskBytecodeCache(FileSystemBytecodeCache):
-    """The process-wide memory cache, backed by `<cache folder>/templates/` between builds.
-
-    A fresh `sitegen build` process then loads compiled templates instead of compiling
-    them all again (Jinja's own file cache: atomic writes, entries keyed by template name
-    and checked against the source checksum and Python's bytecode magic). A missing or
-    unwritable folder only means compiling again.
-    """
-
-    def __init__(self, memory: _MemoryBytecodeCache, folder: Path) -> None:
-        super().__init__(os.fspath(folder), "%s.jinja")
-        self.memory = memory
-        self.folder = folder
-
-    def load_bytecode(self, bucket: Bucket) -> None:
-        self.memory.load_bytecode(bucket)
-        if bucket.code is not None:
-            return
-        try:
-            super().load_bytecode(bucket)
-        except OSError:
-            return
-        if bucket.code is not None:
-            self.memory.dump_bytecode(bucket)
-
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        self.memory.dump_bytecode(bucket)
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass
-
-
 _BYTECODE = _MemoryBytecodeCache()
-TEMPLATE_CACHE_DIR = "templates"
 
 
 #: Bump when render code changes what pages look like for the same templates.
@@ -136,7 +100,7 @@ class ThemeSet:
             )
         site_templates = config.root / "templates"
         self.site_templates = site_templates if site_templates.is_dir() else None
-        self._environment: Environment | None = None
+        self._environment: RecordingEnvironment | None = None
 
     # --- folders ----------------------------------------------------------------
 
@@ -169,10 +133,10 @@ class ThemeSet:
             FileSystemLoader([str(p) for p in self.template_dirs()]),
         ])
 
-    def environment(self) -> Environment:
+    def environment(self) -> RecordingEnvironment:
         """The Jinja environment (built once; every template compiled and checked)."""
         if self._environment is None:
-            env = Environment(
+            env = RecordingEnvironment(
                 loader=self._loader(),
                 autoescape=select_autoescape(["html", "xml"], default_for_string=True),
                 undefined=StrictUndefined,
@@ -180,14 +144,21 @@ class ThemeSet:
                 lstrip_blocks=True,
                 auto_reload=False,
                 cache_size=-1,
-                bytecode_cache=_DiskBytecodeCache(
-                    _BYTECODE, self.config.cache_path / TEMPLATE_CACHE_DIR),
+                bytecode_cache=_BYTECODE,
             )
-            env.template_class = EscapingTemplate
             install_filters(env)
+            env.observe_filters()
             self._compile_all(env)
             self._environment = env
         return self._environment
+
+    def template_source(self, name: str) -> str | None:
+        """The source *name* resolves to now, or None when no folder of the chain has it."""
+        try:
+            return self.environment().loader.get_source(  # type: ignore[union-attr]
+                self.environment(), name)[0]
+        except TemplateNotFound:
+            return None
 
     def _compile_all(self, env: Environment) -> None:
         # Every file is reachable under its plain name except ones an override shadows;

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 import uvicorn
 
-from sitegen.build import run_build
+from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
 from sitegen.emulator.app import create_app
 from sitegen.emulator.demo import load_demo
 from sitegen.emulator.serve import bind
 from sitegen.fetch.payloads import AnalyticsEvent
-from sitegen.fetch.sync import demo_transport, sync
+from tests.content import synced
 
 pytestmark = pytest.mark.browser
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -58,7 +58,7 @@ def site(tmp_path_factory: pytest.TempPathFactory,
          emulator: tuple[str, Any]) -> Iterator[tuple[str, Path]]:
     api_url, _ = emulator
     root = tmp_path_factory.mktemp("site")
-    workspace = sync(demo_config(None, root), key="demo", transport=demo_transport()).workspace
+    workspace = synced(demo_config(None, root))
     config = parse_config({
         "site": {"title": "Beacon test", "url": "http://127.0.0.1/"},
         "api": {"url": api_url, "workspace": DEMO_WORKSPACE_ID},
@@ -68,7 +68,7 @@ def site(tmp_path_factory: pytest.TempPathFactory,
     mp = pytest.MonkeyPatch()
     mp.setenv("SITEGEN_TEST_BEACON_KEY", BEACON_KEY)
     try:
-        run_build(config, output=root / "_site", workspace=workspace, demo=True)
+        run_build(config, BuildOptions(output=root / "_site", workspace=workspace, demo=True))
     finally:
         mp.undo()
 

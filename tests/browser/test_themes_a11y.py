@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-from sitegen.build import run_build
+from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
-from sitegen.fetch.sync import demo_transport, sync
+from tests.content import synced
 
 pytestmark = pytest.mark.browser
 
@@ -69,7 +69,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Base URLs of the demo site built in each theme, served from loopback."""
     root = tmp_path_factory.mktemp("themes")
-    workspace = sync(demo_config(None, root), key="demo", transport=demo_transport()).workspace
+    workspace = synced(demo_config(None, root))
     servers: list[ThreadingHTTPServer] = []
     urls: dict[str, str] = {}
     try:
@@ -82,7 +82,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
                 "analytics": {"enabled": False},
             }, root / theme)
             output = root / theme / "_site"
-            run_build(config, output=output, workspace=workspace, demo=True)
+            run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
             handler = functools.partial(_QuietHandler, directory=str(output))
             server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
             threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -1,4 +1,8 @@
-"""A build killed with SIGKILL mid-write leaves the previous output exactly as it was."""
+"""A build killed at any moment leaves the previous output or the new one, never a mix.
+
+Real processes: each build runs in a child whose writes and links are slowed down, so
+that a signal can land in the middle of the writing or of the commit.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,78 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
+from sitegen.emit.manifest import MANIFEST_NAME
+
+SITE_CODE = textwrap.dedent(
+    """
+    def site(version):
+        '''Even pages change with every version, odd ones never; one page per version.'''
+        files = {f"p{i}/index.html": (f"<p>{version if i % 2 == 0 else 'same'} {i}</p>").encode()
+                 for i in range(60)}
+        files[f"only-{version}/index.html"] = version.encode()
+        return files
+    """
+)
+
+SCRIPT = SITE_CODE + textwrap.dedent(
+    """
+    import signal, sys, time
+    from pathlib import Path
+    from sitegen.emit import tree
+    from sitegen.emit.writer import OutputWriter
+
+    out, version, slow, before = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4]
+
+    def stop(signum, frame):
+        raise SystemExit(143)  # as the CLI's SIGTERM handler does
+
+    signal.signal(signal.SIGTERM, stop)
+    real_link, real_write, told = tree.link_into, tree.write_new, set()
+
+    def tell(what):
+        if what not in told:
+            told.add(what)
+            print(what, flush=True)
+
+    def link_into(source, target):
+        tell("committing")
+        time.sleep(slow)
+        real_link(source, target)
+
+    def write_new(target, data):
+        tell("writing")
+        time.sleep(slow)
+        return real_write(target, data)
+
+    def exchange_dirs(staging, output):
+        previous = real_exchange(staging, output)
+        tell("swapped")
+        time.sleep(slow * 20)
+        return previous
+
+    real_exchange = tree.exchange_dirs
+    tree.link_into, tree.write_new, tree.exchange_dirs = link_into, write_new, exchange_dirs
+    unchanged = site(before) if before else {}
+    with OutputWriter(out) as writer:
+        for path, data in site(version).items():
+            if unchanged.get(path) != data or not writer.keep(path):
+                writer.write(path, data)
+        writer.commit()
+    print("done", flush=True)
+    """
+)
+
+namespace: dict[str, object] = {}
+exec(SITE_CODE, namespace)  # the same `site` as the children's
+
+
+def site(version: str) -> dict[str, bytes]:
+    made = namespace["site"](version)  # type: ignore[operator]
+    assert isinstance(made, dict)
+    return made
+
 
 def snapshot(root: Path) -> dict[str, tuple[str, int, int]]:
     """Every file under *root*: (sha256, mtime_ns, inode)."""
@@ -22,54 +98,84 @@ def snapshot(root: Path) -> dict[str, tuple[str, int, int]]:
             result[path.relative_to(root).as_posix()] = (digest, info.st_mtime_ns, info.st_ino)
     return result
 
-SCRIPT = textwrap.dedent(
-    """
-    import sys, time
-    from pathlib import Path
-    from sitegen.emit.writer import OutputWriter
 
-    out, version, slow = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
-    with OutputWriter(out) as writer:
-        for i in range(60):
-            writer.write(f"p{i}/index.html", f"<p>{version} {i}</p>".encode(), input_hash=version)
-            if i == 5:
-                print("writing", flush=True)
-            time.sleep(slow)
-        writer.commit()
-    print("done", flush=True)
-    """
-)
+def contents(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and p.name != MANIFEST_NAME}
 
 
-def run(out: Path, version: str, slow: float = 0.0) -> subprocess.Popen[str]:
+def run(out: Path, version: str, before: str = "", slow: float = 0.0) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     return subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, str(out), version, str(slow)],
+        [sys.executable, "-c", SCRIPT, str(out), version, str(slow), before],
         stdout=subprocess.PIPE, text=True, env=env,
     )
 
 
-def test_sigkill_mid_build_keeps_the_previous_output(tmp_path: Path) -> None:
+def finish(out: Path, version: str, before: str) -> None:
+    with run(out, version, before) as child:
+        assert child.wait(timeout=60) == 0
+
+
+def beside(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir())
+
+
+def interrupt(out: Path, sign: signal.Signals, moment: str, delay: float,
+              slow: float) -> subprocess.Popen[str]:
+    """Build v2 over v1 in a child; send it *sign* *delay* s after it says *moment*."""
+    victim = run(out, "v2", "v1", slow=slow)
+    assert victim.stdout is not None
+    sent = False
+    try:
+        line = victim.stdout.readline().strip()
+        while line != moment:
+            assert line in ("writing", "committing", "swapped"), line
+            line = victim.stdout.readline().strip()
+        time.sleep(delay)
+        victim.send_signal(sign)
+        sent = True
+    finally:
+        if not sent:
+            victim.kill()
+        victim.wait(timeout=60)
+        victim.stdout.close()
+    return victim
+
+
+@pytest.mark.parametrize("moment, delay", [
+    ("writing", 0.0), ("writing", 0.05), ("committing", 0.0), ("committing", 0.05),
+    ("committing", 0.1), ("committing", 0.15), ("swapped", 0.0), ("swapped", 0.05),
+])
+def test_sigkill_at_any_moment_leaves_the_old_or_the_new_output(
+        tmp_path: Path, moment: str, delay: float) -> None:
     out = tmp_path / "_site"
-    with run(out, "v1") as first:
-        assert first.wait(timeout=60) == 0
+    finish(out, "v1", "")
     (out / "CNAME").write_text("mine\n")
     before = snapshot(out)
-    assert len(before) == 62
-
-    victim = run(out, "v2", slow=0.05)
-    assert victim.stdout is not None
-    assert victim.stdout.readline().strip() == "writing"
-    assert (tmp_path / "._site.sitegen-staging").is_dir()  # really mid-build
-    time.sleep(0.1)
-    victim.send_signal(signal.SIGKILL)
-    victim.wait(timeout=30)
-    victim.stdout.close()
+    victim = interrupt(out, signal.SIGKILL, moment, delay, slow=0.005)
     assert victim.returncode == -signal.SIGKILL
-    assert snapshot(out) == before
+    after = snapshot(out)
+    if moment == "swapped":
+        assert after != before
+    if after != before:  # the swap happened: the whole new site, the user's file with it
+        assert contents(out) == {**site("v2"), "CNAME": b"mine\n"}
+        assert after["p1/index.html"] == before["p1/index.html"]  # carried, not rewritten
+    finish(out, "v3", "v2")  # the next build cleans up and succeeds
+    assert contents(out) == {**site("v3"), "CNAME": b"mine\n"}
+    assert beside(out) == ["._site.sitegen-lock", "_site"]
 
-    with run(out, "v3") as after:  # the next build cleans up and succeeds
-        assert after.wait(timeout=60) == 0
-    assert not (tmp_path / "._site.sitegen-staging").exists()
-    assert (out / "p0/index.html").read_text() == "<p>v3 0</p>"
-    assert (out / "CNAME").read_text() == "mine\n"
+
+@pytest.mark.parametrize("moment", ["writing", "committing"])
+def test_sigterm_mid_build_leaves_the_old_output_and_no_staging(
+        tmp_path: Path, moment: str) -> None:
+    out = tmp_path / "_site"
+    finish(out, "v1", "")
+    (out / "CNAME").write_text("mine\n")
+    before = snapshot(out)
+    victim = interrupt(out, signal.SIGTERM, moment, 0.0, slow=0.01)
+    assert victim.returncode == 143  # the handler's SystemExit, through the writer's exit
+    assert beside(out) == ["._site.sitegen-lock", "_site"]
+    assert snapshot(out) == before
+    finish(out, "v2", "v1")
+    assert contents(out) == {**site("v2"), "CNAME": b"mine\n"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,8 +16,8 @@ import httpx
 import pytest
 
 from sitegen.config import Config, parse_config
-from sitegen.fetch.cache import ContentCache
 from sitegen.fetch.ledger import endpoint_template
+from sitegen.fetch.stored import load_workspace, open_config_store
 from sitegen.fetch.sync import SyncResult, sync
 from sitegen.workspace import Workspace
 
@@ -231,35 +232,43 @@ def dated_service(count: int = 250) -> FakeApi:
     return FakeApi(articles=articles, hide_membership=False)
 
 
+def run_sync(config: Config, fake: FakeApi, **options: Any) -> SyncResult:
+    """A sync of *fake* into *config*'s store (opened for it and closed after)."""
+    with open_config_store(config) as store:
+        return sync(config, store, key=KEY, transport=fake.transport(), **options)
+
+
+def offline(config: Config) -> SyncResult:
+    """An `--offline` sync from *config*'s store."""
+    with open_config_store(config) as store:
+        return sync(config, store, key=None, offline=True)
+
+
+def stored(config: Config) -> Workspace | None:
+    """What *config*'s store holds now."""
+    with open_config_store(config) as store:
+        return load_workspace(store)
+
+
 def resync(config: Config, fake: FakeApi, **options: Any) -> SyncResult:
-    """A sync of *fake* into *config*'s cache, its call counts cleared first."""
+    """A sync of *fake* into *config*'s store, its call counts cleared first."""
     fake.calls.clear()
-    return sync(config, key=KEY, transport=fake.transport(), **options)
+    return run_sync(config, fake, **options)
 
 
 def from_scratch(config: Config, fake: FakeApi) -> Workspace:
-    """What a sync that ignores the cache makes of the service now (in a cache of its own);
-    *fake*'s call counts are left as they were."""
+    """What a sync with an empty store makes of the service now, as the store holds it
+    (in a store of its own); *fake*'s call counts are left as they were."""
     scratch = config.model_copy(update={"root": config.root / "from-scratch"})
+    shutil.rmtree(scratch.cache_path, ignore_errors=True)
     calls = fake.calls.copy()
     try:
-        return resync(scratch, fake, refresh=True).workspace
+        resync(scratch, fake)
     finally:
         fake.calls = calls
-
-
-@pytest.fixture
-def base_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The cache folders whose base file was read (validated), one entry per read."""
-    reads: list[Path] = []
-    real = ContentCache._read_base
-
-    def counted(self: ContentCache) -> Any:
-        reads.append(self.folder)
-        return real(self)
-
-    monkeypatch.setattr(ContentCache, "_read_base", counted)
-    return reads
+    workspace = stored(scratch)
+    assert workspace is not None
+    return workspace
 
 
 @pytest.fixture

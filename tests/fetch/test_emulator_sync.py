@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from sitegen.emulator.generator import generate_workspace
 from sitegen.emulator.state import EmulatorState
 from sitegen.errors import AuthError, QuotaError, UnreachableError
 from sitegen.fetch.command import fetch_command
+from sitegen.fetch.stored import load_workspace, open_config_store
 from sitegen.fetch.sync import SyncResult, sync
 
 KEY = "emu-SECRET-key-0987-do-not-print"
@@ -42,7 +42,9 @@ class Emu:
         return self.app.state.emulator  # type: ignore[no-any-return]
 
     def sync(self, config: Config, **options: Any) -> SyncResult:
-        return sync(config, key=KEY, transport=httpx.ASGITransport(app=self.app), **options)
+        with open_config_store(config) as store:
+            return sync(config, store, key=KEY, transport=httpx.ASGITransport(app=self.app),
+                        **options)
 
     def published(self) -> set[str]:
         return {a["id"] for a in self.state.records("articles") if a.get("status") == "published"}
@@ -67,7 +69,7 @@ def test_cold_then_unchanged_then_one_change_then_deletion(emu: Emu, cfg: Config
     emu.state.calls.clear()
     warm = emu.sync(cfg)
     assert emu.state.calls[DETAIL] == 0 and warm.stats.details_saved == len(emu.published())
-    assert warm.workspace.model_dump() == cold.workspace.model_dump()
+    assert warm.workspace == cold.workspace and cold.changed and not warm.changed
 
     target = sorted(emu.published())[0]
     emu.state.update_article(target, title="A new title", content="Fresh words.")
@@ -144,16 +146,16 @@ def test_a_burst_of_429_lowers_concurrency_but_completes(emu: Emu, cfg: Config) 
     assert result.ledger.retries >= 5
 
 
-def test_402_mid_sync_is_exit_4_and_keeps_the_cache(emu: Emu, cfg: Config) -> None:
-    emu.sync(cfg)
-    before = (cfg.cache_path / "content.json").read_bytes()
+def test_402_mid_sync_is_exit_4_and_keeps_the_store(emu: Emu, cfg: Config) -> None:
+    before = emu.sync(cfg).workspace
     for article_id in sorted(emu.published())[:3]:
         emu.state.update_article(article_id, title="changed")
     emu.state.faults.quota = emu.state.requests + 8  # the structure passes, a detail fails
     with pytest.raises(QuotaError, match="quota") as caught:
         emu.sync(cfg)
     assert caught.value.exit_code == 4
-    assert (cfg.cache_path / "content.json").read_bytes() == before
+    with open_config_store(cfg) as store:
+        assert load_workspace(store) == before and store.content_version() == 1
 
 
 def test_wrong_key_is_401_and_other_workspace_is_403(tmp_path: Path) -> None:
@@ -209,8 +211,9 @@ def test_fetch_command_demo_and_dry_run(tmp_path: Path, monkeypatch: pytest.Monk
     out = capsys.readouterr().out
     assert "published articles" in out and "through API v2" in out
     assert "0 saved by the cache" in out
-    cache = json.loads((tmp_path / ".sitegen" / "demo" / "content.json").read_text())
-    count = len(cache["workspace"]["articles"])
+    assert (tmp_path / ".sitegen" / "demo" / "store.sqlite").is_file()
+    count = int(out.split(" published articles")[0].rsplit(" ", 1)[-1])
+    assert count > 5
 
     assert fetch_command(options) == 0
     assert f"0 detail requests made, {count} saved by the cache" in capsys.readouterr().out

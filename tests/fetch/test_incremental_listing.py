@@ -2,24 +2,21 @@
 
 After a sync whose listing was exact, the next one reads the published articles newest
 update first and stops at the last sync's newest `updatedAt`; the listing's totalCount
-must then match, or the whole listing is walked. Every test compares with what a sync
-from scratch (`refresh=True`) makes of the same service: the incremental answer must
-never differ from it. Every test runs twice: planning from the cache's index (which
-reads only the changes file: `sitegen.fetch.cacheindex`) and reading the cache in full.
+must then match, or the whole listing is walked. Every test compares what the
+incremental sync left in the store with what a sync into an empty store leaves there
+(`from_scratch`): the incremental answer must never differ from it.
 """
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sitegen.config import Config
-from sitegen.fetch.cache import CACHE_FILE, CHANGES_FILE, CacheState, ContentCache
-from sitegen.fetch.sync import plan_sync
-from sitegen.workspace import Workspace
+from sitegen.fetch.stored import open_config_store
+from sitegen.fetch.sync import SyncResult, plan_sync
 from tests.fetch.conftest import (
     KEY,
     FakeApi,
@@ -28,41 +25,18 @@ from tests.fetch.conftest import (
     make_article,
     resync,
     stamp,
+    stored,
 )
 
 LIST = "GET /api/v2/workspaces/{id}/articles"
 DETAIL = "GET /api/v2/workspaces/{id}/articles/{id}"
 
 
-@pytest.fixture(autouse=True, params=["from the index", "from the whole cache"])
-def planning(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """How re-syncs plan: from the cache's index, or (no index) from the whole cache."""
-    if request.param == "from the whole cache":
-        monkeypatch.setattr(ContentCache, "load_index", lambda self: None)
-    return str(request.param)
-
-
-def planned_alone(planning: str, reads: list[Path], config: Config) -> bool:
-    """True when the last sync read no base of *config*'s cache (planning from the index)."""
-    mine = [folder for folder in reads if folder == config.cache_path]
-    return not mine if planning == "from the index" else bool(mine)
-
-
-def state_of(config: Config) -> CacheState | None:
-    """What a full read of *config*'s cache says its files hold."""
-    cache = ContentCache.for_config(config)
-    cache.load()
-    return cache.state
-
-
-def same(left: Workspace, right: Workspace) -> bool:
-    """Equal records (the order of `articles` carries no meaning: the model sorts them)."""
-    def dump(workspace: Workspace) -> dict[str, Any]:
-        data = workspace.model_dump()
-        data["articles"].sort(key=lambda article: article["id"])
-        return data
-
-    return dump(left) == dump(right)
+def same_as_from_scratch(config: Config, fake: FakeApi, result: SyncResult) -> bool:
+    """True when the store holds what a sync from an empty store makes of *fake* now,
+    and the sync returned that very workspace."""
+    held = stored(config)
+    return held == result.workspace == from_scratch(config, fake)
 
 
 @pytest.fixture
@@ -74,59 +48,46 @@ def synced(config: Config) -> FakeApi:
     return fake
 
 
-def test_no_change_reads_one_page_of_the_listing(config: Config, synced: FakeApi,
-                                                 planning: str, base_reads: list[Path]) -> None:
-    before = from_scratch(config, synced)
-    base_reads.clear()
-    content = [config.cache_path / name for name in (CACHE_FILE, CHANGES_FILE)]
-    cached = [(path.exists(), path.exists() and path.stat().st_mtime_ns) for path in content]
+def test_no_change_reads_one_page_of_the_listing(config: Config, synced: FakeApi) -> None:
+    with open_config_store(config) as store:
+        version = store.content_version()
     result = resync(config, synced)
     assert synced.calls[LIST] == 1 and synced.calls[DETAIL] == 0
     assert result.stats.details_saved == 250 and result.ledger.detail_saved == 250
-    assert planned_alone(planning, base_reads, config)
-    assert [(path.exists(), path.exists() and path.stat().st_mtime_ns)
-            for path in content] == cached  # nothing new: nothing written
-    assert result.cached == state_of(config)
-    assert same(result.workspace, before) and result.workspace.articles_exact
+    assert not result.changed  # nothing new: the stored content is as it was
+    with open_config_store(config) as store:
+        assert store.content_version() == version
+    assert same_as_from_scratch(config, synced, result) and result.workspace.articles_exact
 
 
-def test_an_edited_article_costs_one_page_and_one_detail(
-        config: Config, synced: FakeApi, planning: str, base_reads: list[Path]) -> None:
+def test_an_edited_article_costs_one_page_and_one_detail(config: Config,
+                                                         synced: FakeApi) -> None:
     synced.articles[9].update(title="Renamed", content="New body", updatedAt=stamp(5000))
-    base = (config.cache_path / CACHE_FILE).read_bytes()
-    base_reads.clear()
     result = resync(config, synced)
-    assert synced.calls[LIST] == 1 and synced.calls[DETAIL] == 1
-    assert planned_alone(planning, base_reads, config)
-    assert (config.cache_path / CACHE_FILE).read_bytes() == base  # the changes file took it
-    assert result.cached == state_of(config)
+    assert synced.calls[LIST] == 1 and synced.calls[DETAIL] == 1 and result.changed
     edited = next(a for a in result.workspace.articles if a.id == synced.articles[9]["id"])
     assert edited.title == "Renamed" and edited.content == "New body"
-    assert same(result.workspace, from_scratch(config, synced))
+    assert same_as_from_scratch(config, synced, result)
 
 
 def test_a_listing_field_changed_without_a_new_update_time_is_taken(
         config: Config, synced: FakeApi) -> None:
-    """The listing shows a title the cache does not have, with the cached `updatedAt`: the
-    title is taken over the cached body (from the index alone it cannot be: the sync reads
-    the record)."""
+    """The listing shows a title the store does not have, with the stored `updatedAt`: the
+    title is taken over the stored body."""
     synced.articles[-1]["title"] = "Quietly renamed"
     result = resync(config, synced)
     assert synced.calls[DETAIL] == 0
     renamed = next(a for a in result.workspace.articles if a.id == synced.articles[-1]["id"])
     assert renamed.title == "Quietly renamed" and renamed.content
-    assert same(result.workspace, from_scratch(config, synced))
+    assert same_as_from_scratch(config, synced, result)
 
 
-def test_a_newly_published_article_is_added(config: Config, synced: FakeApi, planning: str,
-                                            base_reads: list[Path]) -> None:
+def test_a_newly_published_article_is_added(config: Config, synced: FakeApi) -> None:
     synced.articles.append(make_article(300, cluster=0, author=0, updated=stamp(6000)))
-    base_reads.clear()
     result = resync(config, synced)
     assert synced.calls[LIST] == 1 and synced.calls[DETAIL] == 1
-    assert planned_alone(planning, base_reads, config)
-    assert result.workspace.articles[-1].id == synced.articles[-1]["id"]
-    assert same(result.workspace, from_scratch(config, synced))
+    assert synced.articles[-1]["id"] in {a.id for a in result.workspace.articles}
+    assert same_as_from_scratch(config, synced, result)
 
 
 @pytest.mark.parametrize("change", ["unpublished, dated", "unpublished, undated", "deleted"])
@@ -143,7 +104,7 @@ def test_an_article_gone_from_the_listing_makes_the_whole_walk(
     assert synced.calls[LIST] == 1 + 3  # the count falls short: then the whole listing
     assert gone["id"] not in {a.id for a in result.workspace.articles}
     assert result.stats.removed == 1
-    assert same(result.workspace, from_scratch(config, synced))
+    assert same_as_from_scratch(config, synced, result)
 
 
 def test_one_gone_and_one_new_do_not_cancel_out(config: Config, synced: FakeApi) -> None:
@@ -151,10 +112,10 @@ def test_one_gone_and_one_new_do_not_cancel_out(config: Config, synced: FakeApi)
     synced.articles.append(make_article(301, updated=stamp(8000)))
     result = resync(config, synced)
     assert synced.calls[LIST] == 1 + 3
-    assert same(result.workspace, from_scratch(config, synced))
+    assert same_as_from_scratch(config, synced, result)
 
 
-def test_an_inexact_cache_is_followed_by_a_whole_walk(config: Config) -> None:
+def test_an_inexact_store_is_followed_by_a_whole_walk(config: Config) -> None:
     fake = dated_service()
     fake.articles[7].update(title="", content="", blocks=[])  # listed, but unusable: skipped
     assert not resync(config, fake).workspace.articles_exact
@@ -166,17 +127,14 @@ def test_an_inexact_cache_is_followed_by_a_whole_walk(config: Config) -> None:
     assert fake.calls[LIST] == 1
 
 
-def test_an_article_that_becomes_unusable_is_dropped(config: Config, synced: FakeApi,
-                                                     planning: str,
-                                                     base_reads: list[Path]) -> None:
+def test_an_article_that_becomes_unusable_is_dropped(config: Config,
+                                                     synced: FakeApi) -> None:
     synced.articles[20].update(title="", content="", blocks=[], updatedAt=stamp(9100))
-    base_reads.clear()
     result = resync(config, synced)
-    assert planned_alone(planning, base_reads, config)
     assert result.stats.removed == 1 and result.stats.skipped == 1
     assert synced.articles[20]["id"] not in {a.id for a in result.workspace.articles}
     assert not result.workspace.articles_exact
-    assert same(result.workspace, from_scratch(config, synced))
+    assert same_as_from_scratch(config, synced, result)
 
 
 def test_a_listing_without_total_count_is_walked_whole(config: Config,
@@ -188,14 +146,15 @@ def test_a_listing_without_total_count_is_walked_whole(config: Config,
     synced.page_hook = no_total
     result = resync(config, synced)
     assert synced.calls[LIST] == 1 + 3
-    assert same(result.workspace, from_scratch(config, synced))
+    assert same_as_from_scratch(config, synced, result)
 
 
 def test_the_dry_run_plans_with_the_incremental_listing(config: Config,
                                                         synced: FakeApi) -> None:
     synced.articles[0]["updatedAt"] = stamp(9200)
     synced.calls.clear()
-    plan = plan_sync(config, key=KEY, transport=synced.transport())
+    with open_config_store(config) as store:
+        plan = plan_sync(config, store, key=KEY, transport=synced.transport())
     assert synced.calls[LIST] == 1 and synced.calls[DETAIL] == 0
     assert plan.details_needed == 1 and plan.details_saved == 249
 
@@ -223,7 +182,7 @@ def test_random_histories_match_a_sync_from_scratch(config: Config) -> None:
             elif action == "revive":
                 pick.update(status="published", updatedAt=stamp(clock))
         result = resync(config, fake)
-        assert same(result.workspace, from_scratch(config, fake))
+        assert same_as_from_scratch(config, fake, result)
 
 
 def test_a_service_repeating_its_first_page_stops_the_recent_walk(
@@ -236,10 +195,10 @@ def test_a_service_repeating_its_first_page_stops_the_recent_walk(
         return real(self, key, items, {**query, "skip": 0})
 
     for article in synced.articles:
-        article["updatedAt"] = stamp(20_000)  # all newer than the cache: every page is read
+        article["updatedAt"] = stamp(20_000)  # all newer than the store: every page is read
     monkeypatch.setattr(FakeApi, "_page", first_page_only)
     result = resync(config, synced)
-    # the whole walk ends incomplete at the repeat: no cached article is taken for deleted
+    # the whole walk ends incomplete at the repeat: no stored article is taken for deleted
     assert len(result.workspace.articles) == 250 and not result.workspace.articles_exact
     # two recent pages (the second repeats the first), then the whole walk's first page and
     # the two its totalCount promised (read ahead), where it stops too; not 1,000 pages
@@ -255,4 +214,4 @@ def test_a_service_serving_smaller_pages_is_read_past_its_first_page(config: Con
         article.update(content="edited", updatedAt=stamp(9000))
     result = resync(config, fake)
     assert fake.calls[DETAIL] == 70
-    assert same(result.workspace, from_scratch(config, fake))
+    assert same_as_from_scratch(config, fake, result)

@@ -74,6 +74,14 @@ def test_tolerates_a_page_larger_than_asked() -> None:
     assert calls == 2 and len(listing.items) == 30
 
 
+def test_the_first_pages_total_is_kept_and_a_missing_one_is_none() -> None:
+    listing, _ = walk(lambda n, skip, limit: {
+        "things": items(skip, limit if n < 2 else 3), "pagination": {"totalCount": 40 - n}})
+    assert listing.total == 39 and len(listing.items) == 13  # the sync decides what it means
+    listing, _ = walk(lambda n, skip, limit: {"things": items(skip, 3)})
+    assert listing.total is None
+
+
 def test_endless_has_next_page_is_cut_at_total_count_plus_two() -> None:
     listing, calls = walk(lambda n, skip, limit: {
         "things": items(skip, limit), "pagination": {"totalCount": 30, "hasNextPage": True}})

@@ -1,4 +1,4 @@
-"""sync(): v2 walk, incremental bodies, v1 fallback, tolerance, faults and the cache contract."""
+"""sync(): v2 walk, incremental bodies, v1 fallback, tolerance, faults and the store contract."""
 
 from __future__ import annotations
 
@@ -12,16 +12,27 @@ import pytest
 
 from sitegen.config import Config
 from sitegen.errors import AuthError, CacheError, QuotaError, UnreachableError
-from sitegen.fetch.cache import CHANGES_FILE, ContentCache
 from sitegen.fetch.records import UnknownBlock
+from sitegen.fetch.stored import open_config_store, peek_config_store
 from sitegen.fetch.sync import SyncResult, plan_sync, sync
-from tests.fetch.conftest import KEY, FakeApi, make_article, make_config, oid
+from sitegen.store import STORE_FILE
+from tests.fetch.conftest import (
+    KEY,
+    FakeApi,
+    make_article,
+    make_config,
+    offline,
+    oid,
+    run_sync,
+    stored,
+)
 
 DETAIL = "/articles/{id}"
 
 
-def run_sync(config: Config, fake: FakeApi, **options: Any) -> SyncResult:
-    return sync(config, key=KEY, transport=fake.transport(), **options)
+def content_version(config: Config) -> int:
+    with open_config_store(config) as store:
+        return store.content_version()
 
 
 def details(fake: FakeApi) -> int:
@@ -41,8 +52,8 @@ def test_cold_sync_reads_every_published_article_with_its_body(config: Config,
     assert result.stats.authors == 2 and result.stats.social_posts == 1
     assert ws.digest is not None and ws.digest.frequency == "weekly"
     assert result.ledger.version == "v2" and result.ledger.total == fake.total
-    assert not result.from_cache
-    assert ContentCache(config.cache_path, config.api.base_url, config.api.workspace).exists()
+    assert not result.from_cache and result.changed
+    assert stored(config) == ws
 
 
 def test_membership_comes_from_cluster_and_author_listings(config: Config,
@@ -69,7 +80,7 @@ def test_no_change_resync_makes_zero_detail_requests(config: Config, fake: FakeA
     second = run_sync(config, fake)
     assert details(fake) == 0
     assert second.stats.details_saved == 10 and second.ledger.detail_saved == 10
-    assert second.workspace.model_dump() == first.workspace.model_dump()
+    assert second.workspace == first.workspace and not second.changed
 
 
 def test_one_changed_article_makes_exactly_one_detail_request(config: Config,
@@ -84,22 +95,16 @@ def test_one_changed_article_makes_exactly_one_detail_request(config: Config,
     assert changed.title == "Renamed" and changed.content == "New body"
 
 
-def test_an_unchanged_cache_is_not_rewritten_and_a_changed_one_is(config: Config,
-                                                                   fake: FakeApi) -> None:
+def test_an_unchanged_store_is_not_changed_and_a_changed_one_is(config: Config,
+                                                                  fake: FakeApi) -> None:
     run_sync(config, fake)
-    path = ContentCache(config.cache_path, config.api.base_url, config.api.workspace).path
-    path.write_bytes(path.read_bytes() + b" ")  # a mark a rewrite would remove
-    run_sync(config, fake)
-    assert path.read_bytes().endswith(b" ")
+    version = content_version(config)
+    assert not run_sync(config, fake).changed and content_version(config) == version
     fake.articles[0].update(title="Renamed", updatedAt="2024-06-01T00:00:00.000Z")
-    run_sync(config, fake)
-    changes = path.with_name(CHANGES_FILE)  # one article: written beside the base
-    assert path.read_bytes().endswith(b" ") and b"Renamed" not in path.read_bytes()
-    assert b"Renamed" in changes.read_bytes()
-    cached = ContentCache(config.cache_path, config.api.base_url, config.api.workspace).load()
-    assert cached is not None and "Renamed" in {a.title for a in cached.articles}
-    run_sync(config, fake, refresh=True)  # a refresh rewrites the base, with no changes file
-    assert b"Renamed" in path.read_bytes() and not changes.exists()
+    assert run_sync(config, fake).changed and content_version(config) == version + 1
+    workspace = stored(config)
+    assert workspace is not None and "Renamed" in {a.title for a in workspace.articles}
+    assert not run_sync(config, fake, refresh=True).changed  # the same records again
 
 
 def test_deleted_and_unpublished_articles_disappear(config: Config, fake: FakeApi) -> None:
@@ -119,25 +124,34 @@ def test_bodies_in_list_items_need_no_detail_request(config: Config, fake: FakeA
     assert details(fake) == 0 and all(a.content for a in result.workspace.articles)
 
 
-def test_refresh_ignores_the_cache(config: Config, fake: FakeApi) -> None:
+def test_refresh_ignores_the_store(config: Config, fake: FakeApi) -> None:
     run_sync(config, fake)
     fake.calls.clear()
     run_sync(config, fake, refresh=True)
     assert details(fake) == 10
 
 
-def test_offline_reads_the_cache_without_any_request(config: Config, fake: FakeApi) -> None:
+def test_offline_reads_the_store_without_any_request(config: Config, fake: FakeApi) -> None:
     first = run_sync(config, fake)
     fake.calls.clear()
-    result = sync(config, key=None, transport=fake.transport(), offline=True)
+    with open_config_store(config) as store:
+        result = sync(config, store, key=None, transport=fake.transport(), offline=True)
     assert fake.total == 0 and result.from_cache and result.ledger.total == 0
-    assert result.workspace.model_dump() == first.workspace.model_dump()
+    assert result.workspace == first.workspace and not result.changed
+    assert result.stats.articles == 10 and result.ledger.version == "v2"
 
 
-def test_offline_without_cache_is_a_cache_error(config: Config, fake: FakeApi) -> None:
-    with pytest.raises(CacheError, match="without --offline") as caught:
-        sync(config, key=None, transport=fake.transport(), offline=True)
+def test_offline_with_an_empty_store_is_a_cache_error(config: Config, fake: FakeApi) -> None:
+    with open_config_store(config) as store, pytest.raises(CacheError,
+                                                           match="without --offline") as caught:
+        sync(config, store, key=None, transport=fake.transport(), offline=True)
     assert caught.value.exit_code == 1 and fake.total == 0
+
+
+def test_offline_and_refresh_together_are_a_usage_error(config: Config, fake: FakeApi) -> None:
+    with pytest.raises(Exception, match="contradict") as caught:
+        run_sync(config, fake, offline=True, refresh=True)
+    assert getattr(caught.value, "exit_code", None) == 2 and fake.total == 0
 
 
 def test_bad_records_are_skipped_one_by_one(config: Config, fake: FakeApi,
@@ -172,9 +186,9 @@ def test_unknown_enums_block_types_and_mistyped_fields_are_tolerated(config: Con
     assert isinstance(article.blocks[0], UnknownBlock) and article.blocks[1].level == 6  # type: ignore[union-attr]
     assert isinstance(article.blocks[2], UnknownBlock)
     assert {a.status for a in result.workspace.agents} == {"active", "sleepy"}
-    # the cache round-trips the repaired records
-    again = sync(config, key=None, offline=True)
-    assert again.workspace.model_dump() == result.workspace.model_dump()
+    # the store gives back the repaired records exactly, and saving them again changes nothing
+    assert offline(config).workspace == result.workspace
+    assert not run_sync(config, fake).changed
 
 
 def test_digest_failure_is_a_warning_and_keeps_the_last_known(
@@ -221,24 +235,23 @@ def test_auto_does_not_fall_back_on_other_failures(config: Config, fake: FakeApi
     assert fake.count("/api/v1") == 0
 
 
-def test_402_mid_sync_leaves_the_cache_untouched(config: Config, fake: FakeApi) -> None:
+def test_402_mid_sync_leaves_the_store_untouched(config: Config, fake: FakeApi) -> None:
     run_sync(config, fake)
-    cache = config.cache_path / "content.json"
-    before = cache.read_bytes()
+    before, version = stored(config), content_version(config)
     fake.articles[0]["updatedAt"] = "2025-01-01T00:00:00.000Z"
     fake.articles[1]["updatedAt"] = "2025-01-01T00:00:00.000Z"
     fake.fail(fake.articles[1]["id"], 402, body=b'{"error": "API access quota exceeded"}')
     with pytest.raises(QuotaError, match="quota") as caught:
         run_sync(config, fake)
     assert caught.value.exit_code == 4
-    assert cache.read_bytes() == before
+    assert stored(config) == before and content_version(config) == version
 
 
-def test_a_failed_cold_sync_writes_no_cache(config: Config, fake: FakeApi) -> None:
+def test_a_failed_cold_sync_saves_nothing(config: Config, fake: FakeApi) -> None:
     fake.fail("/clusters/", 500, count=99)
     with pytest.raises(UnreachableError):
         run_sync(config, fake)
-    assert not (config.cache_path / "content.json").exists()
+    assert stored(config) is None
 
 
 @pytest.mark.parametrize("status", [401, 403])
@@ -283,6 +296,7 @@ def test_endless_has_next_page_is_bounded(config: Config, fake: FakeApi) -> None
 
 
 def test_sync_is_safe_from_a_thread(config: Config, fake: FakeApi) -> None:
+    """(The store is opened in that thread: an sqlite3 connection stays in its own.)"""
     results: list[SyncResult] = []
     worker = threading.Thread(target=lambda: results.append(run_sync(config, fake)))
     worker.start()
@@ -294,20 +308,34 @@ def test_dry_run_spends_only_list_calls(config: Config, fake: FakeApi) -> None:
     run_sync(config, fake)
     fake.articles[0]["updatedAt"] = "2025-01-01T00:00:00.000Z"
     fake.calls.clear()
-    plan = plan_sync(config, key=KEY, transport=fake.transport())
-    assert details(fake) == 0
+    before = (config.cache_path / STORE_FILE).read_bytes()
+    store = peek_config_store(config)
+    assert store is not None
+    with store:
+        plan = plan_sync(config, store, key=KEY, transport=fake.transport())
+    assert details(fake) == 0 and plan.cached
     assert plan.details_needed == 1 and plan.details_saved == 9
     assert plan.list_calls == fake.total and plan.total == fake.total + 1
+    assert (config.cache_path / STORE_FILE).read_bytes() == before
     fake.calls.clear()
     run_sync(config, fake)
     assert fake.total == plan.total
 
 
+def test_dry_run_without_a_store_plans_a_cold_sync_and_creates_none(
+        config: Config, fake: FakeApi) -> None:
+    assert peek_config_store(config) is None
+    plan = plan_sync(config, None, key=KEY, transport=fake.transport())
+    assert plan.details_needed == 10 and plan.details_saved == 0 and not plan.cached
+    assert not config.cache_path.exists()
+
+
 def test_missing_key_is_a_config_error_before_any_request(
         config: Config, fake: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SITEGEN_API_KEY", raising=False)
-    with pytest.raises(Exception, match="SITEGEN_API_KEY") as caught:
-        sync(config, key=None, transport=fake.transport())
+    with open_config_store(config) as store, pytest.raises(
+            Exception, match="SITEGEN_API_KEY") as caught:
+        sync(config, store, key=None, transport=fake.transport())
     assert getattr(caught.value, "exit_code", None) == 2 and fake.total == 0
 
 

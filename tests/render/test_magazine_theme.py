@@ -17,13 +17,12 @@ from render_factory import XSS, article, hostile_workspace, make_config, make_wo
 from render_safety import problems
 
 from sitegen.config import Config, demo_config
-from sitegen.fetch.sync import demo_transport, sync
 from sitegen.model import Site, build_site
-from sitegen.model.digests import digest_articles
 from sitegen.render.filters import contrast_ratio, contrast_text
 from sitegen.render.pages import Renderer
 from sitegen.render.themes import ThemeSet, builtin_themes_root
 from sitegen.workspace import Workspace
+from tests.content import synced
 
 THEME = builtin_themes_root() / "magazine"
 KINDS = {"home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
@@ -75,7 +74,7 @@ def cards(html: str) -> list[dict[str, str]]:
 @pytest.fixture(scope="module")
 def demo_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     root = tmp_path_factory.mktemp("demo")
-    return sync(demo_config(None, root), key="demo", transport=demo_transport()).workspace
+    return synced(demo_config(None, root))
 
 
 def magazine(root: Path, **site: object) -> Config:
@@ -183,18 +182,22 @@ def test_fallback_without_topic_and_hostile_content(tmp_path: Path) -> None:
         assert "<script>alert" not in html and XSS not in html
 
 
-def test_card_digest_covers_the_byline_image(tmp_path: Path) -> None:
+def test_a_listing_records_that_its_cards_show_the_byline_image(tmp_path: Path) -> None:
     """Magazine cards show the author's picture, so a new picture must re-render listings."""
     config = magazine(tmp_path)
     ws = make_workspace([article(1, authorIdentityId="b" * 24)], authors=[
         {"id": "b" * 24, "name": "Ann", "imageUrl": "https://img.example.test/a.png"}])
     site = build_site(config, ws)
-    before = site.articles[0].card_digest
+    renderer = Renderer(config, site, ThemeSet(config))
+    listing = next(p for p in site.pages if p.kind == "tag")
+    _, reads = renderer.render_recorded(listing)
     author = site.articles[0].author
     assert author is not None
+    read = f"A\x00author:{author.id}\x00image"
+    assert read in reads
+    before = renderer.fingerprints.of(read)
     author.image = "https://img.example.test/b.png"
-    digest_articles(site)
-    assert site.articles[0].card_digest != before
+    assert Renderer(config, site, ThemeSet(config)).fingerprints.of(read) != before
 
 
 def test_css_is_small_and_self_contained() -> None:

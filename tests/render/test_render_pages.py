@@ -1,4 +1,4 @@
-"""Renderer: page contexts, SEO, beacon tag, hashes, parallel rendering, hostile content."""
+"""Renderer: page contexts, SEO, beacon tag, recorded reads, parallel rendering, hostile content."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from render_safety import problems
 from sitegen.config import Config, parse_config
 from sitegen.model import build_site
 from sitegen.render.pages import BeaconSettings, Renderer
+from sitegen.render.pool import render_all
 from sitegen.render.themes import ThemeSet
 
 AGENT = "a" * 24
@@ -107,21 +108,78 @@ def test_asset_url_and_subpath(tmp_path: Path) -> None:
     assert '<link rel="canonical" href="https://x.test/blog/">' in html
 
 
-def test_page_hash_is_cheap_stable_and_sensitive(tmp_path: Path) -> None:
+def test_an_article_page_records_its_article_and_the_templates_it_used(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    site = build_site(config, make_workspace([
+        article(1, tags=["alone"]), article(2, tags=["other"], clusterId=None)]))
+    renderer = Renderer(config, site, ThemeSet(config))
+    page = next(p for p in site.pages if p.article is not None and p.article.id.endswith("1"))
+    other = next(a for a in site.articles if a is not page.article)
+    data, reads = renderer.render_recorded(page)
+    assert data == renderer.render(page)
+    assert f"A\x00article:{page.article.id}\x00title" in reads  # type: ignore[union-attr]
+    assert {"T\x00article.html", "T\x00base.html"} <= reads
+    assert f"A\x00article:{other.id}\x00content" not in reads  # only what it showed
+    assert not any(read.startswith("T\x00home.html") for read in reads)
+    tag = next(p for p in site.pages if p.kind == "tag" and p.obj is not None
+               and getattr(p.obj, "name", "") == "alone")
+    _, listed = renderer.render_recorded(tag)
+    assert f"A\x00article:{page.article.id}\x00title" in listed  # type: ignore[union-attr]
+    assert "T\x00article.html" not in listed
+
+
+def test_a_reads_fingerprint_follows_what_it_gives(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+
+    def renderer(title: str) -> Renderer:
+        site = build_site(config, make_workspace([article(1, title=title), article(2)]))
+        return Renderer(config, site, ThemeSet(config))
+
+    one, same, retitled = renderer("First"), renderer("First"), renderer("Second")
+    page = next(p for p in one.site.pages if p.article is not None and p.article.title == "First")
+    _, reads = one.render_recorded(page)
+    title = f"A\x00article:{page.article.id}\x00title"  # type: ignore[union-attr]
+    assert title in reads
+    assert all(one.fingerprints.of(r) == same.fingerprints.of(r) for r in reads)
+    changed = {r for r in reads if one.fingerprints.of(r) != retitled.fingerprints.of(r)}
+    assert title in changed
+    assert "T\x00article.html" not in changed
+    gone = Renderer(config, build_site(config, make_workspace([article(2)])), ThemeSet(config))
+    assert gone.fingerprints.of(title) == b""  # a read of an article that is no more
+
+
+def test_a_site_template_override_records_what_it_reads(tmp_path: Path) -> None:
+    """Whatever a site's own templates read is recorded, not only the built-in themes."""
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "base.html").write_text(
+        '{% extends "default/base.html" %}{% block head %}{{ super() }}'
+        "<!-- newest: {% for a in site.articles[:1] %}{{ a.slug }}{% endfor %} -->"
+        "{% endblock %}")
+    config = make_config(tmp_path)
+    site = build_site(config, make_workspace([article(n) for n in range(1, 4)]))
+    renderer = Renderer(config, site, ThemeSet(config))
+    newest = site.articles[0]
+    for page in site.pages:
+        data, reads = renderer.render_recorded(page)
+        assert f"<!-- newest: {newest.slug} -->".encode() in data, page.path
+        assert "A\x00site\x00articles" in reads and "T\x00default/base.html" in reads
+        assert f"A\x00article:{newest.id}\x00slug" in reads, page.path
+
+
+def test_the_context_fingerprint_is_stable_and_sensitive(tmp_path: Path) -> None:
     config = make_config(tmp_path)
     site = rich_site(config)
     a = Renderer(config, site, ThemeSet(config))
     b = Renderer(config, rich_site(config), ThemeSet(config))
-    assert [a.page_hash(p) for p in a.site.pages] == [b.page_hash(p) for p in b.site.pages]
-    assert len({a.page_hash(p) for p in site.pages}) == len(site.pages)
+    assert [a.context_fingerprint(p) for p in a.site.pages] == [
+        b.context_fingerprint(p) for p in b.site.pages]
+    assert len({a.context_fingerprint(p) for p in site.pages}) == len(site.pages)
     beacon = Renderer(config, site, ThemeSet(config),
                       beacon=BeaconSettings("https://e.test/x", "k", "s", "/b.js"))
-    assets = Renderer(config, site, ThemeSet(config), asset_url=lambda n: "/s/" + n)
+    assets = Renderer(config, site, ThemeSet(config), assets_fingerprint="other")
     page = site.pages[0]
-    assert len({a.page_hash(page), beacon.page_hash(page), assets.page_hash(page)}) == 3
-    other = make_config(tmp_path, title="Other")
-    assert Renderer(other, build_site(other, make_workspace([article(1)])),
-                    ThemeSet(other)).page_hash(page) != a.page_hash(page)
+    assert len({a.context_fingerprint(page), beacon.context_fingerprint(page),
+                assets.context_fingerprint(page)}) == 3
 
 
 def test_parallel_rendering_matches_serial(tmp_path: Path) -> None:
@@ -129,11 +187,47 @@ def test_parallel_rendering_matches_serial(tmp_path: Path) -> None:
     ws = make_workspace([article(n, tags=[f"t{n % 7}"]) for n in range(1, 120)])
     site = build_site(config, ws)
     assert len(site.pages) > 200
+    serial = list(render_all(Renderer(config, site, ThemeSet(config)), site.pages, workers=1))
+    parallel = list(render_all(Renderer(config, site, ThemeSet(config)), site.pages, workers=2))
+    assert [path for path, _, _ in serial] == [p.path for p in site.pages]
+    assert all(reads for _, _, reads in serial)
+    assert [(path, data) for path, data, _ in serial] == [
+        (path, data) for path, data, _ in parallel]
+    # A cached partial records the context of the page that rendered it first, which is
+    # another page in each worker: apart from those, both record the same reads.
+    assert [own_reads(path, reads) for path, _, reads in serial] == [
+        own_reads(path, reads) for path, _, reads in parallel]
+
+
+def own_reads(path: str, reads: frozenset[str]) -> frozenset[str]:
+    """*reads* without the contexts of cached partials and other pages' fields."""
+    return frozenset(read for read in reads if not read.startswith("C\x00") and (
+        not read.startswith("A\x00page:") or read.split("\x00")[1] == "page:" + path))
+
+
+def test_bodies_workers_rendered_come_back_to_the_parent(tmp_path: Path) -> None:
+    """Feeds are rendered in the parent after the pages: they reuse the workers' bodies."""
+    import multiprocessing
+
+    config = make_config(tmp_path, per_page=1)
+    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
+    assert len(site.pages) > 200
     renderer = Renderer(config, site, ThemeSet(config))
-    serial = list(renderer.render_pages(site.pages, workers=1))
-    parallel = list(Renderer(config, site, ThemeSet(config)).render_pages(site.pages, workers=2))
-    assert [p for p, _ in serial] == [p.path for p in site.pages]
-    assert serial == parallel
+    renders = multiprocessing.Value("i", 0)  # shared with the forked workers
+    markdown_render = renderer.markdown.render
+
+    def counted(*args: object, **kwargs: object) -> object:
+        with renders.get_lock():
+            renders.value += 1
+        return markdown_render(*args, **kwargs)  # type: ignore[arg-type]
+
+    renderer.markdown.render = counted  # type: ignore[method-assign]
+    assert len(list(render_all(renderer, site.pages, workers=2))) == len(site.pages)
+    assert set(renderer.fresh_bodies) == {a.body_hash for a in site.articles}
+    feed = "".join(renderer.article_html(a) for a in site.articles)
+    assert renders.value == len(site.articles)  # once each: the parent rendered none again
+    assert feed == "".join(Renderer(config, site, ThemeSet(config)).article_html(a)
+                           for a in site.articles)
 
 
 def test_article_html_is_the_sanitized_body(tmp_path: Path) -> None:
@@ -185,83 +279,6 @@ def test_section_indexes_escape_hostile_names(tmp_path: Path) -> None:
         assert XSS not in html and problems(html, allow_scripts=True) == [], page.url
 
 
-def test_jobs_run_after_the_pages_in_workers_and_in_process(tmp_path: Path) -> None:
-    config = make_config(tmp_path, per_page=1)
-    ws = make_workspace([article(n, tags=[f"t{n % 7}"]) for n in range(1, 120)])
-    site = build_site(config, ws)
-    assert len(site.pages) > 200
-
-    def runs(workers: int) -> list[tuple[str, bytes]]:
-        renderer = Renderer(config, site, ThemeSet(config))
-
-        def job(first: int) -> list[tuple[str, bytes]]:
-            chosen = site.articles[first:first + 2]
-            return [(f"job/{a.id}.html", renderer.article_html(a).encode()) for a in chosen]
-
-        result = list(renderer.render_pages(site.pages, workers=workers,
-                                            jobs=[lambda: job(0), lambda: job(5)]))
-        assert renderer.fresh_bodies  # bodies rendered by pages and jobs come back
-        return result
-
-    serial, parallel = runs(1), runs(2)
-    paths = [p for p, _ in serial]
-    assert paths[:len(site.pages)] == [p.path for p in site.pages]
-    assert paths[len(site.pages):] == [f"job/{a.id}.html" for a in
-                                       [*site.articles[0:2], *site.articles[5:7]]]
-    assert serial == parallel
-    assert serial[-1][1] == Renderer(config, site, ThemeSet(config)).article_html(
-        site.articles[6]).encode()
-
-
-def test_a_parallel_build_renders_each_body_once_pages_and_jobs_together(
-        tmp_path: Path) -> None:
-    """Jobs (feeds) read bodies the other worker rendered: they are sent, not rendered again."""
-    import multiprocessing
-
-    from sitegen.render.pages import Job
-
-    config = make_config(tmp_path, per_page=1)
-    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
-    renderer = Renderer(config, site, ThemeSet(config))
-    renders = multiprocessing.Value("i", 0)  # shared with the forked workers
-    markdown_render = renderer.markdown.render
-
-    def counted(*args: object, **kwargs: object) -> object:
-        with renders.get_lock():
-            renders.value += 1
-        return markdown_render(*args, **kwargs)  # type: ignore[arg-type]
-
-    renderer.markdown.render = counted  # type: ignore[method-assign]
-
-    def feed() -> list[tuple[str, bytes]]:
-        return [("feed.xml", "".join(renderer.article_html(a) for a in site.articles).encode())]
-
-    files = list(renderer.render_pages(site.pages, workers=2,
-                                       jobs=[Job(feed, articles=site.articles)]))
-    assert renders.value == len(site.articles)  # once each, though both workers need them all
-    assert files[-1][0] == "feed.xml"
-    expected = "".join(Renderer(config, site, ThemeSet(config)).article_html(a)
-                       for a in site.articles)
-    assert files[-1][1] == expected.encode()
-
-
-def test_render_hashed_digests_are_the_bytes_sha256(tmp_path: Path) -> None:
-    import hashlib
-
-    config = make_config(tmp_path, per_page=1)
-    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
-    assert len(site.pages) > 200
-
-    def job() -> list[tuple[str, bytes]]:
-        return [("job.txt", b"job bytes")]
-
-    for workers in (1, 2):
-        files = list(Renderer(config, site, ThemeSet(config)).render_hashed(
-            site.pages, workers=workers, jobs=[job]))
-        assert [path for path, _, _ in files] == [p.path for p in site.pages] + ["job.txt"]
-        assert all(digest == hashlib.sha256(data).hexdigest() for _, data, digest in files)
-
-
 def test_template_helpers_call_through_and_want_no_context(tmp_path: Path) -> None:
     from sitegen.render.pages import TemplateHelper
 
@@ -286,27 +303,29 @@ def test_a_stuck_or_killed_render_worker_fails_the_build_instead_of_hanging(
     import time
 
     from sitegen.errors import BuildError
-    from sitegen.render import pages as pages_module
+    from sitegen.render import pool
 
-    monkeypatch.setattr(pages_module, "WORKER_TIMEOUT", 1.0)
+    monkeypatch.setattr(pool, "WORKER_TIMEOUT", 1.0)
     config = make_config(tmp_path, per_page=1)
     site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
     renderer = Renderer(config, site, ThemeSet(config))
     parent, victim = os.getpid(), site.pages[100].path
-    render = renderer.render
+    render = renderer.render_recorded
 
-    def faulty(page: object) -> bytes:
+    def faulty(page: object) -> tuple[bytes, frozenset[str]]:
         if os.getpid() != parent and getattr(page, "path", None) == victim:
             if fault == "killed":
                 os.kill(os.getpid(), signal.SIGKILL)
             time.sleep(60)
         return render(page)  # type: ignore[arg-type]
 
-    renderer.render = faulty  # type: ignore[method-assign]
-    started = time.monotonic()
+    renderer.render_recorded = faulty  # type: ignore[method-assign]
+    rendered: list[str] = []
     with pytest.raises(BuildError, match="render worker gave no answer"):
-        list(renderer.render_pages(site.pages, workers=2))
-    assert time.monotonic() - started < 30
+        for path, _, _ in render_all(renderer, site.pages, workers=2):
+            rendered.append(path)
+    assert victim not in rendered
+    assert rendered == [p.path for p in site.pages[:len(rendered)]]
 
 
 @pytest.mark.parametrize("theme", ["default", "magazine"])
@@ -316,8 +335,8 @@ def test_cached_partials_give_the_bytes_a_plain_include_gives(tmp_path: Path, th
 
     from sitegen.emulator.app import create_app
     from sitegen.emulator.generator import generate_workspace
-    from sitegen.fetch.sync import sync
     from sitegen.render.themes import builtin_themes_root
+    from tests.content import synced
 
     data = generate_workspace(160, seed=5)  # 40 clusters ("All topics"), social posts, tags
 
@@ -329,8 +348,7 @@ def test_cached_partials_give_the_bytes_a_plain_include_gives(tmp_path: Path, th
         }, root)
 
     config = configured(tmp_path / "cached")
-    workspace = sync(config, key="k", transport=httpx.ASGITransport(
-        app=create_app(data))).workspace
+    workspace = synced(config, key="k", transport=httpx.ASGITransport(app=create_app(data)))
     site = build_site(config, workspace)
     kinds = {page.kind for page in site.pages}
     assert {"home", "article", "cluster", "tag", "agent", "author", "terms", "social"} <= kinds
@@ -370,16 +388,17 @@ from pathlib import Path
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from render_factory import article, make_config, make_workspace
 from sitegen.model import build_site
-from sitegen.render import pages
+from sitegen.render import pool
+from sitegen.render.pages import Renderer
 from sitegen.render.themes import ThemeSet
 
 signal.signal(signal.SIGTERM, lambda number, frame: None)  # a handler that ends nothing
-pages.PARALLEL_THRESHOLD = 2  # a pool for a few pages: many pools, quickly
+pool.PARALLEL_THRESHOLD = 2  # a pool for a few pages: many pools, quickly
 config = make_config(Path({str(tmp_path)!r}), per_page=1)
 site = build_site(config, make_workspace([article(n) for n in range(1, 4)]))
-renderer = pages.Renderer(config, site, ThemeSet(config))
+renderer = Renderer(config, site, ThemeSet(config))
 for _ in range(150):
-    assert len(list(renderer.render_pages(site.pages, workers=2))) == len(site.pages)
+    assert len(list(pool.render_all(renderer, site.pages, workers=2))) == len(site.pages)
 print("rendered")
 """
     process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,

@@ -75,28 +75,3 @@ def test_shipped_pygments_css_is_current_and_css_is_small() -> None:
     total = sum(p.stat().st_size for p in static.glob("*.css"))
     assert total < 20_000
 
-
-def test_compiled_templates_persist_in_the_cache_folder(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sitegen.render import themes
-
-    config = make_config(tmp_path)
-    monkeypatch.setattr(themes, "_BYTECODE", themes._MemoryBytecodeCache())
-    ThemeSet(config).environment()
-    stored = sorted((config.cache_path / themes.TEMPLATE_CACHE_DIR).glob("*.jinja"))
-    assert stored, "no compiled template was written to the cache folder"
-    # A new process: an empty memory cache, filled from the folder, with no compile at all.
-    memory = themes._MemoryBytecodeCache()
-    monkeypatch.setattr(themes, "_BYTECODE", memory)
-    compiled: list[str] = []
-    original = themes.Environment.compile
-
-    def counting(self: object, source: str, name: str | None = None, *args: object,
-                 **kwargs: object) -> object:
-        compiled.append(name or "?")
-        return original(self, source, name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(themes.Environment, "compile", counting)
-    ThemeSet(config).environment()
-    assert compiled == []
-    assert len(memory._entries) == len(stored)

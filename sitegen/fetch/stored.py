@@ -1,0 +1,107 @@
+"""The synced workspace in the content store: how a `Workspace` maps onto its tables.
+
+Role: `save_workspace` makes the store hold exactly one workspace, in one transaction
+(`Store.save_content`): each article as its own JSON row (`Article.model_dump_json`),
+the workspace's other lists as `rest` rows (info, agents, clusters, authors,
+social_posts, digest; a list that is None, "the API version has no such list", has
+no row, which keeps it apart from an empty list), and the API version and
+`articles_exact` as meta. `load_workspace` reads it back, every article in one
+validation of the joined JSON array. A row that does not read back means the store
+is damaged: `DamagedStore`, a `CacheError` naming `--refresh` (the sync, online,
+fetches everything instead). `open_config_store` opens the store of a configuration
+(the one place that names a store's source), for the fetch command and the build.
+
+It must never make a request, decide what to fetch, or open the database itself
+(only `sitegen.store` does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from sitegen.config import Config
+from sitegen.errors import CacheError
+from sitegen.fetch.records import (
+    Agent,
+    Article,
+    AuthorIdentity,
+    Cluster,
+    DigestSettings,
+    SocialPost,
+    WorkspaceInfo,
+)
+from sitegen.store import Store, open_store, peek_store
+from sitegen.workspace import Workspace
+
+_ARTICLES: TypeAdapter[list[Article]] = TypeAdapter(list[Article])
+#: The workspace's fields besides its articles, each a `rest` row under its name.
+_REST: dict[str, TypeAdapter[Any]] = {
+    "info": TypeAdapter(WorkspaceInfo), "agents": TypeAdapter(list[Agent]),
+    "clusters": TypeAdapter(list[Cluster]), "authors": TypeAdapter(list[AuthorIdentity]),
+    "social_posts": TypeAdapter(list[SocialPost]), "digest": TypeAdapter(DigestSettings)}
+REST_KINDS = tuple(_REST)
+
+
+class DamagedStore(CacheError):
+    """A row of the store does not read back as the records it was saved from."""
+
+
+def config_source(config: Config) -> str:
+    """Whose content a store holds: the service's address and the workspace id."""
+    return f"{config.api.base_url}|{config.api.workspace}"
+
+
+def open_config_store(config: Config) -> Store:
+    """The content store of *config* (`.sitegen/store.sqlite`), created when missing.
+
+    A damaged, older or foreign store (another service or workspace) is started afresh:
+    `Store.recreated` and `Store.discarded` tell.
+    """
+    return open_store(config.cache_path, config_source(config))
+
+
+def peek_config_store(config: Config) -> Store | None:
+    """The content store of *config* read-only, or None: creates and changes nothing."""
+    return peek_store(config.cache_path, config_source(config))
+
+
+def save_workspace(store: Store, workspace: Workspace) -> bool:
+    """Make *store* hold exactly *workspace* (one transaction); True if its content changed."""
+    meta = {"api_version": workspace.api_version,
+            "articles_exact": "true" if workspace.articles_exact else "false"}
+    articles = {article.id: article.model_dump_json() for article in workspace.articles}
+    rest = {kind: _REST[kind].dump_json(value).decode()
+            for kind in REST_KINDS if (value := getattr(workspace, kind)) is not None}
+    return store.save_content(meta, articles, rest)
+
+
+def load_workspace(store: Store) -> Workspace | None:
+    """The workspace *store* holds, or None when no sync saved one there.
+
+    Raises `DamagedStore` when a row does not read back (edited or damaged).
+    """
+    version = store.get("api_version")
+    if version is None:
+        return None
+    rows = list(store.article_records())
+    rest = store.rest_records()
+    try:
+        articles = _ARTICLES.validate_json("[" + ",".join(record for _, record in rows) + "]")
+        lists = {kind: _REST[kind].validate_json(rest[kind]) for kind in REST_KINDS
+                 if kind in rest}
+        workspace = Workspace.model_validate({
+            "api_version": version, "articles_exact": store.get("articles_exact") == "true",
+            "articles": articles, **lists})
+    except ValidationError:
+        raise _damaged(store) from None
+    if [article.id for article in articles] != [key for key, _ in rows]:
+        raise _damaged(store)
+    return workspace
+
+
+def _damaged(store: Store) -> DamagedStore:
+    return DamagedStore(f"the content store {store.path} holds records that do not read back "
+                        "(edited or damaged): build with --refresh, or delete it, to fetch "
+                        "everything again")

@@ -1,0 +1,126 @@
+"""Which pages to render, and what this build's pages read, for the next one.
+
+Role: the plan stage of the recipe. The last build left, in the store, each page's
+context fingerprint and the ids of the reads it made, and each read's fingerprint
+(`sitegen.render.reads`), and the sha256 of the bytes it made. A page is rendered
+again exactly when it is new, its output file is not what it made (the output's
+manifest records other bytes, or the file was touched since: a build killed between
+its commit and saving these records, a hand edit), its context changed, or any read
+it made gives something else now; otherwise the writer keeps its previous bytes.
+After rendering, `Ledger` gathers every page's reads (kept pages keep theirs) and
+saves them with the build.
+A change of sitegen's own render code, or `--force`, renders everything. This module
+must never render or write the output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Iterable
+from pathlib import Path
+
+from sitegen import __version__
+from sitegen.emit.writer import OutputWriter
+from sitegen.model.views import Page
+from sitegen.render.pages import Renderer
+from sitegen.store import Store
+
+_CODE = ("render", "model")
+#: A page's reads as a render worker sends them: known read numbers, new reads, context.
+Packed = tuple[bytes, list[str], bytes]
+
+
+def code_key() -> str:
+    """A hash of the code that decides what a page is (a new sitegen renders everything)."""
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent
+    for folder in _CODE:
+        for path in sorted((package / folder).glob("*.py")):
+            digest.update(path.name.encode() + b"\x00" + path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+class Ledger:
+    """The reads of every page of this build: the previous build's, then this one's."""
+
+    def __init__(self, store: Store, renderer: Renderer, *, force: bool) -> None:
+        self.renderer = renderer
+        self.code = code_key()
+        usable = not force and store.build_facts().get("code") == self.code
+        self.previous = store.page_rows() if usable else {}
+        self.reads = store.read_rows() if usable else {}
+        self.previous_reads = set(self.reads)
+        self.ids = {read: number for number, (read, _) in self.reads.items()}
+        self.next_id = max(self.reads, default=0) + 1
+        self.pages: dict[str, tuple[bytes, bytes, bytes]] = {}
+
+    def plan(self, pages: Iterable[Page], writer: OutputWriter) -> list[Page]:
+        """The pages to render; the writer keeps every other one (see the module docstring)."""
+        changed: set[int] | None = None  # found when first needed (not for a new output)
+        todo: list[Page] = []
+        for page in pages:
+            row = self.previous.get(page.path)
+            if (row is None or row[0] != (writer.recorded(page.path) or "").encode()
+                    or row[1] != self.renderer.context_fingerprint(page)):
+                todo.append(page)
+                continue
+            if changed is None:
+                fingerprints = self.renderer.fingerprints
+                changed = {number for number, (read, fp) in self.reads.items()
+                           if fingerprints.of(read) != fp}
+            if (changed and not changed.isdisjoint(array("I", row[2]))) \
+                    or not writer.keep(page.path):
+                todo.append(page)
+            else:
+                self.pages[page.path] = row
+        return todo
+
+    def pack(self, page: Page, reads: frozenset[str]) -> Packed:
+        """What a render worker sends back of *page*'s reads (see `rendered`).
+
+        Reads the last build made already have a number (the worker knows them from
+        the fork): only those are sent as numbers, the others as text. The context
+        fingerprint is taken in the worker too.
+        """
+        ids = self.ids
+        known, unknown = array("I"), []
+        for read in reads:
+            number = ids.get(read)
+            if number is None:
+                unknown.append(read)
+            else:
+                known.append(number)
+        return known.tobytes(), unknown, self.renderer.context_fingerprint(page)
+
+    def rendered(self, page: Page, packed: Packed, digest: str) -> None:
+        """Note what *page* read as it was rendered in this build, and its bytes' sha256."""
+        known, unknown, context = packed
+        numbers = array("I", known)
+        for read in unknown:
+            number = self.ids.get(read)
+            if number is None:
+                number = self.ids[read] = self.next_id
+                self.reads[number] = (read, b"")
+                self.next_id += 1
+            numbers.append(number)
+        self.pages[page.path] = (digest.encode(), context, numbers.tobytes())
+
+    def save(self, store: Store) -> None:
+        """Save what changed of the pages' reads, each read with what it gives now."""
+        pages = {path: row for path, row in self.pages.items()
+                 if self.previous.get(path) != row}
+        gone = self.previous.keys() - self.pages.keys()
+        used: set[int] = set()
+        for _, _, numbers in self.pages.values():
+            used.update(array("I", numbers))
+        fingerprints = self.renderer.fingerprints
+        reads: dict[int, tuple[str, bytes]] = {}
+        for number, (read, fp) in self.reads.items():
+            if number in used:
+                now = fingerprints.of(read)
+                if now != fp or number not in self.previous_reads:
+                    reads[number] = (read, now)
+        stale = self.previous_reads - used
+        store.save_build(pages, gone, reads, stale, {"code": self.code},
+                         replace=not self.previous)

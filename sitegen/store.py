@@ -1,0 +1,295 @@
+"""The content store: everything sitegen keeps between runs, in one SQLite database.
+
+Role: the only module that opens `.sitegen/store.sqlite`. It owns the schema:
+
+    meta      name → value         schema version, whose content this is (api url and
+                                   workspace), api version, content version, sync state
+    articles  id → record          each article as the service sent it (tolerantly parsed)
+    rest      kind → record        workspace info, agents, clusters, authors, social posts,
+                                   digest (JSON; absent: the API version has no such list)
+    derived   (kind, key) → value  data derived from content, keyed by the hash of what it
+                                   was derived from and of the code that derived it
+                                   (rendered bodies): never stale, safe to drop
+    pages     path → reads         what each page of the last build read (`render.reads`)
+    reads     id → (key, fp)       the distinct reads those pages share
+    builds    name → value         the last build's facts (`sitegen.unchanged`)
+
+Each stage that writes does so in one transaction, so a killed sync or build leaves
+the store as it was before or after, never between. A store that is damaged, of
+another schema or of another workspace is emptied and filled again from the service
+(`Store.recreated` tells; offline, the sync then names `--refresh`). Deleting the
+file is always safe. This module must never make a request, render, or hold a key.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from sitegen.errors import CacheError
+
+SCHEMA = "sitegen-store-2"
+STORE_FILE = "store.sqlite"
+_TABLES = """
+CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE articles(id TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE rest(kind TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE derived(kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL,
+                     PRIMARY KEY(kind, key));
+CREATE TABLE pages(path TEXT PRIMARY KEY, sha BLOB NOT NULL, context BLOB NOT NULL,
+                   reads BLOB NOT NULL);
+CREATE TABLE reads(id INTEGER PRIMARY KEY, key TEXT NOT NULL, fp BLOB NOT NULL);
+CREATE TABLE builds(name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_CHUNK = 500
+
+
+class Store:
+    """An open content store (use `open_store`)."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection, recreated: bool,
+                 discarded: bool = False) -> None:
+        self.path = path
+        self.db = connection
+        #: True when the file was missing, damaged, foreign or older and was started afresh.
+        self.recreated = recreated
+        #: True when a file was there but damaged, foreign or older (not merely missing).
+        self.discarded = discarded
+
+    # --- meta and sync state ---------------------------------------------------------
+
+    def get(self, name: str) -> str | None:
+        """A meta value (schema, source, api version, content version, sync state)."""
+        row = self._query("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def content_version(self) -> int:
+        """A number that grows whenever the stored content changes."""
+        return int(self.get("content_version") or 0)
+
+    def has_content(self) -> bool:
+        """True once a sync has saved a workspace here."""
+        return self.get("api_version") is not None
+
+    # --- records ---------------------------------------------------------------------
+
+    def article_records(self) -> Iterator[tuple[str, str]]:
+        """(id, JSON record) of every stored article, by id."""
+        yield from self._query("SELECT id, record FROM articles ORDER BY id")
+
+    def rest_records(self) -> dict[str, str]:
+        """JSON records of the workspace's other lists by kind (see the module docstring)."""
+        return {str(k): str(v) for k, v in self._query("SELECT kind, record FROM rest")}
+
+    def save_content(self, meta: Mapping[str, str], articles: Mapping[str, str],
+                     rest: Mapping[str, str]) -> bool:
+        """Make the stored content exactly *articles* and *rest*, with *meta*; True if it changed.
+
+        Rows are compared with what is stored, so an unchanged sync writes nothing but its
+        meta, and the content version grows only when a record changed.
+        """
+        stored = dict(self._query("SELECT id, record FROM articles"))
+        changed = [(i, r) for i, r in articles.items() if stored.get(i) != r]
+        gone = [(i,) for i in stored.keys() - articles.keys()]
+        old_rest = self.rest_records()
+        rest_changed = dict(rest) != old_rest
+        updates = dict(meta)
+        differs = bool(changed or gone or rest_changed) or any(
+            self.get("content:" + name) != value for name, value in meta.items())
+        if differs:
+            updates["content_version"] = str(self.content_version() + 1)
+        with self.transaction():
+            self.db.executemany("INSERT OR REPLACE INTO articles VALUES (?, ?)", changed)
+            self.db.executemany("DELETE FROM articles WHERE id = ?", gone)
+            if rest_changed:
+                self.db.execute("DELETE FROM rest")
+                self.db.executemany("INSERT INTO rest VALUES (?, ?)", rest.items())
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                *updates.items(), *(("content:" + n, v) for n, v in meta.items())])
+        return differs
+
+    def set_state(self, values: Mapping[str, str]) -> None:
+        """Save sync state (watermarks) that does not change the content."""
+        with self.transaction():
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    # --- derived data ----------------------------------------------------------------
+
+    def derived(self, kind: str, keys: Iterable[str]) -> dict[str, bytes]:
+        """The stored values of *kind* under *keys* (missing ones left out)."""
+        wanted = list(keys)
+        found: dict[str, bytes] = {}
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start:start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found.update(self._query(
+                f"SELECT key, value FROM derived WHERE kind = ? AND key IN ({marks})",
+                (kind, *chunk)))
+        return found
+
+    def save_derived(self, kind: str, values: Mapping[str, bytes], keep: Iterable[str]) -> None:
+        """Add *values* of *kind*, then keep of *kind* only the keys in *keep*."""
+        wanted = set(keep)
+        stored = {str(k) for (k,) in self._query(
+            "SELECT key FROM derived WHERE kind = ?", (kind,))}
+        with self.transaction():
+            self.db.executemany("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)",
+                                [(kind, k, v) for k, v in values.items() if k in wanted])
+            self.db.executemany("DELETE FROM derived WHERE kind = ? AND key = ?",
+                                [(kind, k) for k in stored - wanted])
+
+    # --- the last build --------------------------------------------------------------
+
+    def page_rows(self) -> dict[str, tuple[bytes, bytes, bytes]]:
+        """path → (sha256 of its bytes, context fingerprint, read ids) of the last build."""
+        return {str(p): (bytes(t), bytes(c), bytes(r)) for p, t, c, r in self._query(
+            "SELECT path, sha, context, reads FROM pages")}
+
+    def read_rows(self) -> dict[int, tuple[str, bytes]]:
+        """read id → (read key, fingerprint) of the last build."""
+        return {int(i): (str(k), bytes(f)) for i, k, f in self._query(
+            "SELECT id, key, fp FROM reads")}
+
+    def save_build(self, pages: Mapping[str, tuple[bytes, bytes, bytes]], gone: Iterable[str],
+                   reads: Mapping[int, tuple[str, bytes]], stale: Iterable[int],
+                   facts: Mapping[str, object], *, replace: bool = False) -> None:
+        """Update the last build's records (one transaction; *replace*: start them afresh).
+
+        *pages* and *reads* are added or replaced, the pages *gone* and the reads *stale*
+        removed, and the facts replaced.
+        """
+        with self.transaction():
+            if replace:
+                self.db.execute("DELETE FROM pages")
+                self.db.execute("DELETE FROM reads")
+            self.db.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?)",
+                                ((p, *row) for p, row in pages.items()))
+            self.db.executemany("DELETE FROM pages WHERE path = ?", ((p,) for p in gone))
+            self.db.executemany("INSERT OR REPLACE INTO reads VALUES (?, ?, ?)",
+                                ((i, k, f) for i, (k, f) in reads.items()))
+            self.db.executemany("DELETE FROM reads WHERE id = ?", ((i,) for i in stale))
+            self.db.execute("DELETE FROM builds")
+            self.db.executemany("INSERT INTO builds VALUES (?, ?)",
+                                ((n, json.dumps(v)) for n, v in facts.items()))
+
+    def build_facts(self) -> dict[str, object]:
+        """What `save_build` recorded of the last build ({} when none)."""
+        return {str(n): json.loads(v) for n, v in self._query("SELECT name, value FROM builds")}
+
+    def output_stats(self, output: str) -> dict[str, tuple[int, int]]:
+        """(size, mtime_ns) of each file the last build left in *output* ({}: unknown)."""
+        try:
+            found = json.loads(self.get("output:" + output) or "{}")
+            return {str(path): (int(size), int(mtime)) for path, (size, mtime) in found.items()}
+        except (ValueError, TypeError, AttributeError):
+            return {}
+
+    def save_output_stats(self, output: str, stats: Mapping[str, tuple[int, int]]) -> None:
+        """Remember the stat of each file of *output*, as the writer left it."""
+        self.set_state({"output:" + output: json.dumps(stats, separators=(",", ":"))})
+
+    def forget_build(self) -> None:
+        """Drop the last build's records (`--force`: every page is rendered again)."""
+        with self.transaction():
+            for table in ("pages", "reads", "builds"):
+                self.db.execute(f"DELETE FROM {table}")
+
+    # --- plumbing --------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write: everything in the block is saved, or nothing."""
+        try:
+            with self.db:
+                yield
+        except sqlite3.DatabaseError as error:
+            raise _damaged(self.path, error) from None
+
+    def _query(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        try:
+            return self.db.execute(sql, args)
+        except sqlite3.DatabaseError as error:
+            raise _damaged(self.path, error) from None
+
+    def close(self) -> None:
+        """Close the database (nothing is pending: every write is its own transaction)."""
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _damaged(path: Path, error: sqlite3.DatabaseError) -> CacheError:
+    return CacheError(f"the content store {path} is damaged ({error}): delete it, or build "
+                      "with --refresh to fetch everything again")
+
+
+def open_store(folder: Path, source: str) -> Store:
+    """The store in *folder* for the content of *source* (api url and workspace id).
+
+    A missing, damaged, foreign (another workspace) or older store is started afresh.
+    """
+    path = folder / STORE_FILE
+    folder.mkdir(parents=True, exist_ok=True)
+    existed = path.exists()
+    connection = _connect(path)
+    if connection is not None and _usable(connection, source):
+        return Store(path, connection, recreated=False)
+    if connection is not None:
+        connection.close()
+    for leftover in (path, path.with_name(path.name + "-journal")):
+        leftover.unlink(missing_ok=True)
+    connection = _connect(path)
+    if connection is None:
+        raise CacheError(f"the content store {path} cannot be created: check that "
+                         f"{folder} is a writable folder")
+    with connection:
+        connection.executescript(_TABLES)
+        connection.executemany("INSERT INTO meta VALUES (?, ?)",
+                               [("schema", SCHEMA), ("source", source)])
+    return Store(path, connection, recreated=True, discarded=existed)
+
+
+def peek_store(folder: Path, source: str) -> Store | None:
+    """The store in *folder* for *source*, read-only; None when there is no usable one.
+
+    Nothing is created, changed or rolled back (`sitegen fetch --dry-run`).
+    """
+    path = folder / STORE_FILE
+    if not path.is_file():
+        return None
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    if _usable(connection, source):
+        return Store(path, connection, recreated=False)
+    connection.close()
+    return None
+
+
+def _connect(path: Path) -> sqlite3.Connection | None:
+    try:
+        connection = sqlite3.connect(path)
+        connection.execute("PRAGMA synchronous = NORMAL")
+        return connection
+    except sqlite3.Error:
+        return None
+
+
+def _usable(connection: sqlite3.Connection, source: str) -> bool:
+    """True when *connection* holds this schema's store of *source*, readable throughout."""
+    try:
+        meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
+                                       "('schema', 'source')"))
+        if meta != {"schema": SCHEMA, "source": source}:
+            return False
+        return bool(connection.execute("PRAGMA quick_check").fetchone() == ("ok",))
+    except sqlite3.DatabaseError:
+        return False
