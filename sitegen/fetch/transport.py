@@ -8,9 +8,15 @@ cold sync keeps its request slots busy instead of queueing answers behind the pa
 HTTP parsing is h11's (the parser httpcore itself uses); connections are reused per
 origin and a stale keep-alive connection is replaced once, for idempotent methods.
 
+The answer's body is streamed, as httpx's own transports do: the response comes back
+once its head is read, and the body is read as the caller iterates it, so the client's
+size cap and deadline bound what is buffered (an endless body is never held whole).
+A connection goes back to the pool only once its body was read to the end; closed
+earlier, it is dropped.
+
 It must never follow redirects, read proxies or cookies, or raise anything but httpx's
 own transport errors (the client's retry logic tells them apart); the client bounds
-how many requests are in flight.
+how many requests are in flight, how long an answer may take and how large it may be.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
+from collections.abc import AsyncIterator
 from typing import Any
 
 import h11
@@ -117,7 +124,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
 
     async def _exchange(self, connection: _Connection, origin: Origin, request: httpx.Request,
                         body: bytes, timeouts: dict[str, float | None]) -> httpx.Response:
-        """Send *request* on *connection*, read the whole answer, keep the connection if it can."""
+        """Send *request* on *connection* and read the answer's head; the body streams."""
         conn = connection.h11
         headers = [(b"host", request.url.netloc), *(
             (name, value) for name, value in request.headers.raw if name.lower() != b"host")]
@@ -138,52 +145,28 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 connection.close()
                 raise httpx.WriteTimeout("the request could not be sent in time",
                                          request=request) from None
-            status, reason, response_headers, chunks = 0, b"", [], []
             read_timeout = timeouts.get("read")
             while True:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
                     async with asyncio.timeout(read_timeout):
                         received = await connection.reader.read(_READ_SIZE)
-                    if not received and not answered and connection.reused:
+                    if not received and connection.reused:
                         raise _StaleConnection
                     conn.receive_data(received)
                 elif isinstance(event, h11.Response):
                     answered = True
-                    status, reason, response_headers = (event.status_code, event.reason,
-                                                        list(event.headers))
+                    break
                 elif isinstance(event, h11.InformationalResponse):
                     continue
-                elif isinstance(event, h11.Data):
-                    chunks.append(bytes(event.data))
-                elif isinstance(event, h11.EndOfMessage):
-                    break
                 elif isinstance(event, h11.ConnectionClosed):
                     raise httpx.RemoteProtocolError("the server closed the connection mid-answer",
                                                     request=request)
-        except _StaleConnection:
-            connection.close()
-            raise
-        except TimeoutError:
-            connection.close()
-            raise httpx.ReadTimeout("no answer in time", request=request) from None
-        except h11.RemoteProtocolError as error:
-            connection.close()
-            if not answered and connection.reused:
-                raise _StaleConnection from None
-            raise httpx.RemoteProtocolError(f"malformed answer: {error}",
-                                            request=request) from None
-        except (OSError, h11.LocalProtocolError) as error:
-            connection.close()
-            if not answered and connection.reused and isinstance(error, ConnectionError):
-                raise _StaleConnection from None
-            raise httpx.ReadError(f"connection failed: {error}", request=request) from None
-        except BaseException:  # cancelled mid-exchange: the connection's state is unknown
-            connection.close()
-            raise
-        self._put_back(origin, connection)
-        return httpx.Response(status, headers=response_headers, stream=httpx.ByteStream(
-            b"".join(chunks)), request=request, extensions=_extensions(reason))
+        except BaseException as error:
+            raise _failure(connection, request, error, answered) from None
+        stream = _Body(self, connection, origin, request, read_timeout)
+        return httpx.Response(event.status_code, headers=list(event.headers), stream=stream,
+                              request=request, extensions=_extensions(event.reason))
 
     def _put_back(self, origin: Origin, connection: _Connection) -> None:
         conn = connection.h11
@@ -201,6 +184,66 @@ class LeanTransport(httpx.AsyncBaseTransport):
             while idle:
                 idle.pop().close()
         self._idle.clear()
+
+
+class _Body(httpx.AsyncByteStream):
+    """The body of one answer, read from its connection as it is iterated."""
+
+    def __init__(self, transport: LeanTransport, connection: _Connection, origin: Origin,
+                 request: httpx.Request, read_timeout: float | None) -> None:
+        self._transport = transport
+        self._connection = connection
+        self._origin = origin
+        self._request = request
+        self._read_timeout = read_timeout
+        self._done = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        connection, request = self._connection, self._request
+        conn = connection.h11
+        try:
+            while not self._done:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    async with asyncio.timeout(self._read_timeout):
+                        received = await connection.reader.read(_READ_SIZE)
+                    conn.receive_data(received)
+                elif isinstance(event, h11.Data):
+                    yield bytes(event.data)
+                elif isinstance(event, h11.EndOfMessage):
+                    self._done = True
+                    self._transport._put_back(self._origin, connection)
+                elif isinstance(event, h11.ConnectionClosed):
+                    raise httpx.RemoteProtocolError("the server closed the connection mid-answer",
+                                                    request=request)
+        except BaseException as error:
+            self._done = True
+            raise _failure(connection, request, error, answered=True) from None
+
+    async def aclose(self) -> None:
+        if not self._done:  # not read to its end: the connection's state is unknown
+            self._done = True
+            self._connection.close()
+
+
+def _failure(connection: _Connection, request: httpx.Request, error: BaseException,
+             answered: bool) -> BaseException:
+    """What a failed exchange raises (the connection is closed): httpx's error, or *error*."""
+    connection.close()
+    stale = not answered and connection.reused
+    if isinstance(error, _StaleConnection | httpx.TransportError):
+        return error
+    if isinstance(error, TimeoutError):
+        return httpx.ReadTimeout("no answer in time", request=request)
+    if isinstance(error, h11.RemoteProtocolError):
+        if stale:
+            return _StaleConnection()
+        return httpx.RemoteProtocolError(f"malformed answer: {error}", request=request)
+    if isinstance(error, OSError | h11.LocalProtocolError):
+        if stale and isinstance(error, ConnectionError):
+            return _StaleConnection()
+        return httpx.ReadError(f"connection failed: {error}", request=request)
+    return error  # cancelled mid-exchange: the connection's state is unknown
 
 
 def _extensions(reason: bytes) -> dict[str, Any]:
