@@ -112,7 +112,9 @@ def good_v2(request: Request, articles: list[dict[str, Any]]) -> bytes:
         if path == f"{base}/{route}":
             return json_answer(_page(key, [], query))
     if path == base + "/digest":
-        return json_answer({"error": "Not Found"}, 404)
+        return json_answer({"digest": {"workspaceId": WS, "enabled": False,
+                                       "frequency": "weekly", "subject": "News",
+                                       "senderName": "Hostile"}})
     if path.startswith(base + "/articles/"):
         wanted = path.rsplit("/", 1)[1]
         for record in articles:
