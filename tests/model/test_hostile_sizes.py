@@ -60,14 +60,6 @@ def test_sixteen_thousand_equal_slugs_take_linear_time() -> None:
     assert elapsed < 1.0, elapsed  # first-free from -2 each time: ~20 s
 
 
-def test_sixteen_thousand_articles_with_one_slug_build_in_linear_time(tmp_path: Path) -> None:
-    workspace = make_workspace([article(n, slug="same", tags=[]) for n in range(1, 16_001)])
-    started = time.perf_counter()
-    site = build_site(make_config(tmp_path), workspace)
-    assert time.perf_counter() - started < 30
-    assert len({a.slug for a in site.articles}) == 16_000
-
-
 def test_an_article_keeps_its_first_50_tags_with_one_warning(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     tags = [f"tag {n}" for n in range(10_000)]
