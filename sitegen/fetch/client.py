@@ -19,12 +19,12 @@ Trusting the service no further than needed:
   of `timeout` and what is left of the retry budget, so retries end within the budget
   (SPEC: 20 s by default) whatever the server trickles. A missed deadline is retried
   like a timeout, then `UnreachableError`.
-- A body is streamed and stops at `MAX_BODY` (32 MiB, decoded): the largest record
-  a build asks for is a listing page of 100 articles or one article with its body
-  and blocks; at the service's sizes (long Markdown articles of tens to hundreds of
-  KB) that is a few MB, and the v1 workspace answer, which embeds every published
-  article's metadata (~1-2 KB each), reaches 32 MiB only past ~16,000 articles. Past
-  the cap the answer is not the service's: `UnreachableError` at once, no retry.
+- A body is streamed and stops at `MAX_BODY` (32 MiB, decoded): the largest answers
+  a build asks for are a listing page of 100 articles with their bodies (generated
+  articles average 3.5 KB; a long one of 100-300 KB of Markdown makes a page of a few
+  MB at worst) and the v1 workspace answer, which embeds every published article's
+  metadata (~0.5 KB each without body: 32 MiB is ~60,000 articles). Past the cap the
+  answer is not the service's: `UnreachableError` at once, no retry.
 - A caller may pass `check` to say what an answer must hold (a listing its list); an
   answer that fails it is retried like a body that is not JSON, then `UnreachableError`.
 
