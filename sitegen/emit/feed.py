@@ -8,8 +8,10 @@ every title, name, attribute and body; full article HTML goes in
 `xml:base` lets readers resolve the site-relative links inside it. Dates come
 from the content only (`updated` is the newest entry's update time), never the
 wall clock; an empty feed uses SOURCE_DATE_EPOCH, or the Unix epoch. Output is
-deterministic. This module must never do I/O and never trust entry text to be
-valid XML (characters XML 1.0 forbids are dropped).
+deterministic. An entry carries at most `MAX_CATEGORIES` categories: an article is in
+each of its tags' feeds, so an entry repeating all its tags in every one of them grows
+with the square of the tag count. This module must never do I/O and never trust entry
+text to be valid XML (characters XML 1.0 forbids are dropped).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sitegen import __version__
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
+MAX_CATEGORIES = 50  # the model keeps as many tags per article (sitegen.model.site.MAX_TAGS)
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
@@ -201,7 +204,7 @@ def _entry(lines: list[str], entry: FeedEntry, site_url: str) -> None:
         lines.append(_element(pad, "published", atom_date(entry.published)))
     if entry.author:
         lines += [pad + "<author>", _element(pad + "  ", "name", entry.author), pad + "</author>"]
-    for term in entry.categories:
+    for term in entry.categories[:MAX_CATEGORIES]:
         lines.append(_element(pad, "category", term=clean_text(term)))
     if entry.summary:
         lines.append(_element(pad, "summary", entry.summary, type="text"))

@@ -7,9 +7,32 @@ X-RateLimit-Reset, bounded in count and in seconds) and in total calls
 (`max_calls`), and turn every answer into a JSON object or one error of
 `sitegen.errors`. Every request is written to the `CallLedger`.
 
+Trusting the service no further than needed:
+
+- The key goes only to the configured origin (scheme, host and port of `[api] url`).
+  Redirects are followed here, not by httpx: one to the same origin is followed with
+  the key; one to any other origin is refused, never followed without the key either
+  (a service that moved is configured anew, not guessed). An https address that
+  redirects to http is another origin, so the key never travels in clear text. A
+  refused redirect is an `UnreachableError` naming the target's origin only.
+- Each attempt has one deadline for everything (connect, head and body): the smaller
+  of `timeout` and what is left of the retry budget, so retries end within the budget
+  (SPEC: 20 s by default) whatever the server trickles. A missed deadline is retried
+  like a timeout, then `UnreachableError`.
+- A body is streamed and stops at `MAX_BODY` (32 MiB, decoded): the largest answers
+  a build asks for are a listing page of 100 articles with their bodies (generated
+  articles average 3.5 KB; a long one of 100-300 KB of Markdown makes a page of a few
+  MB at worst) and the v1 workspace answer, which embeds every published article's
+  metadata (~0.5 KB each without body: 32 MiB is ~60,000 articles). Past the cap the
+  answer is not the service's: `UnreachableError` at once, no retry.
+- A caller may pass `check` to say what an answer must hold (a listing its list); an
+  answer that fails it is retried like a body that is not JSON, then `UnreachableError`.
+
 It must never put the API key in a message, a log line, a repr or the ledger
-(the key only ever lives in request headers), never retry 401/402/403, and
-never decide what a 404 means (that is the sync's job: it gets `NotFound`).
+(the key only ever lives in request headers; `scrub` removes whole occurrences of
+it from any text a service echoes), never send it to another origin, never retry
+401/402/403, and never decide what a 404 means (that is the sync's job: it gets
+`NotFound`).
 """
 
 from __future__ import annotations
@@ -23,6 +46,7 @@ import ssl
 import time
 import urllib.request
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Literal
 
@@ -31,6 +55,7 @@ import httpx
 from sitegen import __version__
 from sitegen.errors import ApiError, AuthError, QuotaError, UnreachableError
 from sitegen.fetch.ledger import CallLedger, endpoint_template
+from sitegen.fetch.scrub import scrub
 
 log = logging.getLogger("sitegen.fetch")
 
@@ -39,6 +64,9 @@ BACKOFF_BASE = 0.25  # seconds; attempt n sleeps uniform(0, min(BACKOFF_CAP, bas
 BACKOFF_CAP = 8.0
 SERVER_WAIT_CAP = 30.0  # the longest Retry-After / X-RateLimit-Reset we are willing to honour
 _TRANSIENT_STATUS = {408, 425, 429}
+MAX_BODY = 32 * 1024 * 1024  # bytes of one decoded answer (see the module docstring)
+MAX_REDIRECTS = 5  # same-origin redirects followed within one attempt
+_REDIRECT_STATUS = {301, 302, 303, 307, 308}
 _sleep = asyncio.sleep  # the retry pause; tests replace it to observe the delays
 
 
@@ -48,6 +76,35 @@ class NotFound(ApiError):
     def __init__(self, endpoint: str) -> None:
         super().__init__(f"{endpoint} answered 404 (not found)")
         self.endpoint = endpoint
+
+
+class UnusableAnswer(Exception):
+    """Raised by a `check` given to `get_json`: the answer lacks what the caller needs.
+
+    Its text says what is wrong in a few words ("no 'articles' list"); the client retries
+    the request, then fails with `UnreachableError` quoting it.
+    """
+
+
+class RedirectRefused(UnreachableError):
+    """The service redirected to another origin: nothing, the key least of all, went there."""
+
+
+Check = Callable[[dict[str, Any]], None]
+Origin = tuple[str, str, int]
+
+
+def origin_of(url: httpx.URL) -> Origin:
+    """(scheme, host, port) of *url*, the port filled in from the scheme."""
+    scheme = url.scheme.lower()
+    port = url.port if url.port is not None else {"http": 80, "https": 443}.get(scheme, 0)
+    return scheme, url.host.lower(), port
+
+
+def origin_text(origin: Origin) -> str:
+    scheme, host, port = origin
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}"
 
 
 class _AdaptiveLimit:
@@ -142,10 +199,10 @@ def _server_wait(response: httpx.Response) -> float | None:
     return None
 
 
-def _detail(response: httpx.Response) -> str:
+def _detail(content: bytes) -> str:
     """The service's own error text (`details`, `error`, `message`), cut short."""
     try:
-        body = response.json()
+        body = json.loads(content)
     except ValueError:
         return ""
     if not isinstance(body, dict):
@@ -172,10 +229,13 @@ class ApiClient:
         max_retries: int = 5,
         ledger: CallLedger | None = None,
         max_calls: int | None = None,
+        max_body: int = MAX_BODY,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.origin = origin_of(httpx.URL(self.base_url))
         self.__key = key
         self.timeout = timeout
+        self.max_body = max_body
         self.retry_budget = retry_budget
         self.max_retries = max_retries
         self.ledger = ledger if ledger is not None else CallLedger()
@@ -224,8 +284,10 @@ class ApiClient:
     # --- public verbs ------------------------------------------------------------
 
     async def get_json(self, version: Version, path: str,
-                       params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self._request("GET", version, path, params=params)
+                       params: dict[str, Any] | None = None,
+                       check: Check | None = None) -> dict[str, Any]:
+        """The JSON object at *path*; *check* may refuse it (`UnusableAnswer`: retried)."""
+        return await self._request("GET", version, path, params=params, check=check)
 
     async def put_json(self, version: Version, path: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self._request("PUT", version, path, body=body)
@@ -236,57 +298,112 @@ class ApiClient:
     # --- the machinery -------------------------------------------------------------
 
     def _full_client(self) -> httpx.AsyncClient:
-        """The httpx client (proxies from the environment, redirects), made on first use.
+        """The httpx client (proxies from the environment), made on first use.
 
         With a given transport it sends through that one; otherwise through its own,
-        with the default trust store (a redirect may lead to https).
+        with the default trust store. It never follows redirects: `_send` does.
         """
         if self._http is None:
             self._http = httpx.AsyncClient(
                 base_url=self.base_url, transport=self._given, timeout=self.timeout,
-                follow_redirects=True, limits=self._limits, headers=self._base_headers)
+                follow_redirects=False, limits=self._limits, headers=self._base_headers)
         return self._http
 
-    async def _send(self, method: str, url: str, version: Version, timeout: float,
-                    params: dict[str, Any] | None, body: dict[str, Any] | None
-                    ) -> tuple[httpx.Response, list[int]]:
-        """One HTTP exchange, body read, and the statuses of the redirects it went through.
+    async def _open(self, request: httpx.Request) -> httpx.Response:
+        """Send *request*; the answer's head is read, its body not yet.
 
-        Straight to the transport when nothing is in between: `AsyncClient.request` spends
-        ~0.8 ms of CPU per request on URL merging, cookies, auth and redirect machinery
-        this client does not use. After a redirect answer every request goes through it
-        (it follows redirects, as before); that one is asked again. Every redirect answer
-        was a request too (the quota counts it), so its status comes back for the ledger.
+        Straight to the transport when nothing is in between: `AsyncClient.send` spends
+        ~0.8 ms of CPU per request on cookies, auth and event hooks this client does not
+        use. Through the full client when a proxy is configured.
         """
-        headers = self._headers(version)
-        hops: list[int] = []
         if self._direct:
-            request = httpx.Request(method, self.base_url + url, params=params, json=body,
-                                    headers={**self._base_headers, **headers},
-                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
-            response = await self._transport.handle_async_request(request)
+            return await self._transport.handle_async_request(request)
+        return await self._full_client().send(request, stream=True, follow_redirects=False)
+
+    async def _send(self, method: str, url: str, endpoint: str, version: Version,
+                    timeout: float, params: dict[str, Any] | None, body: dict[str, Any] | None,
+                    hops: list[int]) -> tuple[httpx.Response, bytes]:
+        """One HTTP exchange (same-origin redirects followed): the answer and its body (at
+        most `max_body` bytes); the statuses of the redirects go into *hops*.
+
+        Every redirect answer was a request too (the quota counts it), so its status
+        is kept for the ledger. A redirect to another origin is refused before any
+        request goes there.
+        """
+        request = httpx.Request(
+            method, self.base_url + url, params=params, json=body,
+            headers={**self._base_headers, **self._headers(version)},
+            extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+        while True:
+            response = await self._open(request)
             try:
-                await response.aread()
+                location = response.headers.get("location")
+                if response.status_code not in _REDIRECT_STATUS or not location:
+                    return response, await self._read(response, endpoint)
             finally:
                 await response.aclose()
-            if not response.is_redirect:
-                return response, hops
             hops.append(response.status_code)
-            self._direct = False  # from now on the full client, which follows redirects
-        response = await self._full_client().request(method, url, params=params, json=body,
-                                                     headers=headers, timeout=timeout)
-        hops += [earlier.status_code for earlier in response.history]
-        return response, hops
+            if len(hops) > MAX_REDIRECTS:
+                raise _Transient(f"more than {MAX_REDIRECTS} redirects")
+            request = self._redirected(request, response.status_code, location, endpoint,
+                                       version)
+
+    def _redirected(self, request: httpx.Request, status: int, location: str, endpoint: str,
+                    version: Version) -> httpx.Request:
+        """The request a redirect asks for, if it stays on the configured origin."""
+        try:
+            target = request.url.join(location)
+            origin = origin_of(target)
+        except (httpx.InvalidURL, ValueError, TypeError):
+            raise UnreachableError(self._scrub(
+                f"{endpoint} answered HTTP {status} with an unusable redirect address: check "
+                "[api] url, it should be the service's own address")) from None
+        if origin != self.origin:
+            raise RedirectRefused(self._scrub(
+                f"{endpoint} was redirected (HTTP {status}) to {origin_text(origin)}, another "
+                f"origin than [api] url's {origin_text(self.origin)}, and the API key is only "
+                "ever sent to the configured origin: set [api] url to the service's real "
+                "address"))
+        method, content = request.method, request.content
+        if status == 303 and method != "HEAD" or status in (301, 302) and method not in (
+                "GET", "HEAD"):
+            method, content = "GET", b""
+        headers = {**self._base_headers, **self._headers(version)}
+        if content:
+            headers["content-type"] = request.headers.get("content-type", "application/json")
+        return httpx.Request(method, target, content=content or None, headers=headers,
+                             extensions=request.extensions)
+
+    async def _read(self, response: httpx.Response, endpoint: str) -> bytes:
+        """The decoded body of *response*, refused past `max_body` bytes (never held whole)."""
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body:
+            raise self._too_large(endpoint)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_body:
+                raise self._too_large(endpoint)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _too_large(self, endpoint: str) -> UnreachableError:
+        return UnreachableError(
+            f"{endpoint} answered more than {self.max_body // (1024 * 1024)} MiB, more than "
+            "any listing page or article can hold, so it was cut off: check that [api] url "
+            "is the service's address")
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self.__key, "***") if self.__key else text
+        return scrub(text, self.__key)
 
     def _headers(self, version: Version) -> dict[str, str]:
         return {"x-api-key": f"Bearer {self.__key}" if version == "v1" else self.__key}
 
     async def _request(self, method: str, version: Version, path: str, *,
                        params: dict[str, Any] | None = None,
-                       body: dict[str, Any] | None = None) -> dict[str, Any]:
+                       body: dict[str, Any] | None = None,
+                       check: Check | None = None) -> dict[str, Any]:
         url = f"/api/{version}/{path.lstrip('/')}"
         endpoint = endpoint_template(method, url)
         loop = asyncio.get_running_loop()
@@ -302,8 +419,10 @@ class ApiClient:
                 self._started += 1
                 if start is None:
                     start = loop.time()
+                # the attempt's deadline: never past the retry budget (none: one attempt)
                 remaining = self.retry_budget - (loop.time() - start)
-                timeout = self.timeout if attempt == 0 else max(0.05, min(self.timeout, remaining))
+                timeout = (self.timeout if self.retry_budget <= 0
+                           else max(0.05, min(self.timeout, remaining)))
                 try:
                     answer = await self._attempt(method, url, endpoint, version, attempt > 0,
                                                  timeout, params, body)
@@ -319,9 +438,14 @@ class ApiClient:
                 # the slot this one freed has gone out: the slot is not held for the parsing.
                 await asyncio.sleep(0)
                 try:
-                    return self._decode(*answer)
+                    data = self._decode(*answer)
+                    if check is not None:
+                        check(data)
+                    return data
                 except _Transient as failure:
                     reason, wait = failure.reason, None
+                except UnusableAnswer as failure:
+                    reason, wait = self._scrub(str(failure)), None
             attempt += 1
             elapsed = loop.time() - start
             delay = self._backoff(attempt, wait)
@@ -345,19 +469,32 @@ class ApiClient:
     async def _attempt(self, method: str, url: str, endpoint: str, version: Version,
                        retry: bool, timeout: float, params: dict[str, Any] | None,
                        body: dict[str, Any] | None) -> tuple[bytes, str, int]:
-        """One exchange: the body, content type and status of a 2xx answer, else raises."""
+        """One exchange: the body, content type and status of a 2xx answer, else raises.
+
+        Connect, head and body share one deadline (*timeout*): a server that trickles
+        its answer a byte at a time is cut off at it like one that never answers.
+        """
+        hops: list[int] = []
         try:
-            response, hops = await self._send(method, url, version, timeout, params, body)
-        except httpx.TimeoutException:
-            self.ledger.record(endpoint, 0, retry=retry)
-            raise _Transient(f"no answer within {timeout:.1f} s") from None
+            async with asyncio.timeout(timeout):
+                response, content = await self._send(method, url, endpoint, version, timeout,
+                                                     params, body, hops)
+        except (httpx.TimeoutException, TimeoutError):
+            self._hops(endpoint, hops, retry, failed=True)
+            raise _Transient(f"no complete answer within {timeout:.1f} s") from None
         except httpx.TransportError as error:
-            self.ledger.record(endpoint, 0, retry=retry)
+            self._hops(endpoint, hops, retry, failed=True)
             raise _Transient(f"connection failed: {type(error).__name__}") from None
-        self._started += len(hops)  # --max-calls counts them too
-        for hop in hops:
-            self.ledger.record(endpoint, hop, retry=retry)
-        content = response.content
+        except _Transient:
+            self._hops(endpoint, hops, retry, failed=False)
+            raise
+        except RedirectRefused:
+            self._hops(endpoint, hops, retry, failed=False)
+            raise
+        except UnreachableError:  # the body was cut off at the size cap
+            self._hops(endpoint, hops, retry, failed=True)
+            raise
+        self._hops(endpoint, hops, retry, failed=False)
         status = response.status_code
         self.ledger.record(endpoint, status, retry=retry, size=len(content))
         if 200 <= status < 300:
@@ -382,13 +519,21 @@ class ApiClient:
         if status in _TRANSIENT_STATUS:
             raise _Transient(f"HTTP {status}", _server_wait(response) if status == 429 else None)
         if status >= 500:
-            reason = self._scrub(_detail(response))
+            reason = self._scrub(_detail(content))
             raise _Transient(f"HTTP {status}{': ' + reason if reason else ''}")
-        detail = self._scrub(_detail(response))
+        detail = self._scrub(_detail(content))
         raise ApiError(
             f"the service rejected {endpoint} (HTTP {status}{': ' + detail if detail else ''}): "
             "check [api] workspace, or report it as a sitegen bug if the configuration is right"
         )
+
+    def _hops(self, endpoint: str, hops: list[int], retry: bool, *, failed: bool) -> None:
+        """Ledger the redirect answers of one attempt (and its failed last request)."""
+        self._started += len(hops)  # --max-calls counts them too
+        for hop in hops:
+            self.ledger.record(endpoint, hop, retry=retry)
+        if failed:
+            self.ledger.record(endpoint, 0, retry=retry)
 
     @staticmethod
     def _decode(content: bytes, content_type: str, status: int) -> dict[str, Any]:

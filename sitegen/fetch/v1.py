@@ -5,7 +5,8 @@ each carrying its published articles (without bodies); bodies come from
 `GET /api/v1/articles/{id}`. v1 has no clusters, author identities, social
 posts or digest: those stay `None` and one warning says so. It must never
 fetch bodies itself (the sync decides which are needed) and never touch the
-cache.
+cache, and never take an answer without its `agents` list for an empty workspace
+(it is a failed request: retried, then exit 5).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sitegen.fetch.client import ApiClient
+from sitegen.fetch.client import ApiClient, UnusableAnswer
 from sitegen.fetch.records import Agent, Article, WorkspaceInfo
-from sitegen.fetch.v2 import Structure, parse_records, unwrap
+from sitegen.fetch.v2 import Structure, parse_records, unwrap, what_it_said
 
 log = logging.getLogger("sitegen.fetch")
 
@@ -67,9 +68,16 @@ def structure_from_payload(payload: dict[str, Any], workspace_id: str) -> Struct
     return Structure(version="v1", info=info, agents=agents, articles=articles)
 
 
+def _has_agents(payload: dict[str, Any]) -> None:
+    """The `check` of the workspace answer: its `agents` list is there."""
+    if not isinstance(payload.get("agents"), list):
+        raise UnusableAnswer("a workspace answer without its 'agents' list"
+                             f"{what_it_said(payload)}")
+
+
 async def read_structure(client: ApiClient, workspace_id: str) -> Structure:
     """`GET /api/v1/workspaces/{id}`: workspace, agents and their published articles."""
-    payload = await client.get_json("v1", f"/workspaces/{workspace_id}")
+    payload = await client.get_json("v1", f"/workspaces/{workspace_id}", check=_has_agents)
     return structure_from_payload(payload, workspace_id)
 
 

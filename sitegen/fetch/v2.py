@@ -9,9 +9,16 @@ the last sync listed (`KnownArticles`), the published articles are read newest
 update first and only as far as the last sync's newest `updatedAt`; the
 listing's `totalCount` then proves nothing else was added or removed (else the
 whole listing is walked as without it). A whole listing that ends short of its
-`totalCount` is incomplete: nothing it did not name is taken for deleted. It must
+`totalCount` is incomplete: nothing it did not name is taken for deleted.
+
+A listing is complete only when every page has its list (the key the reference
+names, or the `data`/`items`/`results` a service may use instead, as an array) and
+its pagination agrees with it: an answer without its list (`{"error": ...}` with 200,
+`{}`), an empty page whose own `totalCount` says records lie beyond it, or a page that
+only repeats records already read is a failed request (`page_check`: the client
+retries it, then fails with exit 5), never an empty or shorter workspace. It must
 never fetch article bodies (the sync decides which are needed), never touch the
-store, and never swallow a 401/402/403.
+store, never take a failed answer for an empty listing, and never swallow a 401/402/403.
 """
 
 from __future__ import annotations
@@ -27,8 +34,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from sitegen.errors import ApiError, QuotaError
-from sitegen.fetch.client import ApiClient, NotFound, Version
+from sitegen.errors import ApiError, QuotaError, UnreachableError
+from sitegen.fetch.client import ApiClient, Check, NotFound, UnusableAnswer, Version
 from sitegen.fetch.records import (
     Agent,
     Article,
@@ -111,16 +118,54 @@ async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
         raise
 
 
-def items_of(payload: dict[str, Any], keys: tuple[str, ...]) -> list[Any]:
-    """The record list of a list response: the first of `keys`, else `data`, else any list."""
+def items_of(payload: dict[str, Any], keys: tuple[str, ...]) -> list[Any] | None:
+    """The record list of a list response: the first of `keys`, else `data`, `items` or
+    `results`, as an array; None when it has none (not a listing: a failed answer)."""
     for key in (*keys, "data", "items", "results"):
         value = payload.get(key)
         if isinstance(value, list):
             return value
-    for value in payload.values():
-        if isinstance(value, list):
-            return value
-    return []
+    return None
+
+
+def what_it_said(payload: dict[str, Any]) -> str:
+    """What an answer without its list said instead, in a few words ("" when nothing)."""
+    for name in ("error", "details", "message"):
+        value = payload.get(name)
+        if isinstance(value, str) and value.strip():
+            return f" (it said {value.strip()[:80]!r})"
+    return " (an empty object)" if not payload else ""
+
+
+def page_check(keys: tuple[str, ...], skip: int, seen: set[str] | None = None) -> Check:
+    """The `check` of one listing page asked at *skip*: its list is there, its pagination
+    agrees with it, and (given the ids *seen* so far) it is not only records read before."""
+
+    def check(payload: dict[str, Any]) -> None:
+        page = items_of(payload, keys)
+        if page is None:
+            raise UnusableAnswer(f"a listing answer without its {keys[0]!r} list"
+                                 f"{what_it_said(payload)}")
+        meta = _pagination(payload)
+        if meta is not None and not page and skip < (meta.totalCount or 0):
+            raise UnusableAnswer(f"an empty page at skip {skip} of a listing it says holds "
+                                 f"{meta.totalCount} records")
+        if meta is not None and page and meta.totalCount == 0:
+            raise UnusableAnswer("a page of records in a listing it says is empty")
+        if seen and page and _repeats(page, seen):
+            raise UnusableAnswer(f"the page at skip {skip} only repeats records already read "
+                                 "(the service may ignore skip)")
+
+    return check
+
+
+def _repeats(page: list[Any], seen: set[str]) -> bool:
+    """True when every item of *page* has an id and all were read before."""
+    for item in page:
+        ident = item.get("id") if isinstance(item, dict) else None
+        if not isinstance(ident, str) or ident not in seen:
+            return False
+    return True
 
 
 def unwrap(payload: dict[str, Any], key: str) -> dict[str, Any]:
@@ -211,7 +256,8 @@ async def paginate(client: ApiClient, version: Version, path: str, keys: tuple[s
     ahead: deque[asyncio.Future[dict[str, Any]]] = deque()
 
     def fetch(offset: int) -> Awaitable[dict[str, Any]]:
-        return client.get_json(version, path, {**(params or {}), "skip": offset, "limit": limit})
+        return client.get_json(version, path, {**(params or {}), "skip": offset, "limit": limit},
+                               check=page_check(keys, offset, seen))
 
     try:
         while True:
@@ -222,7 +268,7 @@ async def paginate(client: ApiClient, version: Version, path: str, keys: tuple[s
                 return listing
             payload = await (ahead.popleft() if ahead else fetch(skip))
             listing.pages += 1
-            page = items_of(payload, keys)
+            page = items_of(payload, keys) or []  # (the check refused an answer without it)
             meta = _pagination(payload) or Pagination()
             if listing.pages == 1 and meta.totalCount is not None and meta.totalCount >= 0:
                 listing.total = meta.totalCount
@@ -240,11 +286,10 @@ async def paginate(client: ApiClient, version: Version, path: str, keys: tuple[s
                 new += 1
             skip += len(page)
             if page and new == 0:  # a whole page read before: not a listing one can finish
-                listing.complete = False
-                log.warning("stopped reading %s at page %d: it repeated records already read "
-                            "(the service may ignore skip); records beyond it are not updated",
-                            path, listing.pages)
-                return listing
+                raise UnreachableError(
+                    f"the service's listing {path} repeated records already read at page "
+                    f"{listing.pages} (it may ignore skip), so it cannot be read to its end: "
+                    "nothing was changed; try again later or report it to the service")
             if _ends(page, meta, listing.pages, limit):
                 return listing
             # every page read so far was full, so page n starts at n * limit
@@ -354,8 +399,9 @@ async def _recent_articles(client: ApiClient, path: str,
     skip = 0
     for number in range(1, PAGE_CAP + 1):
         payload = await client.get_json(
-            "v2", path, {**PUBLISHED, **RECENT_FIRST, "skip": skip, "limit": PAGE_LIMIT})
-        page = items_of(payload, ("articles",))
+            "v2", path, {**PUBLISHED, **RECENT_FIRST, "skip": skip, "limit": PAGE_LIMIT},
+            check=page_check(("articles",), skip))
+        page = items_of(payload, ("articles",)) or []
         meta = _pagination(payload)
         if meta is None:
             return None

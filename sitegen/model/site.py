@@ -25,7 +25,9 @@ from sitegen.model.slugs import (
     RESERVED,
     SlugAllocator,
     allocate_slug,
+    device_safe,
     expand_permalink,
+    is_device_name,
     short_hash,
     slugify,
     url_to_path,
@@ -51,6 +53,9 @@ log = logging.getLogger("sitegen.model")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
 S = TypeVar("S", bound=Section)
+#: Tags kept per article: plenty for any real article, and what keeps the tag pages and
+#: feeds of a record with 10,000 tags linear (each tag's feed repeats its entries' tags).
+MAX_TAGS = 50
 
 
 def _text(value: str | None) -> str:
@@ -94,7 +99,10 @@ def _sections(
             warn(f"{what} {record_id} appears twice; the first record was kept")
             continue
         name = _text(name_of(record))
-        slug = allocator.allocate(slugify(name) or slugify(record_id) or short_hash(record_id))
+        wanted = slugify(name) or slugify(record_id) or short_hash(record_id)
+        slug = allocator.allocate(wanted)
+        if is_device_name(wanted):
+            warn(f"{what} {record_id} slug {wanted!r} is a reserved name; using {slug!r} instead")
         views[record_id] = make(record, slug)
     return views
 
@@ -142,8 +150,12 @@ def tag_names(article: Article) -> tuple[str, ...]:
     return tuple(article.tags) or (tuple(article.meta.tags) if article.meta else ())
 
 
-def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]:
-    """Tags by slug; a tag's display name is the one its oldest article used."""
+def _attach_tags(pairs: list[tuple[Article, ArticleView]],
+                 warn: Callable[[str], None]) -> dict[str, TagView]:
+    """Tags by slug; a tag's display name is the one its oldest article used.
+
+    An article keeps its first `MAX_TAGS` distinct tags (a warning says so).
+    """
     tags: dict[str, TagView] = {}
     refs: dict[str, TagRef] = {}  # one per tag, shared by its articles
     named: dict[str, tuple[str, str]] = {}  # raw tag → (name, slug): tags repeat a lot
@@ -153,14 +165,16 @@ def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]
         for raw in names:
             found = named.get(raw)
             if found is None:
-                name = _text(raw)[:80]
-                found = named[raw] = (name, (slugify(name) or "tag-" + short_hash(name))
-                                      if name else "")
+                found = named[raw] = _tag_name(raw, warn)
             name, slug = found
             if not name:
                 continue
             if slug in seen:
                 continue
+            if len(seen) == MAX_TAGS:
+                warn(f"article {record.id} has more than {MAX_TAGS} tags; only its first "
+                     f"{MAX_TAGS} were kept")
+                break
             seen.add(slug)
             ref = refs.get(slug)
             if ref is None:
@@ -171,6 +185,18 @@ def _attach_tags(pairs: list[tuple[Article, ArticleView]]) -> dict[str, TagView]
         for ref in view.tags:
             tags[ref.slug].articles.append(view)
     return tags
+
+
+def _tag_name(raw: str, warn: Callable[[str], None]) -> tuple[str, str]:
+    """A raw tag's display name and slug ("" for both when nothing is left of it)."""
+    name = _text(raw)[:80]
+    if not name:
+        return "", ""
+    wanted = slugify(name) or "tag-" + short_hash(name)
+    slug = device_safe(wanted, "tag")
+    if slug != wanted:
+        warn(f"tag {name!r} slug {wanted!r} is a reserved name; using {slug!r} instead")
+    return name, slug
 
 
 def _cluster(record: Record, slug: str, warn: Callable[[str], None]) -> ClusterView:
@@ -239,7 +265,7 @@ def build_site(config: Config, workspace: Workspace) -> Site:
         ),
         lambda r: getattr(r, "name", None), "author identity", late,
     )
-    tags = _attach_tags(pairs)
+    tags = _attach_tags(pairs, late)
     languages: dict[str, LanguageView] = {}
     for record, view in pairs:
         view.agent = agents.get(record.agentId or "")
@@ -250,7 +276,7 @@ def build_site(config: Config, workspace: Workspace) -> Site:
                 section.articles.append(view)
         code = view.language
         if code not in languages:
-            slug = slugify(code) or "und"
+            slug = device_safe(slugify(code) or "und", "lang")
             languages[code] = LanguageView(id=code, name=code, slug=slug, url=f"/lang/{slug}/")
         languages[code].articles.append(view)
 
@@ -284,7 +310,8 @@ def _social_posts(workspace: Workspace) -> list[SocialPostView]:
         image = next((u for u in (safe_http_url(c) for c in candidates) if u), "")
         title = _text(record.title) or _text(record.slug) or "Untitled"
         posts.append(SocialPostView(
-            id=record.id, title=title, slug=slugify(record.slug) or slugify(title),
+            id=record.id, title=title,
+            slug=device_safe(slugify(record.slug) or slugify(title), "post"),
             content=(record.content or "").strip(), image=image,
             published=record.createdAt or record.updatedAt,
         ))

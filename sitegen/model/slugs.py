@@ -2,9 +2,12 @@
 
 Role: every URL segment the site uses goes through `slugify` (python-slugify:
 ASCII, lower case, hyphens), so no path can leave the output folder whatever a
-slug, title or tag contains. `SlugAllocator` hands out unique slugs in the order
-it is asked (callers ask in a deterministic order) and reports each repair as a
-sentence for the caller to log. This module must never do I/O or log.
+slug, title or tag contains, and no segment is a Windows device name (`con`, `nul`,
+`lpt1`…, which a Windows checkout of the output cannot hold as a folder).
+`SlugAllocator` hands out unique slugs in the order it is asked (callers ask in a
+deterministic order), remembering the next free suffix of each base so thousands of
+equal slugs cost linear time, and reports each repair as a sentence for the caller
+to log. This module must never do I/O or log.
 """
 
 from __future__ import annotations
@@ -21,12 +24,27 @@ from sitegen.errors import ConfigError
 
 MAX_SLUG_LENGTH = 80
 
+#: Names Windows reserves for devices, in any case and with any extension (`CON.txt`):
+#: never a path segment of the output, in any namespace.
+DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul",
+                          *(f"com{n}" for n in range(1, 10)), *(f"lpt{n}" for n in range(1, 10))})
+
 #: First URL segments the site itself uses; an article slug may never be one of these.
 RESERVED = frozenset({
     "agents", "topics", "authors", "tags", "lang", "social", "page", "static", "media",
     "feed.xml", "sitemap.xml", "robots.txt", "404", "404.html", "index.html", "feed",
     "sitemap", "robots", "index",
-})
+}) | DEVICE_NAMES
+
+
+def is_device_name(segment: str) -> bool:
+    """True when Windows cannot hold *segment* as a file or folder name (`con`, `Nul.txt`)."""
+    return segment.split(".", 1)[0].rstrip(" ").lower() in DEVICE_NAMES
+
+
+def device_safe(segment: str, suffix: str) -> str:
+    """*segment*, or `segment-suffix` when it is a Windows device name."""
+    return f"{segment}-{suffix}" if is_device_name(segment) else segment
 
 
 _ALREADY_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -52,27 +70,33 @@ def short_hash(text: str) -> str:
 
 
 class SlugAllocator:
-    """Gives out unique slugs within one namespace; duplicates get `-2`, `-3`, ..."""
+    """Gives out unique slugs within one namespace; duplicates get `-2`, `-3`, ...
+
+    Windows device names are reserved in every namespace. The next suffix to try is
+    remembered per base, so the n-th copy of one slug costs O(1), not O(n).
+    """
 
     def __init__(self, reserved: Iterable[str] = ()) -> None:
-        self._taken: set[str] = set(reserved)
+        self._taken: set[str] = set(reserved) | DEVICE_NAMES
         self._reserved = frozenset(self._taken)
+        self._next: dict[str, int] = {}
 
     def allocate(self, wanted: str) -> str:
         """*wanted* if free, else the first free `wanted-N` (N ≥ 2)."""
-        if wanted not in self._taken:
+        if wanted not in self._taken and not is_device_name(wanted):
             self._taken.add(wanted)
             return wanted
-        n = 2
+        n = self._next.get(wanted, 2)  # every wanted-k below n is taken already
         while f"{wanted}-{n}" in self._taken:
             n += 1
         slug = f"{wanted}-{n}"
         self._taken.add(slug)
+        self._next[wanted] = n + 1
         return slug
 
     def is_reserved(self, slug: str) -> bool:
         """True when *slug* is one of the namespace's reserved names."""
-        return slug in self._reserved
+        return slug in self._reserved or is_device_name(slug)
 
 
 def choose_slug(
@@ -132,8 +156,8 @@ def expand_permalink(
         "year": f"{published.year:04d}",
         "month": f"{published.month:02d}",
         "day": f"{published.day:02d}",
-        "lang": slugify(language) or "und",
-        "id": slugify(record_id) or short_hash(record_id),
+        "lang": device_safe(slugify(language) or "und", "lang"),
+        "id": device_safe(slugify(record_id) or short_hash(record_id), "id"),
     }
     try:
         url = pattern.format(**values)
@@ -149,6 +173,10 @@ def _permalink_path(pattern: str, url: str) -> str:
     segments = [s for s in url.split("/") if s]
     if any(s in {".", ".."} for s in segments):
         raise ConfigError(f"[site] permalink {pattern!r} must not contain '.' or '..' segments")
+    device = next((s for s in segments if is_device_name(s)), None)
+    if device is not None:  # the slug and placeholders never are: the pattern's own text
+        raise ConfigError(f"[site] permalink {pattern!r} has the segment {device!r}, a name "
+                          "Windows reserves for a device: choose another word")
     return "/" + "/".join(segments) + "/"
 
 

@@ -6,17 +6,27 @@ Role: answer GET/HEAD over real HTTP/1.1 from the served folder through `routing
 are sent, and stream `ReloadChannel` events at `/__sitegen/events`. It must never write a file,
 never list a directory, never serve outside the served folder, and never build HTML from
 error text (problems travel as JSON; the page script shows them with `textContent`).
+
+A slow or vanishing client costs nothing lasting: a request's line and headers must
+arrive within `HEADER_TIMEOUT` seconds of the connection becoming ready for it (an
+idle keep-alive connection included), else the connection is closed, so a partial
+request never holds a thread; a response that cannot be sent within
+`SEND_TIMEOUT` ends too; and a client that disconnects mid-response (a cancelled
+load) is logged at debug level only, never as a traceback.
 """
 
 from __future__ import annotations
 
 import errno
 import html
+import io
 import logging
 import queue
 import socket
 import socketserver
+import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
@@ -44,6 +54,9 @@ _ASSETS = {
     RESERVED_PREFIX + "livereload.js": ("livereload.js", "application/javascript; charset=utf-8"),
     RESERVED_PREFIX + "waiting.html": ("waiting.html", "text/html; charset=utf-8"),
 }
+HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers to arrive
+SEND_TIMEOUT = 30.0  # seconds a blocked send may wait for the client to read
+_DISCONNECTS = (ConnectionError, TimeoutError)  # BrokenPipe, ConnectionReset, ...
 _SCRIPT_TAG = '<script src="/__sitegen/livereload.js" data-sitegen-build="{build}" defer></script>'
 
 
@@ -111,6 +124,14 @@ class PreviewHTTPServer(ThreadingHTTPServer):
             self._connections.discard(request)
         super().shutdown_request(request)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (or was too slow) is not an error worth a traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, _DISCONNECTS):
+            log.debug("preview: %s went away: %s", client_address, type(error).__name__)
+            return
+        super().handle_error(request, client_address)
+
     def close_connections(self) -> None:
         """Wake every handler blocked on an idle keep-alive connection so it can end."""
         with self._connections_lock:
@@ -122,11 +143,46 @@ class PreviewHTTPServer(ThreadingHTTPServer):
                 pass
 
 
+class _Deadline(io.RawIOBase):
+    """The connection's reading side, each read bounded by the time left to a deadline."""
+
+    def __init__(self, connection: socket.socket) -> None:
+        self._connection = connection
+        self.deadline: float | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the request's headers did not arrive in time")
+            self._connection.settimeout(left)
+        return self._connection.recv_into(buffer)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: PreviewHTTPServer
     protocol_version = "HTTP/1.1"
     server_version = "sitegen-preview"
     sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()
+        self._reading = _Deadline(self.connection)
+        self.rfile = io.BufferedReader(self._reading)
+
+    def handle_one_request(self) -> None:
+        # the request line and headers share one deadline (a trickle cannot extend it)
+        self._reading.deadline = time.monotonic() + HEADER_TIMEOUT
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()  # reads the headers
+        self._reading.deadline = None
+        self.connection.settimeout(SEND_TIMEOUT)
+        return parsed
 
     def version_string(self) -> str:
         return self.server_version

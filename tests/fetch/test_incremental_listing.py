@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from sitegen.config import Config
+from sitegen.errors import UnreachableError
 from sitegen.fetch.stored import open_config_store
 from sitegen.fetch.sync import SyncResult, plan_sync
 from tests.fetch.conftest import (
@@ -185,9 +186,9 @@ def test_random_histories_match_a_sync_from_scratch(config: Config) -> None:
         assert same_as_from_scratch(config, fake, result)
 
 
-def test_a_service_repeating_its_first_page_stops_the_recent_walk(
+def test_a_service_repeating_its_first_page_fails_the_sync_and_keeps_the_cache(
         config: Config, synced: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A listing that ignores `skip` would keep the recent walk going until the page cap."""
+    """A listing that ignores `skip` is a failed request, not a shorter workspace."""
     real = FakeApi._page
 
     def first_page_only(self: FakeApi, key: str, items: list[Any],
@@ -196,13 +197,16 @@ def test_a_service_repeating_its_first_page_stops_the_recent_walk(
 
     for article in synced.articles:
         article["updatedAt"] = stamp(20_000)  # all newer than the store: every page is read
+    cache = config.cache_path
+    before = {p: p.read_bytes() for p in sorted(cache.rglob("*")) if p.is_file()}
     monkeypatch.setattr(FakeApi, "_page", first_page_only)
-    result = resync(config, synced)
-    # the whole walk ends incomplete at the repeat: no stored article is taken for deleted
-    assert len(result.workspace.articles) == 250 and not result.workspace.articles_exact
-    # two recent pages (the second repeats the first), then the whole walk's first page and
-    # the two its totalCount promised (read ahead), where it stops too; not 1,000 pages
-    assert synced.calls[LIST] == 2 + 3
+    with pytest.raises(UnreachableError) as caught:
+        resync(config, synced)
+    assert caught.value.exit_code == 5
+    assert "repeats records already read" in str(caught.value)
+    # retried within the budget, not walked to the 1,000-page cap
+    assert synced.calls[LIST] < 40
+    assert {p: p.read_bytes() for p in sorted(cache.rglob("*")) if p.is_file()} == before
 
 
 def test_a_service_serving_smaller_pages_is_read_past_its_first_page(config: Config) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from sitegen.errors import UnreachableError
 from sitegen.fetch import v2
 from sitegen.fetch.client import ApiClient
 from sitegen.fetch.v2 import Listing, paginate
@@ -89,14 +90,32 @@ def test_endless_has_next_page_is_cut_at_total_count_plus_two() -> None:
     assert not listing.complete
 
 
-def test_repeating_pages_stop_when_nothing_new_arrives(
-        caplog: pytest.LogCaptureFixture) -> None:
-    listing, calls = walk(lambda n, skip, limit: {
-        "things": items(0, limit), "pagination": {"hasNextPage": True}})
-    assert calls == 2 and len(listing.items) == 10
-    # what lies beyond is unknown: nothing cached may be taken for deleted
-    assert not listing.complete
-    assert "stopped reading /things at page 2: it repeated records" in caplog.text
+def test_repeating_pages_are_a_failed_listing_not_a_short_one() -> None:
+    with pytest.raises(UnreachableError) as caught:
+        walk(lambda n, skip, limit: {"things": items(0, limit),
+                                     "pagination": {"hasNextPage": True}})
+    assert caught.value.exit_code == 5
+    assert "the page at skip 10 only repeats records already read" in str(caught.value)
+
+
+@pytest.mark.parametrize("answer", [
+    {"error": "Service temporarily unavailable"}, {}, {"things": None, "pagination": {}},
+    {"count": 3}, {"things": [], "pagination": {"totalCount": 251, "hasNextPage": False}},
+])
+def test_an_answer_without_its_list_or_disagreeing_is_retried_then_fails(
+        answer: dict[str, Any]) -> None:
+    with pytest.raises(UnreachableError) as caught:
+        walk(lambda n, skip, limit: answer)
+    message = str(caught.value)
+    assert caught.value.exit_code == 5 and "failed 6 time(s)" in message
+    assert ("without its 'things' list" in message
+            or "an empty page at skip 0 of a listing it says holds 251 records" in message)
+
+
+def test_a_failed_first_answer_then_a_good_one_gives_the_whole_listing() -> None:
+    listing, calls = walk(lambda n, skip, limit: {"error": "busy"} if n == 1 else {
+        "things": items(skip, 5), "pagination": {"totalCount": 5}})
+    assert calls == 2 and ids(listing) == [f"r{n}" for n in range(5)] and listing.complete
 
 
 def test_hard_cap_without_any_total(monkeypatch: pytest.MonkeyPatch,
@@ -123,7 +142,8 @@ def test_garbage_pagination_objects_are_ignored() -> None:
 def test_items_of_accepts_other_collection_keys() -> None:
     assert v2.items_of({"data": [1]}, ("articles",)) == [1]
     assert v2.items_of({"results": [2], "pagination": {}}, ("articles",)) == [2]
-    assert v2.items_of({"count": 3}, ("articles",)) == []
+    assert v2.items_of({"count": 3}, ("articles",)) is None
+    assert v2.items_of({"error": "x", "details": ["y"]}, ("articles",)) is None
     assert v2.unwrap({"article": {"id": "x"}}, "article") == {"id": "x"}
     assert v2.unwrap({"id": "y"}, "article") == {"id": "y"}
 
@@ -174,3 +194,18 @@ def test_records_added_past_the_total_are_still_read_one_page_at_a_time() -> Non
     listing, skips, _ = walk_concurrently(total=30, served=47)
     assert ids(listing) == [f"r{n}" for n in range(47)]
     assert skips[-2:] == [30, 40]
+
+
+@pytest.mark.parametrize("answer", [{}, {"error": "Unavailable"}, {"workspace": {}, "agents": 3}])
+def test_a_v1_workspace_answer_without_its_agents_is_a_failure_not_an_empty_site(
+        answer: dict[str, Any]) -> None:
+    from sitegen.fetch import v1
+
+    async def go() -> None:
+        transport = httpx.MockTransport(lambda request: httpx.Response(200, json=answer))
+        async with ApiClient(BASE, KEY, transport=transport, max_retries=2) as client:
+            await v1.read_structure(client, "65f0c0ffee0123456789abcd")
+
+    with pytest.raises(UnreachableError) as caught:
+        asyncio.run(go())
+    assert "without its 'agents' list" in str(caught.value)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from sitegen.config import Config
-from sitegen.errors import CacheError
+from sitegen.errors import CacheError, UnreachableError
 from sitegen.fetch.records import Agent, Article, Cluster, DigestSettings, WorkspaceInfo
 from sitegen.fetch.stored import (
     REST_KINDS,
@@ -272,10 +272,15 @@ def test_a_store_of_another_workspace_is_never_used(tmp_path: Path, fake: FakeAp
 
 
 def end_early(fake: FakeApi, how: str) -> None:
-    """Make the whole article listing end after its first page (of 100)."""
+    """Make the whole article listing end after its first page (of 100).
+
+    "short of its total": the first page says it is the last one (`hasNextPage: false`)
+    while its `totalCount` still says 250; "repeating its first page": every page is the
+    first one again.
+    """
     def hook(page: list[Any], payload: dict[str, Any]) -> dict[str, Any]:
-        if payload["pagination"]["skip"] >= 100:
-            payload["articles"] = [] if how == "short of its total" else payload["articles"]
+        if how == "short of its total" and "articles" in payload:
+            payload["pagination"].update(hasNextPage=False, totalPages=1)
         return payload
 
     real = fake._page
@@ -289,13 +294,12 @@ def end_early(fake: FakeApi, how: str) -> None:
     fake._page = page  # type: ignore[method-assign]
 
 
-@pytest.mark.parametrize("how", ["short of its total", "repeating its first page"])
 def test_refresh_with_a_listing_that_ends_early_keeps_what_it_could_not_list(
-        config: Config, how: str, caplog: pytest.LogCaptureFixture) -> None:
+        config: Config, caplog: pytest.LogCaptureFixture) -> None:
     fake = dated_service()
     before = resync(config, fake).workspace
     fake.articles[5].update(title="Renamed", updatedAt="2025-01-01T00:00:00.000Z")
-    end_early(fake, how)
+    end_early(fake, "short of its total")
     result = resync(config, fake, refresh=True)
     assert fake.calls[DETAIL] == 100  # --refresh: every listed article's body again
     assert {a.id for a in result.workspace.articles} == {a.id for a in before.articles}
@@ -303,8 +307,18 @@ def test_refresh_with_a_listing_that_ends_early_keeps_what_it_could_not_list(
     assert stored(config) == result.workspace
     titles = {a.id: a.title for a in result.workspace.articles}
     assert titles[fake.articles[5]["id"]] == "Renamed"  # listed: fresh
-    if how == "short of its total":
-        assert "ended after 100 of the 250 articles it announced" in caplog.text
+    assert "ended after 100 of the 250 articles it announced" in caplog.text
+
+
+def test_refresh_with_a_listing_that_repeats_its_first_page_fails_and_keeps_the_store(
+        config: Config) -> None:
+    fake = dated_service()
+    before = resync(config, fake).workspace
+    end_early(fake, "repeating its first page")
+    with pytest.raises(UnreachableError) as caught:
+        resync(config, fake, refresh=True)
+    assert caught.value.exit_code == 5
+    assert stored(config) == before
 
 
 def test_a_whole_listing_short_of_its_total_takes_nothing_for_deleted(config: Config) -> None:
@@ -314,6 +328,6 @@ def test_a_whole_listing_short_of_its_total_takes_nothing_for_deleted(config: Co
     resync(config, fake)
     end_early(fake, "short of its total")
     result = resync(config, fake)
-    assert fake.calls[LIST] == 3  # pages after the first are empty: the walk ends there
+    assert fake.calls[LIST] <= 3  # the first page says it is the last: the walk ends there
     assert len(result.workspace.articles) == 249 and result.stats.removed == 0
 
