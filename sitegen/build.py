@@ -19,10 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.errors import BuildError, ConfigError, StrictError
+from sitegen.budget import monthly_budget  # issue-24: the steady-state projection
+from sitegen.errors import ConfigError, StrictError
 from sitegen.heap import collector_paused, freeze_new_objects, frozen_heap
 from sitegen.logs import LOGGER_NAME, WarningCounter
-from sitegen.report import BuildReport, Progress, Timings
+from sitegen.report import BuildReport, Progress, Timings, write_report  # issue-24
 
 if TYPE_CHECKING:
     import httpx
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from sitegen.emit.stamp import StampedBuild, StampKey
     from sitegen.emit.writer import EarlySurvey, OutputWriter
     from sitegen.fetch.cache import CacheState
-    from sitegen.fetch.records import WorkspaceInfo
     from sitegen.fetch.sync import SyncResult
     from sitegen.model.views import Site
     from sitegen.render.pages import Job, Renderer
@@ -190,7 +190,7 @@ def _run_build(
         freeze_new_objects()
         calls = report.api.get("total")
         if isinstance(calls, int) and calls > 0 and synced is not None:
-            report.api["monthly"] = _budget(config, synced.info, calls)
+            report.api["monthly"] = monthly_budget(config, synced, calls)  # issue-24
         # Warnings the stamp records (and replays) are the build's, not the fetch's: a later
         # offline build of the same cache would not see the sync's, nor its quota projection.
         fetch_to = counter.count
@@ -323,24 +323,6 @@ def _offline_api(api_version: ApiVersion) -> dict[str, object]:
     return ledger.to_report()
 
 
-def _budget(config: Config, info: WorkspaceInfo, calls: int) -> dict[str, float | int | None]:
-    """Project this build's calls over a month of scheduled builds; warn over the quota."""
-    from sitegen.quota import plan_quota, project
-
-    quota = config.api.monthly_quota
-    if quota is None:
-        quota = plan_quota(info.plan)
-    projection = project(calls, config.api.schedule, quota)
-    if projection.over_budget:
-        log.warning(
-            "this build made %d API calls; at [api] schedule '%s' (%.0f builds a month) that "
-            "is about %d calls a month, over the monthly quota of %d: build less often or "
-            "raise [api] monthly_quota if your plan allows more",
-            calls, config.api.schedule, projection.runs_per_month, projection.monthly,
-            projection.quota)
-    return projection.to_report()
-
-
 def _render(site: Site, hashes: dict[str, str], renderer: Renderer, writer: OutputWriter,
             progress: Progress, jobs: list[Job], job_hashes: dict[str, str]) -> int:
     """Render the changed pages, then run *jobs*; write their files listed in *job_hashes*.
@@ -449,13 +431,7 @@ def build_command(options: argparse.Namespace) -> int:
     finally:
         if early is not None:
             early.close()
-    report_path = getattr(options, "report", None)
-    if report_path:
-        try:
-            Path(report_path).write_text(report.dumps(), encoding="utf-8")
-        except OSError as error:
-            raise BuildError(f"the site was built, but the report {report_path} could not be "
-                             f"written: {error.strerror}") from None
+    write_report(getattr(options, "report", None), report)  # issue-24: failures in cli.py
     log.info("%s", report.summary())
     return 0
 
@@ -474,9 +450,9 @@ def _configured_build(options: argparse.Namespace, *, demo: bool, offline: bool,
                       strict: bool, override: str | None, stamp: StampKey | None,
                       early: EarlySurvey | None) -> BuildReport:
     """`run_build` with the command's configuration and options."""
-    from sitegen.config import resolve_config
+    from sitegen.config import build_config  # issue-24: --base-url, key and URL checks
 
-    config = resolve_config(options.config, demo)
+    config = build_config(options.config, demo, offline=offline)  # issue-24
     output = config.output_path(override)
     given = Path(override) if override is not None else config.root / config.site.output
     quiet = bool(getattr(options, "quiet", False))

@@ -135,3 +135,36 @@ def project(calls: int, schedule: str, quota: int | None) -> Projection:
     """Project *calls* per build over the builds *schedule* starts in a month."""
     return Projection(calls=calls, runs_per_month=parse_schedule(schedule).runs_per_month(),
                       quota=quota)
+
+
+#: Items per page of the v2 list endpoints (`sitegen.fetch.v2.PAGE_LIMIT`).
+LIST_PAGE = 100
+
+
+def _pages(count: int | None) -> int:
+    return 0 if count is None else max(1, -(-count // LIST_PAGE))
+
+
+def steady_calls(*, version: str | None, agents: int, clusters: int | None,
+                 authors: int | None, social_posts: int | None) -> int:
+    """The API calls of a re-sync that finds nothing new, from the workspace's size.
+
+    v2: the workspace, its digest, one page of the articles updated since the last sync
+    (the listing of the newest ones proves nothing else changed), and every page of the
+    agent, cluster, author identity and social post listings. v1: the workspace call
+    (after the v2 probe that answers 404 under `auto`). Retries and changed articles'
+    detail requests come on top; a cold first build, which reads every article, is no
+    guide to the months after it.
+    """
+    if version == "v1":
+        return 2
+    return 3 + _pages(agents) + _pages(clusters) + _pages(authors) + _pages(social_posts)
+
+
+#: A working month of `sitegen serve`: 8 hours on each of 21 working days, in minutes.
+SERVE_MINUTES_PER_MONTH = 8 * 60 * 21
+
+
+def refreshes_per_month(minutes: float) -> float:
+    """Background refreshes of `serve --refresh-every MINUTES` in a working month of serving."""
+    return SERVE_MINUTES_PER_MONTH / minutes if minutes > 0 else 0.0

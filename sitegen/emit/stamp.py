@@ -41,7 +41,7 @@ CONTENT_FILE = "content.json"  # sitegen.fetch.cache.CACHE_FILE
 CHANGES_FILE = "content-changes.json"  # sitegen.fetch.cache.CHANGES_FILE
 MANIFEST_FILE = ".sitegen-manifest.json"  # sitegen.emit.manifest.MANIFEST_NAME
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
-FIXED_ENV = ("SOURCE_DATE_EPOCH",)
+FIXED_ENV = ("SOURCE_DATE_EPOCH", "SITEGEN_SITE_URL")  # issue-24: --base-url sets the latter
 
 Stat = tuple[int, int, int]  # size, mtime_ns, inode
 
