@@ -26,15 +26,20 @@ def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _table(report: dict[str, Any], key: str) -> dict[str, Any]:
+    found = report.get(key)
+    return found if isinstance(found, dict) else {}
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
 def summary_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     """The facts of one report as (what, value) rows."""
-    pages = report.get("pages") if isinstance(report.get("pages"), dict) else {}
-    api = report.get("api") if isinstance(report.get("api"), dict) else {}
-    warnings = report.get("warnings") if isinstance(report.get("warnings"), list) else []
+    pages = _table(report, "pages")
+    api = _table(report, "api")
+    warnings = _warnings(report)
     status = report.get("status")
     error = report.get("error") if isinstance(report.get("error"), dict) else None
     outcome = "built" if status == 0 else f"exit {status}: {error['message']}" if error else (
