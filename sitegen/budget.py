@@ -50,3 +50,27 @@ def monthly_budget(config: Config, synced: SyncResult, calls: int
             steady, config.api.schedule, projection.runs_per_month, projection.monthly,
             projection.quota)
     return {**projection.to_report(), "per_build": steady, "basis": basis}
+
+
+def refresh_cost(config: Config, minutes: float, workspace_counts: dict[str, int | None] | None
+                 ) -> str:
+    """What `serve --refresh-every MINUTES` spends, counted with the scheduled builds.
+
+    *workspace_counts* are the cached workspace's sizes (None: no cache yet, so the
+    smallest v2 re-sync is assumed). One sentence, for serve to print when it starts.
+    """
+    from sitegen.quota import refreshes_per_month
+
+    counts = workspace_counts or {}
+    each = steady_calls(version="v2", agents=counts.get("agents") or 0,
+                        clusters=counts.get("clusters"), authors=counts.get("authors"),
+                        social_posts=counts.get("social_posts"))
+    runs = refreshes_per_month(minutes)
+    refreshes = round(each * runs)
+    scheduled = project(each, config.api.schedule, config.api.monthly_quota)
+    total = refreshes + scheduled.monthly
+    quota = config.api.monthly_quota
+    of_quota = f" of the monthly quota of {quota}" if quota is not None else ""
+    return (f"background refresh every {minutes:g} min: about {each} API calls each, "
+            f"~{refreshes} a month if serve runs 8 hours every working day; with the "
+            f"scheduled builds (~{scheduled.monthly}) that is ~{total} a month{of_quota}")

@@ -117,3 +117,17 @@ def test_a_projection_over_the_quota_warns_and_fails_strict(
                   transport=demo_transport())
     assert any("over the monthly quota of 1000" in r.getMessage() for r in caplog.records)
     assert not (tmp_path / "out").exists()
+
+
+def test_serve_refreshes_only_when_asked_and_says_what_it_costs(tmp_path: Path) -> None:
+    from sitegen.budget import refresh_cost
+    from sitegen.cli import build_parser
+
+    assert build_parser().parse_args(["serve"]).refresh_every == 0  # off unless asked for
+    config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
+    line = refresh_cost(config, 10, {"agents": 3, "clusters": 4, "authors": 2,  # type: ignore[arg-type]
+                                     "social_posts": 0})
+    # 7 calls a refresh, 1,008 refreshes in a working month; 213 for the daily builds.
+    assert line == ("background refresh every 10 min: about 7 API calls each, ~7056 a month "
+                    "if serve runs 8 hours every working day; with the scheduled builds "
+                    "(~213) that is ~7269 a month of the monthly quota of 10000")
