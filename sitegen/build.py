@@ -156,7 +156,7 @@ def _content(config: Config, store: Store, options: BuildOptions, report: BuildR
                   max_calls=options.max_calls, progress=progress)
     report.api, report.from_cache = synced.ledger.to_report(), synced.from_cache
     if synced.ledger.total and not synced.from_cache:
-        from sitegen.quota import budget
+        from sitegen.budget import monthly_budget
 
-        report.api["monthly"] = budget(config, synced.workspace.info.plan, synced.ledger.total)
+        report.api["monthly"] = monthly_budget(config, synced, synced.ledger.total)
     return synced.workspace

@@ -11,11 +11,10 @@ from __future__ import annotations
 import argparse
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
-from sitegen.errors import BuildError, StrictError
-from sitegen.report import BuildReport, Progress
+from sitegen.errors import StrictError
+from sitegen.report import BuildReport, Progress, write_report
 
 log = logging.getLogger("sitegen.build")
 
@@ -35,9 +34,9 @@ def build_command(options: argparse.Namespace) -> int:
         report = _replayed(replayed, bool(options.strict))
     else:
         from sitegen.build import BuildOptions, run_build
-        from sitegen.config import resolve_config
+        from sitegen.config import build_config
 
-        config = resolve_config(options.config, demo)
+        config = build_config(options.config, demo, offline=bool(options.offline))
         report = run_build(config, BuildOptions(
             output=config.output_path(override), offline=bool(options.offline),
             refresh=bool(options.refresh), force=force, strict=bool(options.strict),
@@ -50,12 +49,7 @@ def build_command(options: argparse.Namespace) -> int:
     report.seconds = time.perf_counter() - started
     if replayed is not None:
         report.timings = {"unchanged": report.seconds}
-    if options.report:
-        try:
-            Path(options.report).write_text(report.dumps(), encoding="utf-8")
-        except OSError as error:
-            raise BuildError(f"the site was built, but the report {options.report} could not "
-                             f"be written: {error.strerror}") from None
+    write_report(options.report, report)
     log.info("%s", report.summary())
     return 0
 

@@ -13,10 +13,13 @@ import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from sitegen import __version__
 from sitegen.errors import ConfigError, SitegenError
 from sitegen.logs import setup_logging
+
+if TYPE_CHECKING:
+    from sitegen.report import ReportFile
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,28 +29,61 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(f"{message} (see `{self.prog} --help`)")
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version, looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the installed version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from sitegen import DIST_NAME, installed_version
+
+        print(f"sitegen {installed_version()} ({DIST_NAME})")
+        parser.exit()
+
+
+def _globals() -> _Parser:
+    """`--debug`, `-q` and `-v`: accepted before and after the command name alike.
+
+    Their defaults are SUPPRESS, so a command's parser never resets a flag given before
+    the command; `_main` reads them with `getattr(..., False)`.
+    """
+    flags = _Parser(add_help=False)
+    flags.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the cause chain of errors")
+    flags.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="only warnings and errors")
+    flags.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                       help="more detail")
+    return flags
+
+
+_GLOBALS = _globals()
+
+
 def _common(parser: argparse.ArgumentParser, config: bool = True) -> None:
     if config:
         parser.add_argument("-c", "--config", default="site.toml", metavar="FILE",
                             help="the site configuration (default: ./site.toml)")
-    verbosity = parser.add_mutually_exclusive_group()
-    verbosity.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
-    verbosity.add_argument("-v", "--verbose", action="store_true", help="more detail")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="sitegen", description="Build a static website from a workspace.")
-    parser.add_argument("--version", action="version", version=f"sitegen {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show the cause chain of errors")
+    parser = _Parser(prog="sitegen", description="Build a static website from a workspace.",
+                     parents=[_GLOBALS])
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
-    init = commands.add_parser("init", help="scaffold a new site")
+    init = commands.add_parser("init", parents=[_GLOBALS], help="scaffold a new site")
     init.add_argument("directory", nargs="?", default=".", metavar="DIR")
     init.add_argument("--ci", choices=["github", "gitlab"], default="github")
     _common(init, config=False)
 
-    build = commands.add_parser("build", help="fetch content and build the site")
+    build = commands.add_parser("build", parents=[_GLOBALS],
+                                help="fetch content and build the site")
     _common(build)
     build.add_argument("-o", "--output", metavar="DIR", help="output folder (relative to cwd)")
     build.add_argument("--offline", action="store_true", help="no requests: build from cache")
@@ -55,21 +91,28 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true",
                        help="render every page again from the stored content")
     build.add_argument("--strict", action="store_true", help="fail when any warning was logged")
-    build.add_argument("--report", metavar="FILE", help="write a JSON build report")
+    build.add_argument("--report", metavar="FILE",
+                       help="write a JSON build report (on every exit status)")
+    build.add_argument("--base-url", metavar="URL",
+                       help="the public base URL for this build, instead of [site] url "
+                       "(also SITEGEN_SITE_URL)")
     build.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
     build.add_argument("--max-calls", type=int, metavar="N",
                        help="stop before making more than N API calls (exit 4)")
 
-    serve = commands.add_parser("serve", help="build, serve, watch and live-reload")
+    serve = commands.add_parser("serve", parents=[_GLOBALS],
+                                help="build, serve, watch and live-reload")
     _common(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     serve.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
     serve.add_argument("--offline", action="store_true", help="no requests: build from cache")
-    serve.add_argument("--refresh-every", type=float, default=10.0, metavar="MINUTES",
-                       help="refresh API content every N minutes (0: never)")
+    serve.add_argument("--refresh-every", type=float, default=0.0, metavar="MINUTES",
+                       help="refresh API content every N minutes in the background "
+                       "(default 0: never; each refresh spends API calls)")
 
-    fetch = commands.add_parser("fetch", help="update the local content cache only")
+    fetch = commands.add_parser("fetch", parents=[_GLOBALS],
+                                help="update the local content cache only")
     _common(fetch)
     fetch.add_argument("--refresh", action="store_true", help="ignore the cache, fetch all")
     fetch.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
@@ -77,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print how many calls a build would make now "
                        "(spends only the cheap list calls)")
 
-    emulate = commands.add_parser("emulate", help="run a local emulator of the service's API")
+    emulate = commands.add_parser("emulate", parents=[_GLOBALS],
+                                  help="run a local emulator of the service's API")
     emulate.add_argument("--data", metavar="FILE", help="workspace JSON (default: the demo)")
     emulate.add_argument("--host", default="127.0.0.1")
     emulate.add_argument("--port", type=int, default=8765)
@@ -94,13 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
     emulate.add_argument("--seed", type=int, default=0, help="seed for simulated faults")
     _common(emulate, config=False)
 
-    digest = commands.add_parser("digest", help="show or change the digest settings (v2)")
+    digest = commands.add_parser("digest", parents=[_GLOBALS],
+                                 help="show or change the digest settings (v2)")
     digest_commands = digest.add_subparsers(dest="digest_command", metavar="ACTION",
                                             parser_class=_Parser)
     digest_commands.required = True
-    show = digest_commands.add_parser("show", help="print the digest settings")
+    show = digest_commands.add_parser("show", parents=[_GLOBALS], help="print the digest settings")
     _common(show)
-    change = digest_commands.add_parser("set", help="update the digest settings")
+    change = digest_commands.add_parser("set", parents=[_GLOBALS],
+                                        help="update the digest settings")
     _common(change)
     change.add_argument("--enabled", choices=["true", "false"])
     change.add_argument("--frequency", choices=["daily", "weekly", "monthly"])
@@ -115,8 +161,10 @@ def _dispatch(options: argparse.Namespace) -> int:
     command = options.command
     if command == "build":
         from sitegen.build_cli import build_command
+        from sitegen.config import site_url_from
 
-        return build_command(options)
+        with site_url_from(getattr(options, "base_url", None)):
+            return build_command(options)
     if command == "fetch":
         from sitegen.fetch.command import fetch_command
 
@@ -163,19 +211,31 @@ def _main(args: list[str]) -> tuple[int, str | None]:
     """The exit status of the command line *args*, and the command it ran (None: none)."""
     debug = "--debug" in args
     command: str | None = None
+    reporting: ReportFile | None = None  # `build --report FILE`, written on every exit
     try:
         options = build_parser().parse_args(args)
         command = options.command
-        verbosity = -1 if getattr(options, "quiet", False) else (
-            1 if getattr(options, "verbose", False) else 0)
+        quiet, verbose = getattr(options, "quiet", False), getattr(options, "verbose", False)
+        if quiet and verbose:
+            raise ConfigError("-q and -v contradict each other: give one of them")
+        options.quiet, options.verbose = quiet, verbose
+        verbosity = -1 if quiet else (1 if verbose else 0)
         setup_logging(verbosity)
+        if command == "build":
+            from sitegen.report import report_file
+
+            reporting = report_file(options)
         return _dispatch(options), command
     except SitegenError as error:
         if debug:
             traceback.print_exc(file=sys.stderr)
+        if reporting is not None:
+            reporting.failed(error, error.exit_code)
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code, command
     except KeyboardInterrupt:
+        if reporting is not None:
+            reporting.failed(None, 130)
         print("error: interrupted; the previous output was kept", file=sys.stderr)
         return 130, command
     except SystemExit as exit_:  # argparse --help / --version

@@ -1,15 +1,22 @@
 """site.toml → validated configuration (strict pydantic models).
 
 Role: read one TOML file, validate every key at once (unknown keys and wrong types
-are errors naming the key), resolve relative paths against the config file's
-folder, and read API keys from the environment. It must never read a key from
-site.toml, never print a key, and never make a request.
+are errors naming the key, in plain words; types are strict: `"8"` is not a number),
+resolve relative paths against the config file's folder, and read API keys and the
+one-build base URL (`SITEGEN_SITE_URL`, which `--base-url` sets) from the environment.
+`build_config` is what `sitegen build` runs with, checked before any request: the
+analytics key must not be the API key, and `[api] url` must not be `init`'s
+placeholder. It must never read a key from site.toml, never print a key, and never
+make a request.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -41,7 +48,8 @@ class _HttpUrlText:
     def __get_pydantic_core_schema__(cls, source: Any,
                                      handler: GetCoreSchemaHandler) -> CoreSchema:
         return core_schema.no_info_after_validator_function(
-            str, core_schema.url_schema(allowed_schemes=["http", "https"], host_required=True),
+            str, core_schema.url_schema(allowed_schemes=["http", "https"], host_required=True,
+                                        strict=False),
             serialization=core_schema.to_string_ser_schema())
 
 
@@ -49,7 +57,7 @@ HttpUrlText = Annotated[str, _HttpUrlText]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class SiteSection(_Strict):
@@ -101,7 +109,7 @@ class ApiSection(_Strict):
         try:
             parse_schedule(value)
         except CronError as error:
-            raise ValueError(f"not a cron schedule ({error}), e.g. '0 6 * * *'") from None
+            raise ValueError(f"must be a cron schedule ({error}), e.g. '0 6 * * *'") from None
         return " ".join(value.split())
 
     @property
@@ -124,7 +132,7 @@ class Config(_Strict):
     site: SiteSection
     api: ApiSection
     analytics: AnalyticsSection = AnalyticsSection()
-    root: Path = Field(default=Path("."), exclude=True)
+    root: Path = Field(default=Path("."), exclude=True, strict=False)
 
     @property
     def cache_path(self) -> Path:
@@ -157,17 +165,68 @@ class Config(_Strict):
         return value or None
 
 
+#: What a wrong value should have been, in plain words, by pydantic's error type.
+_EXPECTED = {
+    "int_type": "a whole number without quotes, e.g. 8",
+    "int_from_float": "a whole number, e.g. 8",
+    "float_type": "a number without quotes, e.g. 10.0",
+    "bool_type": "true or false, without quotes",
+    "string_type": "text in quotes",
+    "dict_type": "a table",
+    "model_type": "a table",
+    "url_type": "an http(s) URL in quotes",
+}
+#: Plain words for the keys whose values must match a pattern.
+_PATTERNS = {OBJECT_ID_PATTERN: "24 hexadecimal digits (the workspace id)"}
+
+
+def _given(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"' if len(value) <= 60 else "a long text"
+    if isinstance(value, int | float):
+        return str(value)
+    return "a table" if isinstance(value, dict) else "a list" if isinstance(value, list) else (
+        type(value).__name__)
+
+
+def _problem(item: Any) -> str:
+    """One validation error, in plain words, naming the key."""
+    kind, ctx = item["type"], item.get("ctx") or {}
+    loc = [str(p) for p in item["loc"] if not str(p).startswith(("function-", "lax-"))]
+    key = ".".join(loc) or "(top level)"
+    if len(loc) >= 2:
+        key = f"[{loc[0]}] {'.'.join(loc[1:])}"
+    if kind == "extra_forbidden":
+        return f"unknown key {key} (remove it or check its spelling)"
+    if kind == "missing":
+        return f"missing required key {key}" if len(loc) != 1 else (
+            f"missing required table [{key}]")
+    given = _given(item.get("input"))
+    if kind in _EXPECTED:
+        return f"{key} must be {_EXPECTED[kind]}, not {given}"
+    if kind == "string_pattern_mismatch":
+        wanted = _PATTERNS.get(str(ctx.get("pattern")), "in the documented form")
+        return f"{key} must be {wanted}, not {given}"
+    if kind == "literal_error":
+        return f"{key} must be one of {ctx.get('expected', 'the documented values')}, not {given}"
+    bounds = {"greater_than_equal": "at least {ge}", "greater_than": "more than {gt}",
+              "less_than_equal": "at most {le}", "less_than": "less than {lt}",
+              "string_too_short": "at least {min_length} characters long",
+              "string_too_long": "at most {max_length} characters long"}
+    if kind in bounds:
+        return f"{key} must be {bounds[kind].format(**ctx)}, not {given}"
+    if kind.startswith("url"):
+        return (f"{key} must be an http(s) URL with a host, e.g. \"https://example.com/\", "
+                f"not {given} ({item['msg']})")
+    if kind == "value_error":
+        return f"{key} {str(ctx.get('error', item['msg']))}"
+    return f"{key}: {item['msg']}"
+
+
 def _describe(error: ValidationError) -> str:
-    parts: list[str] = []
-    for item in error.errors():
-        key = ".".join(str(p) for p in item["loc"]) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            parts.append(f"unknown key '{key}' (remove it or check its spelling)")
-        elif item["type"] == "missing":
-            parts.append(f"missing required key '{key}'")
-        else:
-            parts.append(f"'{key}': {item['msg']}")
-    return "; ".join(parts)
+    return "; ".join(_problem(item) for item in error.errors())
 
 
 def parse_config(data: dict[str, object], root: Path, source: str = "site.toml") -> Config:
@@ -188,12 +247,24 @@ def load_config(path: Path) -> Config:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path.name} is not valid TOML ({error}): fix the syntax") from None
+        raise ConfigError(_syntax_error(path.name, error)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read {path}: {error}") from None
     if "root" in data:
         raise ConfigError(f"{path.name} is invalid: unknown key 'root' (remove it)")
     return parse_config(data, path.parent, path.name)
+
+
+def _syntax_error(name: str, error: tomllib.TOMLDecodeError) -> str:
+    """A TOML syntax error as one sentence naming the line (and column) to fix."""
+    text = str(error)
+    where = re.search(r"\(at line (\d+), column (\d+)\)", text)
+    what = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", text).strip()
+    what = what[:1].lower() + what[1:] if what else "a syntax error"
+    if where is None:
+        return f"{name} is not valid TOML at its end ({what}): fix the syntax there"
+    return (f"{name} is not valid TOML at line {where.group(1)}, column {where.group(2)} "
+            f"({what}): fix the syntax on that line (text values need quotes)")
 
 
 DEMO_WORKSPACE_ID = "65f0c0ffee0123456789abcd"
@@ -232,3 +303,81 @@ def resolve_config(path: str, demo: bool) -> Config:
         return load_config(config_path)
     base = load_config(config_path) if config_path.is_file() else None
     return demo_config(base, Path.cwd())
+
+
+#: The environment variable that overrides `[site] url` for one build (`--base-url` sets it).
+SITE_URL_ENV = "SITEGEN_SITE_URL"
+#: The `[api] url` that `sitegen init` writes: a placeholder, never a real service.
+PLACEHOLDER_API_URL = "https://cas.example.com"
+
+
+@contextmanager
+def site_url_from(option: str | None) -> Iterator[None]:
+    """`--base-url URL` as `SITEGEN_SITE_URL=URL` for the command's duration (then restored).
+
+    One way in keeps one rule: the override is part of the environment the build's
+    no-change check hashes (`sitegen.unchanged.InputKey`).
+    """
+    if option is None:
+        yield
+        return
+    before = os.environ.get(SITE_URL_ENV)
+    os.environ[SITE_URL_ENV] = option
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SITE_URL_ENV, None)
+        else:
+            os.environ[SITE_URL_ENV] = before
+
+
+def with_site_url(config: Config, url: str) -> Config:
+    """*config* with `[site] url` replaced by *url* (validated like the key itself)."""
+    data = config.model_dump(mode="json")
+    data["site"]["url"] = url
+    try:
+        return Config.model_validate({**data, "root": config.root})
+    except ValidationError:
+        raise ConfigError(
+            f"the base URL {url!r} (from --base-url or {SITE_URL_ENV}) is not an http(s) URL "
+            "with a host: pass one such as https://user.github.io/repository/") from None
+
+
+def check_keys(config: Config, *, demo: bool = False) -> None:
+    """Refuse an analytics key equal to the API key: the beacon key is public in every page."""
+    if demo:
+        return
+    api_key = os.environ.get(config.api.key_env, "").strip()
+    analytics_key = config.analytics_key()
+    if api_key and analytics_key is not None and analytics_key == api_key:
+        raise ConfigError(
+            f"the analytics key in {config.analytics.key_env} equals the API key in "
+            f"{config.api.key_env}: the analytics key is published in every page, so set "
+            f"{config.analytics.key_env} to the workspace's separate beacon-only key")
+
+
+def check_api_url(config: Config) -> None:
+    """Refuse to send requests to the placeholder `[api] url` that `sitegen init` wrote."""
+    if config.api.base_url == PLACEHOLDER_API_URL:
+        raise ConfigError(
+            f"[api] url is still the placeholder {PLACEHOLDER_API_URL} that `sitegen init` "
+            "wrote: replace the placeholder [api] url in site.toml with your service's "
+            "address (or try the demo content with --demo)")
+
+
+def build_config(path: str, demo: bool, *, offline: bool = False) -> Config:
+    """The configuration `sitegen build` runs with, checked before any request is made.
+
+    `resolve_config`, with `[site] url` from `SITEGEN_SITE_URL` when set (`--base-url`),
+    the analytics key checked against the API key, and, when the build will make
+    requests, `[api] url` checked against `init`'s placeholder.
+    """
+    config = resolve_config(path, demo)
+    override = os.environ.get(SITE_URL_ENV, "").strip()
+    if override:
+        config = with_site_url(config, override)
+    check_keys(config, demo=demo)
+    if not demo and not offline:
+        check_api_url(config)
+    return config

@@ -11,15 +11,8 @@ read the clock or log; the caller decides what to say.
 from __future__ import annotations
 
 import calendar
-import logging
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sitegen.config import Config
-
-log = logging.getLogger("sitegen.build")
 
 _NAMES = {
     3: {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name},
@@ -144,17 +137,34 @@ def project(calls: int, schedule: str, quota: int | None) -> Projection:
                       quota=quota)
 
 
-def budget(config: Config, plan: str | None, calls: int) -> dict[str, float | int | None]:
-    """Project *calls* a build made over a month of scheduled builds; warn over the quota."""
-    quota = config.api.monthly_quota
-    if quota is None:
-        quota = plan_quota(plan)
-    projection = project(calls, config.api.schedule, quota)
-    if projection.over_budget:
-        log.warning(
-            "this build made %d API calls; at [api] schedule '%s' (%.0f builds a month) that "
-            "is about %d calls a month, over the monthly quota of %d: build less often or "
-            "raise [api] monthly_quota if your plan allows more",
-            calls, config.api.schedule, projection.runs_per_month, projection.monthly,
-            projection.quota)
-    return projection.to_report()
+#: Items per page of the v2 list endpoints (`sitegen.fetch.v2.PAGE_LIMIT`).
+LIST_PAGE = 100
+
+
+def _pages(count: int | None) -> int:
+    return 0 if count is None else max(1, -(-count // LIST_PAGE))
+
+
+def steady_calls(*, version: str | None, agents: int, clusters: int | None,
+                 authors: int | None, social_posts: int | None) -> int:
+    """The API calls of a re-sync that finds nothing new, from the workspace's size.
+
+    v2: the workspace, its digest, one page of the articles updated since the last sync
+    (the listing of the newest ones proves nothing else changed), and every page of the
+    agent, cluster, author identity and social post listings. v1: the workspace call
+    (after the v2 probe that answers 404 under `auto`). Retries and changed articles'
+    detail requests come on top; a cold first build, which reads every article, is no
+    guide to the months after it.
+    """
+    if version == "v1":
+        return 2
+    return 3 + _pages(agents) + _pages(clusters) + _pages(authors) + _pages(social_posts)
+
+
+#: A working month of `sitegen serve`: 8 hours on each of 21 working days, in minutes.
+SERVE_MINUTES_PER_MONTH = 8 * 60 * 21
+
+
+def refreshes_per_month(minutes: float) -> float:
+    """Background refreshes of `serve --refresh-every MINUTES` in a working month of serving."""
+    return SERVE_MINUTES_PER_MONTH / minutes if minutes > 0 else 0.0

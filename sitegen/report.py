@@ -1,7 +1,8 @@
 """What a build did: files written/unchanged/removed, API calls, warnings, stage timings.
 
 Role: `BuildReport` is the value `run_build` returns (the CLI, `--report FILE`
-and the preview server read it); `Timings` measures the stages; `Progress`
+and the preview server read it); `report_file` writes `--report FILE` on every exit
+of `sitegen build`, a failed one too (`write_report`); `Timings` measures the stages; `Progress`
 draws one updating line on stderr for long stages (the fetch, the render), only
 on a terminal and never with --quiet; a log line erases it first (`sitegen.logs`).
 Timings are the only non-deterministic part of a report. This module must never
@@ -11,16 +12,19 @@ hold or print a key, request headers or local paths.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
-from sitegen.logs import status_showing
+from sitegen.errors import BuildError, SitegenError
+from sitegen.logs import status_showing, warning_counter
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 
 class Timings:
@@ -97,9 +101,16 @@ class BuildReport:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The `--report FILE` document (SPEC: pages, api, timings; more keys welcome)."""
+        """The `--report FILE` document (SPEC: pages, api, timings; more keys welcome).
+
+        `warnings` lists the messages logged (from the process's warning counter, which
+        `sitegen.logs.setup_logging` installs), `warning_count` their number.
+        """
+        logged = list(warning_counter().messages)
         return {
             "version": REPORT_VERSION,
+            "status": 0,
+            "error": None,
             "pages": {
                 "written": len(self.written),
                 "unchanged": len(self.unchanged),
@@ -111,7 +122,8 @@ class BuildReport:
             "articles": self.articles,
             "api": self.api,
             "from_cache": self.from_cache,
-            "warnings": self.warnings,
+            "warnings": logged,
+            "warning_count": max(self.warnings, len(logged)),
             "output_changed": self.output_changed,
             "timings": {name: round(value, 4) for name, value in self.timings.items()},
             "seconds": round(self.seconds, 4),
@@ -119,7 +131,90 @@ class BuildReport:
 
     def dumps(self) -> str:
         """The report as pretty, key-sorted JSON."""
-        return json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
+        return _dumps(self.to_json())
+
+
+def _dumps(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def failure_json(error: SitegenError | None, exit_code: int, seconds: float,
+                 api: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `--report FILE` document of a build that ended with *exit_code* (1-5, 130).
+
+    Nothing was committed, so every page count is 0 (the previous output is untouched);
+    *api* is what the sync had spent when it stopped (`sitegen.fetch.ledger`), if anything.
+    """
+    logged = list(warning_counter().messages)
+    return {
+        "version": REPORT_VERSION,
+        "status": exit_code,
+        "error": {"code": exit_code,
+                  "message": str(error) if error is not None else "interrupted"},
+        "pages": {"written": 0, "unchanged": 0, "removed": 0, "html": 0, "files": 0,
+                  "rendered": 0},
+        "articles": 0,
+        "api": api or {"version": None, "calls": {}, "total": 0, "retries": 0},
+        "from_cache": False,
+        "warnings": logged,
+        "warning_count": len(logged),
+        "output_changed": False,
+        "timings": {},
+        "seconds": round(seconds, 4),
+    }
+
+
+def write_report(path: str | None, report: BuildReport) -> None:
+    """Write a finished build's `--report FILE` (nothing when *path* is None)."""
+    if path:
+        _write(path, report.dumps(), built=True)
+
+
+def _write(path: str, text: str, *, built: bool) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        what = "the site was built, but " if built else ""
+        raise BuildError(f"{what}the report {path} could not be written "
+                         f"({error.strerror or error}): pass a --report path in a writable "
+                         "folder") from None
+
+
+class ReportFile:
+    """`--report FILE` for one `sitegen build`, whatever its exit status.
+
+    `cli.py` opens it before the command runs; a finished build writes its own report
+    (`write_report`), and `failed` writes the failure document for any other exit. The
+    calls a failed sync had made are the newest call ledger's started since (see
+    `sitegen.fetch.ledger.latest_ledger`).
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._start = time.perf_counter()
+        from sitegen.fetch.ledger import ledgers_started
+
+        self._ledgers = ledgers_started()
+
+    def failed(self, error: SitegenError | None, exit_code: int) -> None:
+        """Write the report of a build that ended with *exit_code*; never raises."""
+        if not self.path:
+            return
+        from sitegen.fetch.ledger import latest_ledger
+
+        ledger = latest_ledger(since=self._ledgers)
+        document = failure_json(error, exit_code, time.perf_counter() - self._start,
+                                ledger.to_report() if ledger is not None else None)
+        try:
+            _write(self.path, _dumps(document), built=False)
+        except BuildError as problem:
+            print(f"warning: {problem}", file=sys.stderr)
+
+
+def report_file(options: object) -> ReportFile:
+    """The `--report` of a parsed `sitegen build` command line (a no-op without one)."""
+    path = getattr(options, "report", None)
+    return ReportFile(os.fspath(path) if path else None)
 
 
 class Progress:

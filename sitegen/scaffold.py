@@ -15,12 +15,12 @@ import logging
 import re
 import shlex
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from sitegen import __version__
+from sitegen import DIST_NAME, installed_version
 from sitegen.errors import ConfigError
 
 log = logging.getLogger("sitegen.scaffold")
@@ -32,6 +32,24 @@ CI_PATHS: dict[CiKind, str] = {
     "gitlab": ".gitlab-ci.yml",
 }
 _CI_TEMPLATES: dict[CiKind, str] = {"github": "github-workflow.yml", "gitlab": "gitlab-ci.yml"}
+
+#: Every action the GitHub workflow uses, pinned to the full commit of its current release
+#: (the tag in the comment). Checked against several public repositories that pin the same
+#: release; bump them together, on purpose.
+ACTION_PINS: dict[str, tuple[str, str, str]] = {
+    "CHECKOUT": ("actions/checkout", "3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    "SETUP_PYTHON": ("actions/setup-python", "5fda3b95a4ea91299a34e894583c3862153e4b97",
+                     "v7.0.0"),
+    "CACHE": ("actions/cache", "55cc8345863c7cc4c66a329aec7e433d2d1c52a9", "v6.1.0"),
+    "CONFIGURE_PAGES": ("actions/configure-pages", "45bfe0192ca1faeb007ade9deae92b16b8254a0d",
+                        "v6.0.0"),
+    "UPLOAD_ARTIFACT": ("actions/upload-artifact", "043fb46d1a93c77aae656e7c1c64a875d1fc6a0a",
+                        "v7.0.1"),
+    "UPLOAD_PAGES_ARTIFACT": ("actions/upload-pages-artifact",
+                              "fc324d3547104276b827a68afc52ff2a11cc49c9", "v5.0.0"),
+    "DEPLOY_PAGES": ("actions/deploy-pages", "cd2ce8fcbc39b97be8ca5fce6e763baed58fa128",
+                     "v5.0.0"),
+}
 
 DEFAULT_SCHEDULE = "0 6 * * *"
 _CRON_FIELD = re.compile(r"^[0-9A-Za-z*/,\-]+$")
@@ -55,7 +73,12 @@ class SiteSettings:
     schedule: str = DEFAULT_SCHEDULE
     output: str = "_site"
     cache_dir: str = ".sitegen"
-    version: str = __version__
+    version: str = field(default_factory=installed_version)
+
+    @property
+    def requirement(self) -> str:
+        """What the CI installs: this distribution at exactly this version."""
+        return f"{DIST_NAME}=={self.version}"
 
 
 @dataclass(frozen=True)
@@ -127,7 +150,8 @@ def render_ci(ci: CiKind, settings: SiteSettings) -> str:
         "__SITEGEN_SCHEDULE__": check_schedule(settings.schedule),
         "__SITEGEN_OUTPUT__": settings.output,
         "__SITEGEN_CACHE__": settings.cache_dir,
-        "__SITEGEN_VERSION__": settings.version,
+        "__SITEGEN_REQUIREMENT__": settings.requirement,
+        **{f"__PIN_{name}__": f"{sha} # {tag}" for name, (_, sha, tag) in ACTION_PINS.items()},
     }
     for token, value in values.items():
         text = text.replace(token, value)

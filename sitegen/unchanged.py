@@ -3,8 +3,8 @@
 Role: `sitegen build --offline` run again with nothing changed must cost next to
 nothing. `InputKey.locate` hashes every input of an offline build that can be read
 without loading the configuration models or the content: site.toml's bytes and
-place, the output folder, `--demo`, the environment variables pages carry (the
-analytics key and the base-URL override, hashed), and the stat (path, size, mtime)
+place, the output folder, `--demo`, the environment variables the build reads (the
+analytics and API keys and the base-URL override, hashed), and the stat (path, size, mtime)
 of every file in the site's templates/, themes/, static/ and pages/ folders and of
 sitegen's own package. After a build succeeds, `record` saves the key with the
 store's content version and the build's report; `replay` gives that report back when
@@ -60,7 +60,8 @@ class InputKey:
             root / str(site.get("output", "_site"))).resolve()
         digest = hashlib.sha256(f"{__version__}\0{path}\0{demo}\0{out}\0".encode())
         digest.update(text)
-        for name in ("SITEGEN_SITE_URL", str(analytics.get("key_env", "SITEGEN_ANALYTICS_KEY"))):
+        for name in ("SITEGEN_SITE_URL", str(analytics.get("key_env", "SITEGEN_ANALYTICS_KEY")),
+                     str(api.get("key_env", "SITEGEN_API_KEY"))):  # (both keys: `check_keys`)
             digest.update(f"\0{name}={os.environ.get(name, '')}".encode())
         for folder in (*(root / name for name in _SITE_FOLDERS), Path(__file__).parent):
             digest.update(_stats(folder))

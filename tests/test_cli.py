@@ -107,3 +107,32 @@ def test_sigterm_ends_a_build_as_ctrl_c_does_keeping_the_previous_output(
             if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.sitegen-")] in (
         [], [".out.sitegen-lock"])
+
+
+@pytest.mark.parametrize("argv", [
+    ["--debug", "-q", "build", "--demo"], ["build", "--demo", "--debug", "-q"],
+    ["-q", "build", "--debug", "--demo"]])
+def test_global_flags_before_or_after_the_command(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sitegen.cli import build_parser
+
+    options = build_parser().parse_args(argv)
+    assert options.debug is True and options.quiet is True
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "-o", "out"]) == 0
+    assert "built " not in capsys.readouterr().err  # -q took effect
+
+
+def test_quiet_and_verbose_contradict(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-q", "build", "-v", "--demo"]) == 2
+    assert "-q and -v" in capsys.readouterr().err
+
+
+def test_version_names_the_installed_distribution() -> None:
+    from importlib.metadata import version
+
+    result = subprocess.run([sys.executable, "-m", "sitegen", "--version"],
+                            capture_output=True, text=True, check=False)
+    assert result.stdout.strip() == f"sitegen {version('sitegen-cas')} (sitegen-cas)"

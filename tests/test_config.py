@@ -52,14 +52,16 @@ def test_every_problem_is_reported_at_once_naming_keys(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, text))
     message = str(caught.value)
-    assert "site.per_page" in message
-    assert "unknown key 'site.colour'" in message
-    assert "api.workspace" in message
+    assert '[site] per_page must be a whole number without quotes, e.g. 8, not "ten"' in message
+    assert "unknown key [site] colour" in message
+    assert '[api] workspace must be 24 hexadecimal digits (the workspace id), not "nope"' in (
+        message)
+    assert "String should match pattern" not in message
     assert caught.value.exit_code == 2
 
 
 def test_missing_required_key_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="missing required key 'site.title'"):
+    with pytest.raises(ConfigError, match=r"missing required key \[site\] title"):
         load_config(write(tmp_path, VALID.replace('title = "Acme Notes"\n', "")))
 
 
@@ -74,7 +76,7 @@ def test_missing_file_suggests_init(tmp_path: Path) -> None:
 
 
 def test_a_key_in_site_toml_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="api.key"):
+    with pytest.raises(ConfigError, match=r"\[api\] key"):
         load_config(write(tmp_path, VALID + 'key = "secret"\n'))
 
 
@@ -90,7 +92,7 @@ def test_api_key_comes_from_the_named_variable(
 
 
 def test_permalink_must_contain_slug(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="site.permalink"):
+    with pytest.raises(ConfigError, match=r"\[site\] permalink"):
         load_config(write(tmp_path, VALID.replace("[api]", 'permalink = "/posts/"\n[api]')))
 
 
@@ -130,7 +132,8 @@ def test_urls_are_normalised_as_urls(tmp_path: Path, given: str, base_url: str) 
 def test_a_url_that_is_not_http_is_refused(tmp_path: Path, given: str, problem: str) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, VALID.replace("https://cas.example.com", given)))
-    assert f"'api.url': {problem}" in str(caught.value)
+    assert "[api] url must be an http(s) URL with a host" in str(caught.value)
+    assert problem in str(caught.value)
 
 
 def test_loading_a_config_and_the_records_leaves_pydantic_networks_alone() -> None:
@@ -144,3 +147,87 @@ def test_loading_a_config_and_the_records_leaves_pydantic_networks_alone() -> No
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                            check=True).stdout.strip()
     assert found == "[]"
+
+
+# --- issue 24: strict types, plain words, the TOML line, checks before any request ---------
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ('concurrency = "8"', '[api] concurrency must be a whole number without quotes, e.g. 8, '
+                          'not "8"'),
+    ("timeout = true", "[api] timeout must be a number without quotes, e.g. 10.0, not true"),
+    ('version = "v3"', "[api] version must be one of 'auto', 'v2' or 'v1', not \"v3\""),
+    ("max_retries = 99", "[api] max_retries must be at most 20, not 99"),
+])
+def test_wrong_types_are_refused_in_plain_words(tmp_path: Path, line: str, words: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, VALID + line + "\n"))
+    assert words in str(caught.value)
+    assert "Input should" not in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_a_toml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, VALID.replace('"Acme Notes"', "Acme Notes")))
+    assert "site.toml is not valid TOML at line 3, column 9" in str(caught.value)
+
+
+def test_the_placeholder_api_url_is_named_before_any_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sitegen.cli import main
+
+    monkeypatch.setenv("SITEGEN_API_KEY", "some-key-1234")
+    path = write(tmp_path, VALID)
+    for command in (["build"], ["fetch"]):
+        assert main([*command, "-c", str(path)]) == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert "replace the placeholder [api] url in site.toml" in last, last
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.toml"]
+
+
+def test_an_analytics_key_equal_to_the_api_key_is_refused_before_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sitegen.cli import main
+
+    monkeypatch.setenv("SITEGEN_API_KEY", "same-key-1234")
+    monkeypatch.setenv("SITEGEN_ANALYTICS_KEY", "same-key-1234")
+    # 127.0.0.1:9 (discard) refuses connections: a request would end in exit 5, not 2.
+    text = VALID.replace("https://cas.example.com", "http://127.0.0.1:9")
+    path = write(tmp_path, text + "[analytics]\nenabled = true\n")
+    assert main(["build", "-c", str(path), "-o", str(tmp_path / "out")]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "SITEGEN_ANALYTICS_KEY" in last and "SITEGEN_API_KEY" in last
+    assert "same-key-1234" not in last
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.toml"]
+    monkeypatch.setenv("SITEGEN_ANALYTICS_KEY", "beacon-key-5678")
+    from sitegen.config import build_config, check_keys
+
+    check_keys(build_config(str(path), False))  # a separate key passes
+
+
+def test_base_url_overrides_site_url_for_one_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from sitegen.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SITEGEN_SITE_URL", raising=False)
+
+    def sitemap() -> str:
+        return (tmp_path / "out" / "sitemap.xml").read_text(encoding="utf-8")
+
+    assert main(["build", "-q", "--demo", "-o", "out"]) == 0
+    assert "http://localhost:8000/" in sitemap()
+    given = "https://user.github.io/notes/"
+    assert main(["build", "-q", "--demo", "--offline", "-o", "out", "--base-url", given]) == 0
+    assert f"<loc>{given}" in sitemap() and "localhost" not in sitemap()
+    assert "SITEGEN_SITE_URL" not in os.environ  # for that one build only
+    monkeypatch.setenv("SITEGEN_SITE_URL", "https://pages.example.org/site/")
+    assert main(["build", "-q", "--demo", "--offline", "-o", "out"]) == 0
+    assert "<loc>https://pages.example.org/site/" in sitemap()
+    monkeypatch.setenv("SITEGEN_SITE_URL", "not a url")
+    assert main(["build", "-q", "--demo", "--offline", "-o", "out"]) == 2

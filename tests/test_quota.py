@@ -56,7 +56,7 @@ def test_config_refuses_a_bad_schedule(tmp_path: Path) -> None:
     path.write_text('[site]\ntitle = "T"\nurl = "https://t.test"\n[api]\n'
                     'url = "https://a.test"\nworkspace = "65f0c0ffee0123456789abcd"\n'
                     'schedule = "every day"\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="api.schedule"):
+    with pytest.raises(ConfigError, match=r"\[api\] schedule must be a cron schedule"):
         load_config(path)
 
 
@@ -76,10 +76,32 @@ def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
     report = run_build(config, BuildOptions(  # type: ignore[arg-type]
         output=tmp_path / "out", demo=True, transport=demo_transport()))
     calls = report.api["total"]
-    assert calls > 0
-    assert report.api["monthly"] == {"runs_per_month": 30.44, "projected": round(calls * 30.4375),
-                                     "quota": 10_000}
-    assert f"~{round(calls * 30.4375)}/month" in report.summary()
+    monthly = report.api["monthly"]
+    # A cold first build reads every article: the projection is of the steady state instead,
+    # the calls of a re-sync that finds nothing new (workspace, digest, one page per listing).
+    steady = monthly["per_build"]
+    assert 0 < steady < calls / 4
+    assert monthly["basis"].startswith("the workspace's size")
+    assert {k: monthly[k] for k in ("runs_per_month", "projected", "quota")} == {
+        "runs_per_month": 30.44, "projected": round(steady * 30.4375), "quota": 10_000}
+    assert f"~{round(steady * 30.4375)}/month" in report.summary()
+    # The next build finds nothing new: its own calls are the steady state, as estimated.
+    again = run_build(config, BuildOptions(  # type: ignore[arg-type]
+        output=tmp_path / "out", demo=True, transport=demo_transport()))
+    assert again.api["monthly"]["basis"].startswith("this build")
+    assert again.api["monthly"]["per_build"] == again.api["total"] == steady
+
+
+def test_steady_calls_from_the_workspace_size() -> None:
+    from sitegen.quota import refreshes_per_month, steady_calls
+
+    assert steady_calls(version="v2", agents=3, clusters=4, authors=2, social_posts=0) == 7
+    assert steady_calls(version="v2", agents=250, clusters=None, authors=None,
+                        social_posts=None) == 6
+    assert steady_calls(version="v1", agents=3, clusters=None, authors=None,
+                        social_posts=None) == 2
+    assert refreshes_per_month(10) == 1008
+    assert refreshes_per_month(0) == 0
 
 
 def test_a_projection_over_the_quota_warns_and_fails_strict(
@@ -89,9 +111,23 @@ def test_a_projection_over_the_quota_warns_and_fails_strict(
     from sitegen.errors import StrictError
     from sitegen.fetch.sync import demo_transport
 
-    config = _config(tmp_path, schedule="*/5 * * * *", monthly_quota=1000)
+    config = _config(tmp_path, schedule="*/5 * * * *", monthly_quota=1000)  # 8,766 builds
     with pytest.raises(StrictError):
         run_build(config, BuildOptions(  # type: ignore[arg-type]
             output=tmp_path / "out", demo=True, strict=True, transport=demo_transport()))
     assert any("over the monthly quota of 1000" in r.getMessage() for r in caplog.records)
     assert not (tmp_path / "out").exists()
+
+
+def test_serve_refreshes_only_when_asked_and_says_what_it_costs(tmp_path: Path) -> None:
+    from sitegen.budget import refresh_cost
+    from sitegen.cli import build_parser
+
+    assert build_parser().parse_args(["serve"]).refresh_every == 0  # off unless asked for
+    config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
+    line = refresh_cost(config, 10, {"agents": 3, "clusters": 4, "authors": 2,  # type: ignore[arg-type]
+                                     "social_posts": 0})
+    # 7 calls a refresh, 1,008 refreshes in a working month; 213 for the daily builds.
+    assert line == ("background refresh every 10 min: about 7 API calls each, ~7056 a month "
+                    "if serve runs 8 hours every working day; with the scheduled builds "
+                    "(~213) that is ~7269 a month of the monthly quota of 10000")

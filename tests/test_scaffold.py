@@ -17,6 +17,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
+from sitegen import installed_version
 from sitegen.cli import main
 from sitegen.config import AnalyticsSection, ApiSection, SiteSection, load_config
 from sitegen.emulator.generator import generate_workspace
@@ -181,33 +182,55 @@ def test_odd_output_folders_fall_back_to_the_defaults() -> None:
 
 def test_github_workflow_schedule_cache_and_pages(tmp_path: Path) -> None:
     assert init(tmp_path) == 0
+    text = (tmp_path / CI_PATHS["github"]).read_text(encoding="utf-8")
     data = workflow(tmp_path)
     schedule = load_config(tmp_path / "site.toml").api.schedule
     on = triggers(data)
-    assert on["schedule"] == [{"cron": schedule}]
-    assert "workflow_dispatch" in on
-    assert data["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
-    python = step(data, "actions/setup-python")
-    assert python["with"]["cache"] == "pip"
-    cache = step(data, "actions/cache")
-    assert cache["with"] == {"path": ".sitegen", "key": "sitegen-${{ github.run_id }}",
-                             "restore-keys": "sitegen-"}
-    install = next(s for s in data["jobs"]["build"]["steps"] if "pip install" in s.get("run", ""))
-    assert re.search(r'pip install "sitegen==\d+\.\d+', install["run"])
+    assert on["schedule"] == [{"cron": schedule}] and text.count(schedule) == 1
+    assert "workflow_dispatch" in on and "push" in on
+    build_job = data["jobs"]["build"]
+    assert "github.event.repository.default_branch" in build_job["if"]
+    # The output and cache folders are written once each, as workflow variables.
+    assert data["env"]["SITEGEN_OUTPUT"] == "_site" and data["env"]["SITEGEN_CACHE"] == ".sitegen"
+    assert text.count("_site") == 1 and text.count(".sitegen\n") + text.count(".sitegen ") == 1
+    assert data["permissions"] == {}
+    assert build_job["permissions"] == {"contents": "read", "pages": "read"}
+    assert data["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+    for item in [*build_job["steps"], *data["jobs"]["deploy"]["steps"]]:
+        if "uses" in item:  # every action pinned to a full commit, its release in a comment
+            assert re.fullmatch(r"[\w-]+/[\w/-]+@[0-9a-f]{40}", item["uses"]), item["uses"]
+    assert all(re.search(r"@[0-9a-f]{40} # v\d+\.\d+\.\d+$", line)
+               for line in text.splitlines() if "uses: " in line)
+    assert step(data, "actions/checkout")["with"]["persist-credentials"] is False
+    install = next(s for s in build_job["steps"] if "pip install" in s.get("run", ""))
+    assert install["run"] == f'python -m pip install "sitegen-cas=={installed_version()}"'
+    assert "git+https://" in text  # how to install from a Git URL instead
+    restore, save = step(data, "actions/cache/restore"), step(data, "actions/cache/save")
+    paths = "${{ env.SITEGEN_CACHE }}\n${{ env.SITEGEN_OUTPUT }}\n"
+    assert restore["with"]["path"] == save["with"]["path"] == paths
+    assert restore["with"]["key"] == save["with"]["key"] == (
+        "sitegen-${{ github.run_id }}-${{ github.run_attempt }}")
+    assert restore["with"]["restore-keys"] == "sitegen-"
+    assert save["if"] == "always()"
+    steps = build_job["steps"]
+    assert steps.index(restore) < steps.index(step(data, "build")) < steps.index(save)
     build = step(data, "build")
     assert build["env"] == {"SITEGEN_API_KEY": "${{ secrets.SITEGEN_API_KEY }}",
-                            "SITEGEN_ANALYTICS_KEY": "${{ secrets.SITEGEN_ANALYTICS_KEY }}"}
-    assert "sitegen build --strict --report build-report.json" in build["run"]
+                            "SITEGEN_ANALYTICS_KEY": "${{ secrets.SITEGEN_ANALYTICS_KEY }}",
+                            "SITEGEN_SITE_URL": "${{ steps.pages.outputs.base_url }}"}
+    assert step(data, "pages")["uses"].startswith("actions/configure-pages@")
+    assert 'sitegen build --report "$SITEGEN_REPORT" -o "$SITEGEN_OUTPUT"' in build["run"]
+    assert "--strict" not in text and "${{" not in build["run"]
     report = step(data, "actions/upload-artifact")
-    assert report["if"] == "always()" and report["with"]["path"] == "build-report.json"
+    assert report["if"] == "always()" and report["with"]["path"] == "${{ env.SITEGEN_REPORT }}"
     pages = step(data, "actions/upload-pages-artifact")
-    assert pages["with"]["path"] == "_site"
+    assert pages["with"]["path"] == "${{ env.SITEGEN_OUTPUT }}"
     assert pages["if"] == "steps.build.outputs.deploy == 'true'"
     deploy = data["jobs"]["deploy"]
     assert deploy["needs"] == "build"
     assert deploy["if"] == "needs.build.outputs.deploy == 'true'"
     assert deploy["steps"][-1]["uses"].startswith("actions/deploy-pages@")
-    assert data["jobs"]["build"]["outputs"]["deploy"] == "${{ steps.build.outputs.deploy }}"
+    assert build_job["outputs"]["deploy"] == "${{ steps.build.outputs.deploy }}"
 
 
 def fake_sitegen(folder: Path, status: int) -> Path:
@@ -227,7 +250,8 @@ def run_github_build_step(
     """The Build step's script as GitHub runs it (`bash --noprofile --norc -eo pipefail`)."""
     script = step(workflow(site), "build")["run"]
     (site / "step.sh").write_text(script, encoding="utf-8")
-    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    data = workflow(site)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", **data["env"],
            "GITHUB_OUTPUT": str(site / "github-output"),
            "GITHUB_STEP_SUMMARY": str(site / "summary"),
            "HOME": os.environ.get("HOME", str(site)), **(extra_env or {})}
@@ -248,13 +272,14 @@ def test_github_exit_code_mapping(tmp_path: Path, status: int, step_status: int,
     result = run_github_build_step(site, fake_sitegen(tmp_path, status))
     assert result.returncode == step_status, result.stdout + result.stderr
     assert (tmp_path / "args").read_text().split() == [
-        "build", "--strict", "--report", "build-report.json"]
+        "build", "--report", "build-report.json", "-o", "_site"]
     output = (site / "github-output").read_text() if (site / "github-output").exists() else ""
     assert output == ("" if deploy is None else f"deploy={deploy}\n")
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("sitegen:")]
     if annotation is None:
-        assert "::" not in result.stdout
+        assert not lines
     else:
-        assert result.stdout.startswith(annotation)
+        assert lines[0].startswith(annotation)
     if status == 4:
         assert "quota" in result.stdout
     if status == 3:
@@ -271,20 +296,28 @@ def test_gitlab_pipeline_schedule_cache_and_pages(tmp_path: Path,
     assert not (tmp_path / ".github").exists()
     text = (tmp_path / ".gitlab-ci.yml").read_text(encoding="utf-8")
     schedule = load_config(tmp_path / "site.toml").api.schedule
-    assert re.findall(r'--cron "([^"]+)"', text) == [schedule]
+    assert text.count(schedule) == 1  # written once, as SITEGEN_CRON
     data = gitlab(tmp_path)
+    assert data["variables"]["SITEGEN_CRON"] == schedule
+    assert data["variables"]["SITEGEN_OUTPUT"] == "public"
+    assert data["variables"]["SITEGEN_CACHE"] == ".sitegen" and text.count(".sitegen") == 1
     pages = data["pages"]
     assert {"if": '$CI_PIPELINE_SOURCE == "schedule"'} in pages["rules"]
-    assert pages["artifacts"]["paths"][0] == "public"
-    assert "build-report.json" in pages["artifacts"]["paths"]
+    assert {"if": '$CI_PIPELINE_SOURCE == "push" && $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH'} in (
+        pages["rules"])
+    assert pages["artifacts"]["paths"] == ["$SITEGEN_OUTPUT", "$SITEGEN_REPORT"]
     assert pages["artifacts"]["when"] == "always"
     assert pages["allow_failure"] == {"exit_codes": [4, 5]}
     content_cache = pages["cache"][0]
-    assert content_cache["paths"] == [".sitegen/"]
+    assert content_cache["paths"] == ["$SITEGEN_CACHE/", "$SITEGEN_OUTPUT/"]
+    assert content_cache["when"] == "always"
     assert content_cache["key"] == "sitegen-$CI_COMMIT_REF_SLUG"
     assert content_cache["fallback_keys"] == ["sitegen-$CI_DEFAULT_BRANCH"]
-    assert any("sitegen build --strict --report build-report.json -o public" in line
-               for line in pages["script"])
+    assert pages["before_script"] == [f'python -m pip install "sitegen-cas=={installed_version()}"']
+    assert "git+https://" in text
+    assert any('SITEGEN_SITE_URL="$CI_PAGES_URL" sitegen build --report "$SITEGEN_REPORT" '
+               '-o "$SITEGEN_OUTPUT"' in line for line in pages["script"])
+    assert "--strict" not in text
     assert "/public/" in (tmp_path / ".gitignore").read_text(encoding="utf-8").splitlines()
 
 
@@ -294,16 +327,18 @@ def test_gitlab_exit_code_mapping(tmp_path: Path, status: int) -> None:
     assert init(site, "--ci", "gitlab") == 0
     pages = gitlab(site)["pages"]
     (site / "job.sh").write_text("\n".join(pages["script"]), encoding="utf-8")
-    env = {"PATH": f"{fake_sitegen(tmp_path, status)}{os.pathsep}{os.environ['PATH']}"}
+    env = {"PATH": f"{fake_sitegen(tmp_path, status)}{os.pathsep}{os.environ['PATH']}",
+           **gitlab(site)["variables"]}
     result = subprocess.run(["bash", "-eo", "pipefail", "job.sh"], cwd=site, env=env,
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == status
     passes_with_warning = status in pages["allow_failure"]["exit_codes"]
     assert passes_with_warning == (status in (4, 5))
+    last = result.stdout.strip().splitlines()[-1]
     if status in (4, 5):
-        assert result.stdout.startswith("WARNING:")
+        assert last.startswith("WARNING:")
     elif status:
-        assert result.stdout.startswith("ERROR:")
+        assert last.startswith("ERROR:")
 
 
 # --- end to end: init, then the workflow's own build command ------------------------------
@@ -417,7 +452,8 @@ def test_the_gitlab_job_as_written_against_the_emulator(
     assert init(site, "--ci", "gitlab") == 0
     point_at(site, emulator, data_file)
     (site / "job.sh").write_text("\n".join(gitlab(site)["pages"]["script"]), encoding="utf-8")
-    env = {"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "SITEGEN_API_KEY": "ci-key-5678"}
+    env = {"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "SITEGEN_API_KEY": "ci-key-5678",
+           **gitlab(site)["variables"]}
     result = subprocess.run(["bash", "-eo", "pipefail", "job.sh"], cwd=site, env=env,
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -453,10 +489,31 @@ def test_the_digest_commands_over_a_real_socket(
         assert "digest-socket-key-9876" not in result.stdout + result.stderr
 
 
+@pytest.mark.parametrize(("ci", "schema"), [("github", "vendor.github-workflows"),
+                                            ("gitlab", "vendor.gitlab-ci")])
+def test_the_scaffolded_ci_file_passes_its_schema(tmp_path: Path, ci: str, schema: str) -> None:
+    """check-jsonschema's built-in (vendored, offline) schema of each CI service."""
+    assert init(tmp_path, "--ci", ci) == 0
+    checked = subprocess.run(
+        [str(BIN / "check-jsonschema"), "--builtin-schema", schema, str(tmp_path / CI_PATHS[ci])],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_github_workflow_has_no_zizmor_finding(tmp_path: Path) -> None:
+    assert init(tmp_path) == 0
+    audited = subprocess.run(
+        [str(BIN / "zizmor"), "--offline", "--no-progress", str(tmp_path / CI_PATHS["github"])],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "NO_COLOR": "1"})
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    assert "No findings to report" in audited.stdout + audited.stderr
+
+
 def test_render_ci_fills_every_placeholder() -> None:
     for ci in ("github", "gitlab"):
         text = render_ci(ci, SiteSettings(schedule="5 4 * * 0", output="out", cache_dir="c"))
-        assert "__SITEGEN_" not in text
+        assert "__SITEGEN_" not in text and "__PIN_" not in text
         assert "5 4 * * 0" in text
 
 

@@ -35,7 +35,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
         check=True, capture_output=True, text=True,
     )
-    (built,) = out.glob("sitegen-*.whl")
+    (built,) = out.glob("sitegen_cas-*.whl")
     return built
 
 

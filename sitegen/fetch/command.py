@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from sitegen.config import resolve_config
+from sitegen.config import check_api_url, resolve_config
 from sitegen.fetch.stored import open_config_store, peek_config_store
 from sitegen.fetch.sync import SyncPlan, SyncResult, demo_transport, plan_sync, sync
 from sitegen.report import Progress
@@ -69,6 +69,8 @@ def fetch_command(options: argparse.Namespace) -> int:
     demo = bool(getattr(options, "demo", False))
     config = resolve_config(options.config, demo)
     offline = bool(getattr(options, "offline", False))
+    if not demo and not offline:
+        check_api_url(config)
     key = DEMO_KEY if demo else (None if offline else config.api_key())
     transport = demo_transport() if demo else None
     if getattr(options, "dry_run", False):

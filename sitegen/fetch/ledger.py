@@ -3,8 +3,9 @@
 Role: the client records every HTTP request it makes here (endpoint template,
 status, whether it was a retry, response bytes); the sync records which API
 version it used and how many detail requests the cache saved. Build reports
-and `sitegen fetch` read it. It must never hold request headers, keys, query
-strings or record ids: endpoints are stored as templates
+and `sitegen fetch` read it; the report of a build whose sync failed reads the newest
+ledger started since the build began (`latest_ledger`). It must never hold request
+headers, keys, query strings or record ids: endpoints are stored as templates
 (`GET /api/v2/workspaces/{id}/articles/{id}`).
 """
 
@@ -44,6 +45,11 @@ class CallLedger:
     records: list[CallRecord] = field(default_factory=list)
     #: Called with the number of requests so far after each one (the fetch's status line).
     watch: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        global _started, _latest
+        _started += 1
+        _latest = (_started, self)
 
     def record(self, endpoint: str, status: int, *, retry: bool = False, size: int = 0) -> None:
         """Add one request; `endpoint` must already be a template (see `endpoint_template`)."""
@@ -89,3 +95,20 @@ class CallLedger:
     def __repr__(self) -> str:
         return (f"CallLedger(version={self.version!r}, total={self.total}, "
                 f"retries={self.retries}, saved={self.detail_saved})")
+
+
+#: How many ledgers this process has started, and the newest with its number.
+_started = 0
+_latest: tuple[int, CallLedger] | None = None
+
+
+def ledgers_started() -> int:
+    """How many call ledgers this process has started so far."""
+    return _started
+
+
+def latest_ledger(since: int) -> CallLedger | None:
+    """The newest ledger, if it was started after `ledgers_started()` answered *since*."""
+    if _latest is None or _latest[0] <= since:
+        return None
+    return _latest[1]

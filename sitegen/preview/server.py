@@ -97,6 +97,24 @@ def _refresher(stop: threading.Event, minutes: float, refresh: Callable[[], None
     return threading.Thread(target=loop, name="sitegen-refresh", daemon=False)
 
 
+def _print_refresh_cost(config: Config, minutes: float, demo: bool) -> None:
+    """Say what the background refresh spends a month (it is off unless --refresh-every)."""
+    from sitegen.budget import refresh_cost
+
+    counts: dict[str, int | None] | None = None
+    if not demo:
+        from sitegen.fetch.cache import ContentCache
+
+        cached = ContentCache.for_config(config).load()
+        if cached is not None:
+            counts = {"agents": len(cached.agents),
+                      "clusters": None if cached.clusters is None else len(cached.clusters),
+                      "authors": None if cached.authors is None else len(cached.authors),
+                      "social_posts": (None if cached.social_posts is None
+                                       else len(cached.social_posts))}
+    print(refresh_cost(config, minutes, counts), flush=True)
+
+
 def _check(options: argparse.Namespace) -> None:
     if options.refresh_every < 0:
         raise ConfigError("--refresh-every must be 0 (never) or a number of minutes")
@@ -135,6 +153,8 @@ def serve_command(options: argparse.Namespace) -> int:
                  if options.refresh_every > 0 and not options.offline else None)
     started: list[threading.Thread] = []
     print(f"sitegen preview: {url}  (Ctrl-C to stop)", flush=True)
+    if refresher is not None:
+        _print_refresh_cost(first, options.refresh_every, demo)
     try:
         with _stop_signals(stop):
             server_thread.start()
