@@ -29,6 +29,7 @@ if str(REPO) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ fir
 from benchmarks.harness.machine import (  # noqa: E402
     PROBE_STEPS,
     cpu_probe,
+    hugo_binary,  # noqa: E402
     load_average,
     machine_info,
 )
@@ -193,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench = Bench(work=work, runs=options.runs, articles=options.articles,
                       sync_articles=options.sync_articles, latency_ms=options.latency,
                       concurrency=options.concurrency, seed=options.seed,
-                      ab_with_hugo="hugo" in options.steps and shutil.which("hugo") is not None)
+                      ab_with_hugo="hugo" in options.steps and hugo_binary() is not None)
         try:
             failures = run_steps(bench, options.steps)
         except KeyboardInterrupt:

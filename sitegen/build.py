@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.config import Config
-from sitegen.errors import ConfigError, StrictError
+from sitegen.errors import StrictError
 from sitegen.logs import LOGGER_NAME, WarningCounter
 from sitegen.report import BuildReport, Progress, Timings
 
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from sitegen.render.pages import Renderer
     from sitegen.store import Store
     from sitegen.workspace import Workspace
-
-log = logging.getLogger("sitegen.build")
 
 DEMO_KEY = "demo"
 
@@ -51,15 +49,6 @@ class BuildOptions:
     progress: Progress | None = None
     lock_timeout: float = 60.0
     before_render: Callable[[Renderer], None] | None = None  #: the preview's hook
-
-
-def check_output(config: Config, output: Path) -> None:
-    """Refuse an output folder that holds the site itself (it is swapped out wholesale)."""
-    root = config.root.resolve()
-    if output == root or output in root.parents or output == config.cache_path:
-        raise ConfigError(
-            f"the output folder {output} contains the site's own files: choose a dedicated "
-            "folder such as _site (-o or [site] output)")
 
 
 def run_build(config: Config, options: BuildOptions) -> BuildReport:
@@ -85,7 +74,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     from sitegen.render.themes import ThemeSet
 
     output = Path(options.output or config.output_path()).resolve()
-    check_output(config, output)
+    config.check_output(output)
     timings, report = Timings(), BuildReport()
     progress = options.progress or Progress(enabled=False)
     key = beacon_key(config)
@@ -131,9 +120,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             result = writer.commit()
             store.save_output_stats(str(output), result.stats)
             ledger.save(store)
-    report.written, report.unchanged, report.removed = (
-        result.written, result.unchanged, result.removed)
-    report.output_changed = result.touched_output
+    report.written, report.unchanged, report.removed, report.output_changed = (
+        result.written, result.unchanged, result.removed, result.touched_output)
     report.timings, report.seconds = dict(timings.stages), timings.total()
     return report
 

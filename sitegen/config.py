@@ -145,6 +145,14 @@ class Config(_Strict):
             return Path(override).resolve()
         return (self.root / self.site.output).resolve()
 
+    def check_output(self, output: Path) -> None:
+        """Refuse an output folder that holds the site itself (it is swapped out wholesale)."""
+        root = self.root.resolve()
+        if output == root or output in root.parents or output == self.cache_path:
+            raise ConfigError(
+                f"the output folder {output} contains the site's own files: choose a "
+                "dedicated folder such as _site (-o or [site] output)")
+
     def theme_dir(self) -> Path:
         """Where a site-local theme of this name would live (`themes/<name>/`)."""
         return self.root / "themes" / self.site.theme

