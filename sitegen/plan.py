@@ -27,8 +27,9 @@ from sitegen.render.pages import Renderer
 from sitegen.store import Store
 
 _CODE = ("render", "model")
-#: A page's reads as a render worker sends them: known read numbers, new reads, context.
-Packed = tuple[bytes, list[str], bytes]
+#: A page's reads as a render worker sends them: known read numbers, new reads, its context
+#: fingerprint, and the fingerprints of reads that worker had not sent before.
+Packed = tuple[bytes, list[str], bytes, dict[str, bytes]]
 
 
 def code_key() -> str:
@@ -54,6 +55,8 @@ class Ledger:
         self.ids = {read: number for number, (read, _) in self.reads.items()}
         self.next_id = max(self.reads, default=0) + 1
         self.pages: dict[str, tuple[bytes, bytes, bytes]] = {}
+        self.sent: set[str] = set()  # reads whose fingerprint this process has sent (`pack`)
+        self.fingerprints_now: dict[str, bytes] = {}  # what the workers sent
 
     def plan(self, pages: Iterable[Page], writer: OutputWriter) -> list[Page]:
         """The pages to render; the writer keeps every other one (see the module docstring)."""
@@ -81,21 +84,26 @@ class Ledger:
 
         Reads the last build made already have a number (the worker knows them from
         the fork): only those are sent as numbers, the others as text. The context
-        fingerprint is taken in the worker too.
+        fingerprint, and the fingerprint of each read this process has not sent yet,
+        are taken in the worker too (so the workers share that work).
         """
-        ids = self.ids
-        known, unknown = array("I"), []
+        ids, sent, fingerprints = self.ids, self.sent, self.renderer.fingerprints
+        known, unknown, fps = array("I"), [], {}
         for read in reads:
             number = ids.get(read)
             if number is None:
                 unknown.append(read)
             else:
                 known.append(number)
-        return known.tobytes(), unknown, self.renderer.context_fingerprint(page)
+            if read not in sent:
+                sent.add(read)
+                fps[read] = fingerprints.of(read)
+        return known.tobytes(), unknown, self.renderer.context_fingerprint(page), fps
 
     def rendered(self, page: Page, packed: Packed, digest: str) -> None:
         """Note what *page* read as it was rendered in this build, and its bytes' sha256."""
-        known, unknown, context = packed
+        known, unknown, context, fps = packed
+        self.fingerprints_now.update(fps)
         numbers = array("I", known)
         for read in unknown:
             number = self.ids.get(read)
@@ -114,11 +122,11 @@ class Ledger:
         used: set[int] = set()
         for _, _, numbers in self.pages.values():
             used.update(array("I", numbers))
-        fingerprints = self.renderer.fingerprints
+        fingerprints, known = self.renderer.fingerprints, self.fingerprints_now
         reads: dict[int, tuple[str, bytes]] = {}
         for number, (read, fp) in self.reads.items():
             if number in used:
-                now = fingerprints.of(read)
+                now = known.get(read) or fingerprints.of(read)
                 if now != fp or number not in self.previous_reads:
                     reads[number] = (read, now)
         stale = self.previous_reads - used
