@@ -1,11 +1,10 @@
 """`sitegen digest show|set`: read and change the workspace's digest settings (API v2).
 
-Role: turn `digest set` flags into a change, refuse values outside the v2 bounds
-before any request (one line per bad flag, exit 2), read the current settings,
-merge, validate the whole body with `DigestUpdate`, PUT it through the fetch
-client and print the settings as aligned `key: value` lines. It must never send
-a body that `DigestUpdate` refuses, never talk HTTP except through
-`sitegen.fetch.client.ApiClient`, and never print the key or raw control
+Role: turn `digest set` flags into a change, refuse values outside the v2 bounds before any
+request (one line per bad flag, exit 2), read the current settings, merge, validate the whole
+body with `DigestUpdate`, PUT it through the fetch client and print the settings as aligned
+`key: value` lines. It must never send a body that `DigestUpdate` refuses, never talk HTTP
+except through `sitegen.fetch.client.ApiClient`, and never print the key or raw control
 characters from the service.
 """
 
@@ -24,7 +23,8 @@ from pydantic_core import ErrorDetails
 
 from sitegen.config import Config, load_config
 from sitegen.errors import ApiError, ConfigError, UnreachableError
-from sitegen.fetch.client import ApiClient, NotFound
+from sitegen.fetch.answers import NotFound
+from sitegen.fetch.client import ApiClient
 from sitegen.fetch.ledger import CallLedger
 from sitegen.fetch.payloads import DigestUpdate
 from sitegen.fetch.records import DigestSettings
@@ -43,24 +43,17 @@ FLAGS: dict[str, str] = {
     "senderName": "--sender-name",
     "replyTo": "--reply-to",
 }
-_OPTION_NAMES: dict[str, str] = {
-    "enabled": "enabled", "frequency": "frequency", "subject": "subject",
-    "previewText": "preview_text", "senderName": "sender_name", "replyTo": "reply_to",
-}
 _PLACEHOLDER: dict[str, object] = {
     "enabled": False, "frequency": "weekly", "subject": "x", "senderName": "x",
 }
 _TEXT_FIELDS = ("subject", "previewText", "senderName", "replyTo")
 
 
-# --- flags → a validated change (pure) ---------------------------------------------
-
-
 def changes_from_options(options: argparse.Namespace) -> dict[str, object]:
     """The DigestUpdate fields the user gave on the command line, typed."""
     changes: dict[str, object] = {}
-    for field, option in _OPTION_NAMES.items():
-        value = getattr(options, option, None)
+    for field, flag in FLAGS.items():
+        value = getattr(options, flag.removeprefix("--").replace("-", "_"), None)
         if value is None:
             continue
         if field == "enabled" and isinstance(value, str):
@@ -120,9 +113,7 @@ def check_changes(changes: dict[str, object]) -> None:
     Logs one `error:` line per bad flag and raises ConfigError (exit 2).
     """
     if not changes:
-        raise ConfigError(
-            "nothing to change: pass at least one of " + ", ".join(FLAGS.values())
-        )
+        raise ConfigError("nothing to change: pass at least one of " + ", ".join(FLAGS.values()))
     problems = _field_errors({**_PLACEHOLDER, **changes}, hygiene=True)
     bad = {field: text for field, text in problems.items() if field in changes}
     if not bad:
@@ -147,17 +138,13 @@ def merge(current: DigestSettings, changes: dict[str, object]) -> DigestUpdate:
     if problems:
         for field, text in problems.items():
             flag = FLAGS.get(field, field)
-            log.error("the current %s is not accepted (%s): pass %s", flag.lstrip("-"), text,
-                      flag)
+            log.error("the current %s is not accepted (%s): pass %s", flag.lstrip("-"), text, flag)
         raise ConfigError(
             "the workspace's current digest settings are incomplete or invalid "
             f"({', '.join(problems)}): pass "
             + ", ".join(FLAGS.get(f, f) for f in problems) + " to set them; nothing was sent"
         )
     return DigestUpdate.model_validate(body)
-
-
-# --- settings → terminal lines (pure) ------------------------------------------------
 
 
 def _clean(text: str) -> str:
@@ -193,9 +180,6 @@ def _settings_from(answer: dict[str, Any]) -> DigestSettings | None:
     if not isinstance(inner, dict) or not (set(inner) & {*FLAGS, "workspaceId"}):
         return None
     return DigestSettings.model_validate(inner)
-
-
-# --- the requests ------------------------------------------------------------------------
 
 
 def _path(config: Config) -> str:

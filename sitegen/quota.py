@@ -137,7 +137,7 @@ def project(calls: int, schedule: str, quota: int | None) -> Projection:
                       quota=quota)
 
 
-#: Items per page of the v2 list endpoints (`sitegen.fetch.v2.PAGE_LIMIT`).
+#: Items per page of the v2 list endpoints (`sitegen.fetch.paging.PAGE_LIMIT`).
 LIST_PAGE = 100
 
 

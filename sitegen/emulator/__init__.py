@@ -1,11 +1,10 @@
 """An emulator of the Content Automation Service's API (v1 + v2) over one workspace JSON.
 
 Role: the package behind `sitegen emulate`, `--demo` builds (in-process through
-`httpx.ASGITransport`) and the integration tests. `create_app` builds the ASGI
-app, `Faults` describes simulated trouble, `load_demo` reads the bundled demo
-workspace and `generate_workspace` makes workspaces of any size. Nothing here
-may reach the network except the `emulate` server itself, bound where the user
-asks.
+`httpx.ASGITransport`) and the integration tests: `create_app` builds the ASGI app, `Faults`
+describes simulated trouble, `load_demo` reads the bundled demo workspace and
+`generate_workspace` makes workspaces of any size. Nothing here may reach the network except the
+`emulate` server itself, bound where the user asks.
 """
 
 from __future__ import annotations

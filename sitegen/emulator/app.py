@@ -1,19 +1,14 @@
 """The emulated Content Automation Service: one Starlette app serving API v1 and v2.
 
-Role: assemble the routes of `v1.py` and `v2.py` and run every API request
-through the service's pipeline: count the call (per route template, like the
-quota), wait the simulated latency (`asyncio.sleep`, so concurrent requests
-overlap), apply programmed and random faults, authenticate, enforce the quota,
-then call the handler. CORS headers go on every response, errors included;
-`OPTIONS` on any path is a 204 preflight; v2 responses carry rate-limit
-headers. The same app runs in-process (`httpx.ASGITransport`, used by `--demo`
-and tests) and over HTTP (`serve.py`, uvicorn).
-
-Order of checks (the reference leaves it "not shown"): v2 absent (404) →
-programmed fault → rate limit (429) → random failure (500) → key (401) →
-path workspace (400 / v2 403) → quota (402) → the endpoint's own checks.
-Error bodies are `{error, details}` in both versions (v2's shape is "not shown";
-we assume v1's). This module must never log or echo an API key.
+Role: assemble the routes of `v1.py` and `v2.py` and run every API request through the service's
+pipeline: count the call (per route template, like the quota), wait the simulated latency
+(`asyncio.sleep`, so concurrent requests overlap), then, in this order (the reference leaves it
+"not shown"): v2 absent (404), programmed fault, rate limit (429), random failure (500), key
+(401), path workspace (400 / v2 403), quota (402), the endpoint's own checks. Error bodies are
+`{error, details}` in both versions; CORS headers go on every response, `OPTIONS` is a 204
+preflight, v2 responses carry rate-limit headers. The same app runs in-process
+(`httpx.ASGITransport`) and over HTTP (`serve.py`). This module must never log or echo an API
+key.
 """
 
 from __future__ import annotations
@@ -219,18 +214,13 @@ class CorsAndLog:
                        (time.perf_counter() - started) * 1000)
 
 
-def create_app(
-    data: dict[str, Any],
-    *,
-    key: str | None = None,
-    faults: Faults | None = None,
-    log_requests: bool = False,
-) -> Starlette:
+def create_app(data: dict[str, Any], *, key: str | None = None, faults: Faults | None = None,
+               log_requests: bool = False) -> Starlette:
     """An emulator of both API versions over one workspace JSON object.
 
-    `key`: accept only this API key (default: any non-empty key). `faults`: the
-    simulated trouble (mutable later through `app.state.emulator.faults`).
-    `log_requests`: log one INFO line per request (else DEBUG), as `emulate` does.
+    `key`: accept only this API key (default: any non-empty key). `faults`: the simulated
+    trouble (mutable through `app.state.emulator.faults`). `log_requests`: one INFO line
+    per request (else DEBUG), as `emulate` does.
     """
     state = EmulatorState(data, faults, key=key)
     routes = _routes()

@@ -1,13 +1,11 @@
 """API-key checks of the emulated service, in each version's header form.
 
-Role: decide whether a request's key opens the workspace it asks for, and say
-why not with the status each reference gives: v1 wants `x-api-key: Bearer <KEY>`
-(401 otherwise); v2 takes `x-api-key: <KEY>` or `Authorization: Bearer <KEY>`
-(401 otherwise) and answers 403 when the path workspace is not the key's. The
-key's workspace is the emulated data's workspace. Without a configured key any
-non-empty key is accepted, but a key in the other version's header form is
-refused, as the real service would refuse it. This module must never put a key
-in a message, a log line or an exception.
+Role: decide whether a request's key opens the workspace it asks for, with each reference's
+status: v1 wants `x-api-key: Bearer <KEY>`; v2 takes `x-api-key: <KEY>` or `Authorization:
+Bearer <KEY>` and answers 403 when the path workspace is not the key's (the emulated data's).
+Without a configured key any non-empty key is accepted, but not in the other version's form, as
+the real service would refuse it. This module must never put a key in a message, a log line or
+an exception.
 """
 
 from __future__ import annotations

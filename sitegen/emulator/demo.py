@@ -1,8 +1,8 @@
 """The bundled demo workspace: the content `--demo` and a bare `sitegen emulate` serve.
 
-Role: read `sitegen/emulator/data/demo-workspace.json` through
-`importlib.resources`, so it is found inside an installed wheel as well as in a
-source checkout. It must never write anything or reach the network.
+Role: read `sitegen/emulator/data/demo-workspace.json` through `importlib.resources`, so it is
+found inside an installed wheel as well as in a source checkout. It must never write anything or
+reach the network.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Simulated trouble for the API emulator: latency, 500s, 429s, quota, a missing v2.
 
-Role: describe *what* should go wrong (the `Faults` settings, mutable while the
-app runs) and decide, request by request, whether it does. `app.py` asks this
-module and builds the responses. Random failures come from a private
-`random.Random(seed)`, so a run with the same seed and the same request order
-fails the same requests. This module must never touch the network, sleep or
-build HTTP responses itself.
+Role: describe *what* should go wrong (`Faults`, mutable while the app runs) and decide, request
+by request, whether it does; `app.py` builds the responses. Random failures come from a private
+`random.Random(seed)`, so the same seed and request order fail the same requests. This module
+must never touch the network, sleep or build HTTP responses itself.
 """
 
 from __future__ import annotations
@@ -55,21 +53,11 @@ class Faults:
     def __post_init__(self) -> None:
         self._random = random.Random(self.seed)
 
-    def fail_next(
-        self,
-        status: int,
-        count: int = 1,
-        path_contains: str | None = None,
-        body: bytes | None = None,
-        content_type: str | None = None,
-    ) -> None:
-        """Answer the next `count` API requests (whose path contains `path_contains`) with `status`.
-
-        Without `body` the answer is the service's JSON error shape for that status
-        (a 429 also carries `Retry-After`); with `body` it is those exact bytes, under
-        `content_type` (default `application/json`), so a test can serve an HTML page
-        with status 200, malformed JSON or an empty body.
-        """
+    def fail_next(self, status: int, count: int = 1, path_contains: str | None = None,
+                  body: bytes | None = None, content_type: str | None = None) -> None:
+        """Answer the next `count` API requests (whose path contains `path_contains`) with `status`:
+        the service's JSON error shape (a 429 with `Retry-After`), or with `body` those exact
+        bytes under `content_type` (default `application/json`)."""
         if count < 1:
             raise ValueError("count must be at least 1")
         if not 100 <= status <= 599:

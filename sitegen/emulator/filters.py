@@ -1,12 +1,10 @@
 """The filter and sort parameters of each record kind, turned into store predicates.
 
-Role: one place that knows which query parameters each list endpoint of each
-version accepts (the tables of both references) and what they mean: exact
-matches, enums (400 on an unknown value), ObjectId filters (400 when malformed;
-`clusterId=null` selects articles without a cluster), comma-separated tags
-matching any, and case-insensitive search over the fields the references name.
-Unknown query parameters are ignored, as the service does. This module must
-never page, build responses or touch records itself.
+Role: the one place that knows which query parameters each list endpoint of each version accepts
+(the tables of both references) and what they mean: exact matches, enums (400 on an unknown
+value), ObjectId filters (400 when malformed; `clusterId=null` selects articles without a
+cluster), comma-separated tags matching any, case-insensitive search. Unknown parameters are
+ignored, as the service does. It must never page, build responses or touch records itself.
 """
 
 from __future__ import annotations

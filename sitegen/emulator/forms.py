@@ -1,19 +1,12 @@
 """The shapes in which each API version shows a stored record.
 
-Role: project a stored record (the full database form of
-demo-workspace-format.md) onto the field set of one response form. v1 forms
-follow the tables of the v1 reference exactly: L (list item), S (single),
-A (per-agent article list), W (inside the workspace response). A field the data
-lacks stays absent (never invented as null), as a document store would answer.
-
-v2 record fields are "not shown" in its reference; this emulator assumes:
-- article list items (every v2 article list) carry every stored field EXCEPT
-  `content`, `blocks` and `meta`; the single-article endpoint carries every
-  field, including `clusterId` and `authorIdentityId`;
-- agents, clusters, author identities and social posts carry every stored field
-  in both list and single form;
-- the workspace endpoint gives `{id, name}` only, as the reference says.
-This module must never change the records it is given.
+Role: project a stored record (the database form of demo-workspace-format.md) onto the field set
+of one response form. v1 forms follow the tables of its reference exactly: L (list item), S
+(single), A (per-agent article list), W (inside the workspace response). A field the data lacks
+stays absent, never invented as null. v2 record fields are "not shown" in its reference; we
+assume article list items carry every stored field but `content`, `blocks` and `meta`, single
+articles and every other record carry every stored field, and the workspace endpoint gives `{id,
+name}` as the reference says. This module must never change the records it is given.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """Generated workspaces of any size, in the emulator's JSON format, for tests and benchmarks.
 
-Role: `generate_workspace(articles, seed=...)` builds one whole workspace
-(demo-workspace-format.md) with realistic proportions: ~85% of articles
-published and the rest drafts or archived, max(3, N/400) agents, max(4, N/100)
-clusters, max(3, N/500) author identities, 2–3 languages, 0–5 tags from ~60,
-markdown bodies with headings, lists, links, code and tables, blocks of every
-type on some articles (others markdown only), a few social posts and a digest.
-Everything (ids, timestamps, text) derives from the seed: the same arguments
-give the same workspace, byte for byte. It must never read the wall clock or
-global random state. CLI: `python -m sitegen.emulator.generator --articles N
---seed S -o FILE`.
+Role: `generate_workspace(articles, seed=...)` builds one workspace (demo-workspace-format.md)
+in realistic proportions: ~85% of articles published, the rest drafts or archived;
+max(3, N/400) agents, max(4, N/100) clusters, max(3, N/500) author identities; 2-3
+languages; 0-5 tags from ~60; markdown bodies and blocks of every type; a few social posts
+and a digest. The same arguments give the same workspace, byte for byte: it must never read
+the wall clock or global random state. CLI: `python -m sitegen.emulator.generator
+--articles N --seed S -o FILE`.
 """
 
 from __future__ import annotations

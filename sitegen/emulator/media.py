@@ -1,10 +1,9 @@
 """Media files of the bundled demo workspace, served where its records point.
 
-Role: the demo's image URLs are `/media/demo/<name>` on the service; this serves
-those files from the packaged `sitegen/emulator/data/media/` folder (read with
-`importlib.resources`, so it works from a wheel). Media needs no key and is not
-an API call (no quota, no faults). Only plain file names are served, so a
-request can never reach outside that folder. It must never write anything.
+Role: serve `/media/demo/<name>` from the packaged `sitegen/emulator/data/media/` folder
+(`importlib.resources`, so it works from a wheel); no key, no quota, no faults. Only plain file
+names are served, so a request can never reach outside that folder. It must never write
+anything.
 """
 
 from __future__ import annotations

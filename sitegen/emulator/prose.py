@@ -1,9 +1,9 @@
 """Deterministic filler text for generated workspaces: titles, markdown bodies, blocks.
 
-Role: given a seeded `random.Random`, produce plausible article text of a few
-paragraphs (headings, lists, links, inline code, code fences, tables) and the
-matching structured blocks of every type, quickly enough for thousands of
-articles. It must never read the clock, the network or any global random state.
+Role: given a seeded `random.Random`, produce plausible article text of a few paragraphs
+(headings, lists, links, inline code, code fences, tables) and the matching structured blocks of
+every type, quickly enough for thousands of articles. It must never read the clock, the network
+or any global random state.
 """
 
 from __future__ import annotations

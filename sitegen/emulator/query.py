@@ -1,14 +1,11 @@
 """Query-string and path checks of the emulated API, with the service's error answers.
 
-Role: read one request's query parameters the way each API version does
-(skip/limit bounds, sort field and order, enum filters, ObjectId filters,
-booleans, comma lists) and raise `ApiProblem` with the status and messages a
-client would get from the real service. Pure: it never touches the store,
-never logs and never builds a response.
-
-Bounds: v1 caps `limit` above 100 at 100 (its reference says so); v2 answers 400
-for a limit outside 1..100 or a negative skip (the reference leaves this "not
-shown"; 400 is the strict reading, so a client that passes here is safe there).
+Role: read one request's query parameters the way each API version does (skip/limit bounds, sort
+field and order, enum, ObjectId and boolean filters, comma lists) and raise `ApiProblem` with
+the status and message the real service gives. v1 caps `limit` at 100 (its reference says so);
+v2 answers 400 outside 1..100 or for a negative skip ("not shown": the strict reading, so a
+client that passes here is safe there). Pure: it never touches the store, never logs and never
+builds a response.
 """
 
 from __future__ import annotations
@@ -98,14 +95,8 @@ class Query:
                             f"got {value[:40]!r}")
         return value
 
-    def sort(
-        self,
-        allowed: Collection[str],
-        default: str,
-        *,
-        field_param: str = "sortBy",
-        order_param: str = "sortOrder",
-    ) -> tuple[str, bool]:
+    def sort(self, allowed: Collection[str], default: str, *, field_param: str = "sortBy",
+             order_param: str = "sortOrder") -> tuple[str, bool]:
         """(sort field, descending); the default order is descending."""
         sort_field = self.enum(field_param, allowed) or default
         order = self.enum(order_param, ("asc", "desc")) or "desc"

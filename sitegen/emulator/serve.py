@@ -1,10 +1,9 @@
 """`sitegen emulate`: the emulator served over real HTTP with uvicorn.
 
-Role: read the workspace JSON (`--data FILE`, else the bundled demo), bind the
-socket (port 0 picks a free one), print one line saying where the emulator
-listens, log each request compactly and stop cleanly on Ctrl-C. A port in use or
-an unreadable data file is a `ConfigError` naming it and the fix. It must never
-print the `--key` value.
+Role: read the workspace JSON (`--data FILE`, else the bundled demo), bind the socket (port 0
+picks a free one), print one line saying where the emulator listens, log each request compactly
+and stop cleanly on Ctrl-C. A port in use or an unreadable data file is a `ConfigError` naming
+it and the fix. It must never print the `--key` value.
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ def read_data(path: str | None) -> dict[str, Any]:
 def bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket on host:port; ConfigError when the port is taken."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto is TCP, and
-    # without it every keep-alive response waits ~40 ms for a delayed ACK (Nagle).
+    # IPPROTO_TCP: asyncio sets TCP_NODELAY only then (else Nagle delays each keep-alive answer)
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -1,17 +1,16 @@
 """The emulator's live state: one workspace's records, the call counter, posted events.
 
-Role: hold the workspace JSON a `create_app` was given (deep-copied, so tests
-can mutate it freely), index it by id, count every request per route template,
-keep accepted analytics events and the current digest, and offer the mutation
-helpers tests use to play the service changing between two syncs. It must never
-do I/O or know about HTTP.
+Role: hold the workspace JSON a `create_app` was given (deep-copied, so tests can mutate it
+freely), index it by id, count every request per route template, keep accepted analytics events
+and the current digest, and offer the mutation helpers tests use to play the service changing
+between two syncs. It must never do I/O or know about HTTP.
 """
 
 from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,7 +19,6 @@ from sitegen.emulator.faults import Faults
 Record = dict[str, Any]
 
 LISTINGS_KEPT = 256  # cached query results before the cache starts over
-
 COLLECTIONS = ("agents", "clusters", "authorIdentities", "articles", "socialPosts")
 
 
@@ -54,9 +52,8 @@ def later_than(previous: Any) -> str:
 class EmulatorState:
     """Everything one emulator app knows and remembers; `app.state.emulator`."""
 
-    def __init__(
-        self, data: dict[str, Any], faults: Faults | None = None, *, key: str | None = None
-    ) -> None:
+    def __init__(self, data: dict[str, Any], faults: Faults | None = None, *,
+                 key: str | None = None) -> None:
         if not isinstance(data, dict) or not isinstance(data.get("workspace"), dict):
             raise ValueError("workspace data must be a JSON object with a 'workspace' object")
         data = copy.deepcopy(data)
@@ -92,11 +89,10 @@ class EmulatorState:
         return self.collections[collection]
 
     def find(self, collection: str, record_id: str) -> Record | None:
-        """The record of `collection` with this id (the first one, as a scan finds it), or None.
+        """The first record of `collection` with this id, or None.
 
-        Positions are indexed by id; a position is trusted only while the record there
-        still has that id, else the index is rebuilt (records deleted, added or replaced
-        through the helpers, or in the list itself, are found as a scan would find them).
+        An index of positions by id is trusted only while the record there still has that
+        id, else rebuilt, so records changed in the list itself are found as a scan would.
         """
         records = self.collections[collection]
         position = self._positions.get(collection, {}).get(record_id)
@@ -112,12 +108,8 @@ class EmulatorState:
         return None if position is None else records[position]
 
     def listing(self, key: tuple[Any, ...], build: Callable[[], list[Record]]) -> list[Record]:
-        """The matched, sorted records of one query (`key`), kept until the next mutation.
-
-        A service answers page after page of one query from its index; this keeps that
-        from costing a filter and a sort of the whole collection per page. Records must
-        change only through the helpers below (which bump `version`).
-        """
+        """The matched, sorted records of one query (`key`), kept until the next mutation
+        (a filter and sort per page would make a long listing quadratic)."""
         if self._listings_version != self.version or len(self._listings) >= LISTINGS_KEPT:
             self._listings.clear()
             self._listings_version = self.version
@@ -125,10 +117,6 @@ class EmulatorState:
         if found is None:
             found = self._listings[key] = build()
         return found
-
-    def articles_of(self, field: str, value: str) -> Iterator[Record]:
-        """Articles whose `field` (agentId, clusterId, authorIdentityId) is `value`."""
-        return (a for a in self.collections["articles"] if a.get(field) == value)
 
     # --- mutation helpers (tests play the service changing between syncs) -------
 
@@ -163,7 +151,3 @@ class EmulatorState:
         article.setdefault("workspaceId", self.workspace_id)
         self.collections["articles"].append(article)
         self.version += 1
-
-    def total_calls(self) -> int:
-        """Every request counted so far, preflights included."""
-        return sum(self.calls.values())

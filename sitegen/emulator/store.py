@@ -1,12 +1,10 @@
 """Filtering, sorting and paging of stored records, as the service's database would.
 
-Role: the pure query engine of the emulator. Handlers in `v1.py` / `v2.py` turn
-query parameters into predicates with the builders below, then `select` sorts
-(with a tie-break on `id`, so every order is total and repeatable) and cuts one
-page, returning the records and the pagination object of both references. Values
-of mixed or missing types never crash a sort: they are ranked the way MongoDB
-ranks BSON types (null < numbers < strings < objects < arrays < booleans). This
-module must never read query strings, build responses or mutate records.
+Role: the pure query engine of the emulator. Handlers turn query parameters into predicates with
+the builders below; `select` sorts (ties broken on `id`, so every order is total) and cuts one
+page, with the pagination object of both references. Mixed or missing types never crash a sort:
+they rank as MongoDB ranks BSON types (null < numbers < strings < objects < arrays < booleans).
+It must never read query strings, build responses or mutate records.
 """
 
 from __future__ import annotations
@@ -46,32 +44,20 @@ def sort_key(field: str) -> Callable[[Record], tuple[tuple[int, Any], tuple[int,
 
 def pagination(skip: int, limit: int, total: int) -> dict[str, Any]:
     """The pagination object of both references."""
-    return {
-        "skip": skip,
-        "limit": limit,
-        "totalCount": total,
-        "totalPages": math.ceil(total / limit) if limit else 0,
-        "currentPage": skip // limit + 1 if limit else 1,
-        "hasNextPage": skip + limit < total,
-        "hasPrevPage": skip > 0,
-    }
+    return {"skip": skip, "limit": limit, "totalCount": total,
+            "totalPages": math.ceil(total / limit) if limit else 0,
+            "currentPage": skip // limit + 1 if limit else 1,
+            "hasNextPage": skip + limit < total, "hasPrevPage": skip > 0}
 
 
-def select(
-    records: Iterable[Record],
-    predicates: Sequence[Predicate],
-    sort_field: str,
-    descending: bool,
-    skip: int,
-    limit: int,
-) -> tuple[list[Record], dict[str, Any]]:
+def select(records: Iterable[Record], predicates: Sequence[Predicate], sort_field: str,
+           descending: bool, skip: int, limit: int) -> tuple[list[Record], dict[str, Any]]:
     """Matching records sorted and cut to one page, with the pagination object."""
     return cut(matching(records, predicates, sort_field, descending), skip, limit)
 
 
-def matching(
-    records: Iterable[Record], predicates: Sequence[Predicate], sort_field: str, descending: bool
-) -> list[Record]:
+def matching(records: Iterable[Record], predicates: Sequence[Predicate], sort_field: str,
+             descending: bool) -> list[Record]:
     """Every record passing all `predicates`, sorted by `sort_field`, then `id`."""
     if len(predicates) == 1:
         test = predicates[0]

@@ -1,12 +1,10 @@
 """Handlers of the emulated Public Read API v1 (`/api/v1`), as its reference describes.
 
 Role: answer GET /agents, /agents/{agentId}, /articles, /articles/{articleId},
-/agents/{agentId}/articles and /workspaces/{workspaceId} from the emulator's
-state, in the v1 record forms of `forms.py`: list responses are
-`{data, pagination}` (the per-agent list says `articles`), limit defaults to 10
-(50 per agent) and is capped at 100, sorting defaults to createdAt descending.
-Authentication, faults and CORS happen in `app.py` before these run. Handlers
-must never mutate the state: v1 is read-only.
+/agents/{agentId}/articles and /workspaces/{workspaceId} in the v1 record forms of `forms.py`:
+lists are `{data, pagination}` (the per-agent list says `articles`), limit defaults to 10 (50
+per agent), capped at 100, sorted by createdAt descending by default. Handlers must never mutate
+the state: v1 is read-only.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """Handlers of the emulated Workspace API v2 (`/api/v2/workspaces/{workspaceId}`).
 
-Role: answer every endpoint of the v2 reference from the emulator's state: the
-workspace `{id, name}`, agents, articles, clusters, author identities and social
-posts (lists `{<plural>: [...], pagination}`, the agent / cluster / author
-article lists `{articles: [...], pagination}`, single records `{agent}`,
-`{article}`, `{cluster}`, `{authorIdentity}`, `{socialPost}`), digest GET / PUT
-and analytics POST. Lists default to limit 20 (1..100, else 400); articles and
-agents sort by createdAt, clusters, author identities and social posts by
-updatedAt, descending by default (the article and order defaults are "not
-shown": this is our assumption). Record forms are in `forms.py`. Handlers must
-never change records other than the digest and the analytics log.
+Role: answer every endpoint of the v2 reference: the workspace `{id, name}`; lists `{<plural>:
+[...], pagination}` of agents, articles, clusters, author identities and social posts, and the
+per-agent, cluster and author article lists `{articles: [...], pagination}`; single records
+`{agent}`, `{article}`, ...; digest GET / PUT and analytics POST. Lists default to limit 20
+(1..100, else 400); articles and agents sort by createdAt, the others by updatedAt, descending
+by default (the article and order defaults are our assumption). Handlers must never change
+records other than the digest and the analytics log.
 """
 
 from __future__ import annotations
@@ -40,6 +37,9 @@ SINGLE = {
 }
 
 
+Handler = Callable[[Request, EmulatorState], Awaitable[Any]]
+
+
 def _query(request: Request) -> Query:
     return Query(request.query_params, "v2")
 
@@ -51,6 +51,30 @@ def _one(request: Request, state: EmulatorState, collection: str) -> Record:
     if record is None:
         raise ApiProblem(404, missing, f"No record {record_id} in this workspace.")
     return record
+
+
+def _lister(collection: str, sort: tuple[str, ...], default: str,
+            tests: Callable[[Query, EmulatorState], list[store.Predicate]]) -> Handler:
+    """The list endpoint of *collection*: `{<collection>: [...], pagination}`."""
+
+    async def handler(request: Request, state: EmulatorState) -> dict[str, Any]:
+        query = _query(request)
+        skip, limit = query.page(20)
+        field, descending = query.sort(sort, default)
+        page, paging = store.select(state.records(collection), tests(query, state),
+                                    field, descending, skip, limit)
+        return {collection: [forms.v2_full(record) for record in page], "pagination": paging}
+
+    return handler
+
+
+def _getter(collection: str) -> Handler:
+    """The single-record endpoint of *collection*: `{<singular>: {...}}`."""
+
+    async def handler(request: Request, state: EmulatorState) -> dict[str, Any]:
+        return {SINGLE[collection][1]: forms.v2_full(_one(request, state, collection))}
+
+    return handler
 
 
 def _articles(request: Request, state: EmulatorState, scope: tuple[str, Any] | None,
@@ -74,19 +98,6 @@ async def get_workspace(request: Request, state: EmulatorState) -> dict[str, Any
     return {"workspace": forms.project(state.workspace, forms.WORKSPACE_V2)}
 
 
-async def list_agents(request: Request, state: EmulatorState) -> dict[str, Any]:
-    query = _query(request)
-    skip, limit = query.page(20)
-    field, descending = query.sort(filters.V2_AGENT_SORT, "createdAt")
-    page, paging = store.select(state.records("agents"), filters.agent_filters(query),
-                                field, descending, skip, limit)
-    return {"agents": [forms.v2_full(a) for a in page], "pagination": paging}
-
-
-async def get_agent(request: Request, state: EmulatorState) -> dict[str, Any]:
-    return {"agent": forms.v2_full(_one(request, state, "agents"))}
-
-
 async def agent_articles(request: Request, state: EmulatorState) -> dict[str, Any]:
     agent = _one(request, state, "agents")
     return _articles(request, state, ("agentId", agent.get("id")), with_agent=False)
@@ -96,53 +107,14 @@ async def list_articles(request: Request, state: EmulatorState) -> dict[str, Any
     return _articles(request, state, None)
 
 
-async def get_article(request: Request, state: EmulatorState) -> dict[str, Any]:
-    return {"article": forms.v2_full(_one(request, state, "articles"))}
-
-
-async def list_clusters(request: Request, state: EmulatorState) -> dict[str, Any]:
-    query = _query(request)
-    skip, limit = query.page(20)
-    field, descending = query.sort(filters.V2_NAMED_SORT, "updatedAt")
-    page, paging = store.select(state.records("clusters"), filters.cluster_filters(query, state),
-                                field, descending, skip, limit)
-    return {"clusters": [forms.v2_full(c) for c in page], "pagination": paging}
-
-
-async def get_cluster(request: Request, state: EmulatorState) -> dict[str, Any]:
-    return {"cluster": forms.v2_full(_one(request, state, "clusters"))}
-
-
 async def cluster_articles(request: Request, state: EmulatorState) -> dict[str, Any]:
     cluster = _one(request, state, "clusters")
     return _articles(request, state, ("clusterId", cluster.get("id")), with_cluster=False)
 
 
-async def list_authors(request: Request, state: EmulatorState) -> dict[str, Any]:
-    query = _query(request)
-    skip, limit = query.page(20)
-    field, descending = query.sort(filters.V2_NAMED_SORT, "updatedAt")
-    page, paging = store.select(state.records("authorIdentities"), filters.author_filters(query),
-                                field, descending, skip, limit)
-    return {"authorIdentities": [forms.v2_full(a) for a in page], "pagination": paging}
-
-
-async def get_author(request: Request, state: EmulatorState) -> dict[str, Any]:
-    return {"authorIdentity": forms.v2_full(_one(request, state, "authorIdentities"))}
-
-
 async def author_articles(request: Request, state: EmulatorState) -> dict[str, Any]:
     author = _one(request, state, "authorIdentities")
     return _articles(request, state, ("authorIdentityId", author.get("id")))
-
-
-async def list_social_posts(request: Request, state: EmulatorState) -> dict[str, Any]:
-    query = _query(request)
-    skip, limit = query.page(20)
-    field, descending = query.sort(filters.V2_SOCIAL_SORT, "updatedAt")
-    page, paging = store.select(state.records("socialPosts"), filters.social_filters(query),
-                                field, descending, skip, limit)
-    return {"socialPosts": [forms.v2_full(p) for p in page], "pagination": paging}
 
 
 async def get_social_post(request: Request, state: EmulatorState) -> dict[str, Any]:
@@ -205,20 +177,24 @@ async def post_analytics(request: Request, state: EmulatorState) -> JSONResponse
     return JSONResponse({"analytics": {"inserted": True}}, status_code=201)
 
 
-ROUTES: list[tuple[str, str, Callable[[Request, EmulatorState], Awaitable[Any]]]] = [
+ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "", get_workspace),
-    ("GET", "/agents", list_agents),
-    ("GET", "/agents/{agentId}", get_agent),
+    ("GET", "/agents", _lister("agents", filters.V2_AGENT_SORT, "createdAt",
+                               lambda query, state: filters.agent_filters(query))),
+    ("GET", "/agents/{agentId}", _getter("agents")),
     ("GET", "/agents/{agentId}/articles", agent_articles),
     ("GET", "/articles", list_articles),
-    ("GET", "/articles/{articleId}", get_article),
-    ("GET", "/clusters", list_clusters),
-    ("GET", "/clusters/{clusterId}", get_cluster),
+    ("GET", "/articles/{articleId}", _getter("articles")),
+    ("GET", "/clusters", _lister("clusters", filters.V2_NAMED_SORT, "updatedAt",
+                                 filters.cluster_filters)),
+    ("GET", "/clusters/{clusterId}", _getter("clusters")),
     ("GET", "/clusters/{clusterId}/articles", cluster_articles),
-    ("GET", "/author-identities", list_authors),
-    ("GET", "/author-identities/{authorIdentityId}", get_author),
+    ("GET", "/author-identities", _lister("authorIdentities", filters.V2_NAMED_SORT, "updatedAt",
+                                          lambda query, state: filters.author_filters(query))),
+    ("GET", "/author-identities/{authorIdentityId}", _getter("authorIdentities")),
     ("GET", "/author-identities/{authorIdentityId}/articles", author_articles),
-    ("GET", "/social-posts", list_social_posts),
+    ("GET", "/social-posts", _lister("socialPosts", filters.V2_SOCIAL_SORT, "updatedAt",
+                                     lambda query, state: filters.social_filters(query))),
     ("GET", "/social-posts/{postSlug}", get_social_post),
     ("GET", "/digest", get_digest),
     ("PUT", "/digest", put_digest),

@@ -1,1 +1,1 @@
-"""The content source: API client, v2/v1 readers, records, cache and sync."""
+"""The content source: API client, v2/v1 readers, records, stored workspace and sync."""

@@ -1,11 +1,10 @@
 """`sitegen fetch`: update the content store, or say what that would cost.
 
-Role: resolve the configuration (`-c`, `--demo`), open the content store, run one
-sync (or, with `--dry-run`, only its list calls, over the store opened read-only)
-and print one short summary on stdout: records per kind, calls made, detail
-requests saved by the store. Errors are raised as `SitegenError` for cli.py to
-report. It must never print a key and never write anything but the store (through
-the sync); a dry run writes nothing at all.
+Role: resolve the configuration (`-c`, `--demo`), open the content store, run one sync (or, with
+`--dry-run`, only its list calls, over the store opened read-only) and print one short summary
+on stdout: records per kind, calls made, detail requests saved by the store. Errors are raised
+as `SitegenError` for cli.py to report. It must never print a key and never write anything but
+the store (through the sync); a dry run writes nothing at all.
 """
 
 from __future__ import annotations

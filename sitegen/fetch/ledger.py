@@ -1,12 +1,11 @@
 """The call ledger: what one sync spent against the service's API.
 
-Role: the client records every HTTP request it makes here (endpoint template,
-status, whether it was a retry, response bytes); the sync records which API
-version it used and how many detail requests the cache saved. Build reports
-and `sitegen fetch` read it; the report of a build whose sync failed reads the newest
-ledger started since the build began (`latest_ledger`). It must never hold request
-headers, keys, query strings or record ids: endpoints are stored as templates
-(`GET /api/v2/workspaces/{id}/articles/{id}`).
+Role: the client records every HTTP request here (endpoint template, status, retry or not,
+response bytes); the sync adds the API version and the detail requests the store saved. Build
+reports and `sitegen fetch` read it; the report of a build whose sync failed reads the newest
+ledger started since the build began (`latest_ledger`). It must never hold request headers,
+keys, query strings or record ids: endpoints are templates (`GET
+/api/v2/workspaces/{id}/articles/{id}`).
 """
 
 from __future__ import annotations
@@ -76,10 +75,6 @@ class CallLedger:
         """Requests per endpoint template, sorted by template for stable reports."""
         counts = Counter(item.endpoint for item in self.records)
         return dict(sorted(counts.items()))
-
-    def count(self, fragment: str) -> int:
-        """Requests whose endpoint template contains `fragment`."""
-        return sum(1 for item in self.records if fragment in item.endpoint)
 
     def to_report(self) -> dict[str, Any]:
         """The `api` section of a build report."""

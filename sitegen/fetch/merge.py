@@ -1,11 +1,10 @@
 """What a sync keeps: which listed articles need a body, and the workspace they make.
 
-Role: the sync's decisions, apart from its requests and its store: what an incremental
-listing starts from (`known_articles`), which listed articles need a detail request
-and which take their stored body (`plan_bodies`), which fetched ones are kept
-(`kept_articles`), and the workspace the listings make with the stored one
-(`merged_workspace`). Pure: it must never make a request, read or write the store, or
-treat a stored article as deleted unless the listing was complete.
+Role: the sync's decisions, apart from its requests and its store: what an incremental listing
+starts from (`known_articles`), which listed articles need a detail request (`plan_bodies`),
+which are kept (`kept_articles`), and the workspace the listings make with the stored one
+(`merged_workspace`). Pure: it must never make a request, touch the store, or treat a stored
+article as deleted unless the listing was complete.
 """
 
 from __future__ import annotations

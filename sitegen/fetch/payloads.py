@@ -1,10 +1,8 @@
 """Strict pydantic models of the request bodies sitegen sends (and the emulator accepts).
 
-Role: the bodies of `PUT /digest` and `POST /analytics`, with the bounds of the v2
-reference (`../shared/api/`). They live apart from the tolerant records
-(`sitegen.fetch.records`) because a build never sends them, and `EmailStr` imports
-`pydantic.networks` and `email_validator`, which a build need not pay for (~0.02 s).
-This module must never do I/O or log.
+Role: the bodies of `PUT /digest` and `POST /analytics`, with the bounds of the v2 reference.
+They live apart from the tolerant records because a build never sends them (and `EmailStr`
+imports `email_validator`, which a build need not load). It must never do I/O or log.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
 
 class _Body(BaseModel):
-    # Built on first use (a command sends one or two; the emulator validates them as it goes).
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 

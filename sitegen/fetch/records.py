@@ -1,12 +1,11 @@
 """Tolerant pydantic models of every record of the service's v1 and v2 APIs.
 
-Role: turn JSON from the API (or the content store) into typed records. Readers are
-tolerant: unknown fields are ignored, fields the references mark "not shown" are
-optional, mistyped scalars are coerced where the meaning is clear, and an
-unknown block type becomes `UnknownBlock` instead of failing. The request bodies
-sitegen *sends* are strict and live apart (`sitegen.fetch.payloads`). This module
-must never do I/O or log; callers decide what a ValidationError means (usually:
-skip that one record with a warning).
+Role: turn JSON from the API (or the content store) into typed records. Readers are tolerant:
+unknown fields are ignored, fields the references mark "not shown" are optional, mistyped
+scalars are coerced where the meaning is clear, and an unknown block type becomes `UnknownBlock`
+instead of failing. The request bodies sitegen *sends* are strict and live apart
+(`sitegen.fetch.payloads`). This module must never do I/O or log; callers decide what a
+ValidationError means (usually: skip that one record with a warning).
 """
 
 from __future__ import annotations
@@ -14,25 +13,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-)
-
-# Tuples, not `A | B`: isinstance with a union builds the union on every call (~10x slower).
-_SCALARS = (bool, int, float)
-_TEXT_SCALARS = (str, int, float)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 
 def _to_str(value: Any) -> Any:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, _SCALARS):
-        return str(value)
-    return value
+    return str(value) if isinstance(value, (bool, int, float)) else value
 
 
 def _to_str_list(value: Any) -> Any:
@@ -42,7 +27,7 @@ def _to_str_list(value: Any) -> Any:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     if isinstance(value, list):
-        return [str(v) for v in value if isinstance(v, _TEXT_SCALARS) and str(v).strip()]
+        return [str(v) for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
     return []
 
 
@@ -138,13 +123,8 @@ KnownBlock = TextBlock | HeaderBlock | ImageBlock | ListBlock | CodeBlock | Vide
 Block = KnownBlock | UnknownBlock
 
 _BLOCK_TYPES: dict[str, type[Record]] = {
-    "text": TextBlock,
-    "header": HeaderBlock,
-    "image": ImageBlock,
-    "list": ListBlock,
-    "code": CodeBlock,
-    "video": VideoBlock,
-}
+    "text": TextBlock, "header": HeaderBlock, "image": ImageBlock, "list": ListBlock,
+    "code": CodeBlock, "video": VideoBlock}
 
 
 def parse_block(raw: Any) -> Block:
@@ -187,12 +167,6 @@ class Pagination(Record):
     currentPage: int | None = None
     hasNextPage: Flag = None
     hasPrevPage: Flag = None
-
-
-class ErrorBody(Record):
-    error: Text = None
-    details: Text = None
-    message: Text = None
 
 
 class WorkspaceInfo(Record):

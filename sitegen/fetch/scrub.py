@@ -1,16 +1,11 @@
 """Scrubbing the API key out of text that may reach a message, a log line or a report.
 
-Role: replace every whole occurrence of the key's value in a text with `***`, so a
-service that echoes the key (in an error detail, an exception text) never gets it printed.
-Only whole tokens are replaced: an occurrence counts when the characters on either side
-are not word characters (letters, digits, `_`, `-`, or a dot between them), so a short
-key (`a`, `k3`) never turns `"bad answer"` into `"b*** ***nswer"` and never shows where
-its letters are in a message.
-A key inside a longer token is still replaced when it is at least `_ANYWHERE` characters
-long (a coincidence is then impossible, and the token would carry the whole key).
-
-It must never log, never return the key or any part of it, and never change text that
-does not hold the key.
+Role: replace every whole occurrence of the key in a text with `***`, so a service that echoes
+the key never gets it printed. Only whole tokens are replaced (the characters on either side are
+not letters, digits, `_`, `-`, or a dot between them), so a short key never turns "bad answer"
+into "b*** ***nswer" or shows where its letters are; a key of at least `_ANYWHERE` characters is
+replaced anywhere. It must never log, never return the key or any part of it, and never change
+text that does not hold the key.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The fetch's status line: requests while the listings are read, then articles n/N.
 
-Role: feed `sitegen.report.Progress` (drawn on a terminal only, throttled) from a
-sync: the call ledger reports every request (retries included) while the listings
-are read, then each article detail request as it ends. It must never make a request
-or print anything itself, and it lets go of the ledger when closed.
+Role: feed `sitegen.report.Progress` (drawn on a terminal only, throttled) from a sync: the call
+ledger reports every request (retries included) while the listings are read, then each article
+detail request as it ends. It must never make a request or print anything itself, and it lets go
+of the ledger when closed.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """The synced workspace in the content store: how a `Workspace` maps onto its tables.
 
-Role: `save_workspace` makes the store hold exactly one workspace, in one transaction
-(`Store.save_content`): each article as its own JSON row (`Article.model_dump_json`),
-the workspace's other lists as `rest` rows (info, agents, clusters, authors,
-social_posts, digest; a list that is None, "the API version has no such list", has
-no row, which keeps it apart from an empty list), and the API version and
-`articles_exact` as meta. `load_workspace` reads it back, every article in one
-validation of the joined JSON array. A row that does not read back means the store
-is damaged: `DamagedStore`, a `CacheError` naming `--refresh` (the sync, online,
-fetches everything instead). `open_config_store` opens the store of a configuration
-(the one place that names a store's source), for the fetch command and the build.
-
-It must never make a request, decide what to fetch, or open the database itself
-(only `sitegen.store` does).
+Role: `save_workspace` makes the store hold exactly one workspace, in one transaction: each
+article as its own JSON row, the other lists as `rest` rows (a list that is None, "this API
+version has none", has no row, unlike an empty one), the API version and `articles_exact` as
+meta. `load_workspace` reads it back; a row that does not read back is `DamagedStore`, a
+`CacheError` naming `--refresh`. `open_config_store` opens the store of a configuration (the one
+place that names a store's source). It must never make a request, decide what to fetch, or open
+the database itself (only `sitegen.store` does).
 """
 
 from __future__ import annotations

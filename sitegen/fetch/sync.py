@@ -1,19 +1,15 @@
 """The sync: bring the content store up to date and return one `Workspace`.
 
-Role: choose the API version (v2, falling back to v1 only when the v2 workspace
-endpoint answers 404), read the structure through it, fetch article bodies only for
-articles that are new or whose `updatedAt` changed since the store's content, drop
-records that cannot be used (with a warning), and save the result in the store in one
-transaction (`sitegen.fetch.stored`) once everything succeeded. `--refresh` plans
-nothing from the store, but a listing that ends early still keeps what the store had
-for the articles it could not list. `--offline` reads the store and makes no request.
-A store that was started afresh (damaged, older, another workspace) or holds a record
-that does not read back is, online, filled again from the service (with a note or a
-warning); offline, it is a `CacheError` naming `--refresh`, and an empty one names
-running once without `--offline`. It runs its async work with `asyncio.run`, so it is
-safe to call from any thread that has no running event loop. It must never save after
-a failure, never treat a record as deleted unless the listing was complete, and never
-log or raise anything containing the key.
+Role: choose the API version (v2, falling back to v1 only when the v2 workspace endpoint answers
+404), read the structure through it, fetch bodies only for articles that are new or whose
+`updatedAt` changed, drop records that cannot be used (with a warning), and save the result in
+one transaction (`stored.py`) once everything succeeded. `--refresh` plans nothing from the
+store, but keeps what it had for articles a listing that ended early could not list; `--offline`
+makes no request. A store started afresh or holding a record that does not read back is filled
+again online; offline it is a `CacheError` naming what to run. It runs its own event loop, so it
+may be called from any thread without one. It must never save after a failure, never treat a
+record as deleted unless the listing was complete, and never log or raise anything containing
+the key.
 """
 
 from __future__ import annotations
@@ -96,7 +92,7 @@ def _client(config: Config, key: str, transport: httpx.AsyncBaseTransport | None
 async def _read_structure(client: ApiClient, config: Config, known: KnownArticles | None
                           ) -> tuple[Structure, ArticleReader]:
     from sitegen.fetch import v1, v2
-    from sitegen.fetch.client import NotFound
+    from sitegen.fetch.answers import NotFound
 
     workspace_id, wanted, url = config.api.workspace, config.api.version, config.api.base_url
     if wanted != "v1":
@@ -123,15 +119,15 @@ async def _read_structure(client: ApiClient, config: Config, known: KnownArticle
 
 async def _detail(client: ApiClient, reader: ArticleReader, workspace_id: str,
                   listed: Article) -> Article | None:
-    from sitegen.fetch import v2
-    from sitegen.fetch.client import NotFound
+    from sitegen.fetch.answers import NotFound
+    from sitegen.fetch.paging import parse_records
 
     try:
         raw = await reader(client, workspace_id, listed.id)
     except NotFound:
         log.warning("article %s disappeared during the sync (404); it is left out", listed.id)
         return None
-    parsed = v2.parse_records([{**raw, "id": listed.id}], Article, "article")
+    parsed = parse_records([{**raw, "id": listed.id}], Article, "article")
     if not parsed:
         log.warning("the body of article %s is malformed; using its listing record", listed.id)
         return listed
@@ -144,7 +140,7 @@ async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | 
                 previous: Workspace | None, ledger: CallLedger, max_calls: int | None,
                 progress: Progress | None) -> tuple[Structure, list[Article], bool, SyncStats]:
     """The requests of one sync: (listings, listed articles to keep, all kept?, stats)."""
-    from sitegen.fetch.v2 import gather_all
+    from sitegen.fetch.paging import gather_all
 
     stats = SyncStats()
     status = FetchStatus(progress, ledger) if progress is not None and progress.enabled else None
@@ -168,10 +164,8 @@ async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | 
 
 
 def _run(work: Awaitable[T]) -> T:
-    """`asyncio.run(work)` on uvloop where installed, the result handed back outside the task.
-
-    (Python 3.11's runner formats a repr of the main task, result included, on exit: for
-    a whole workspace that is 0.4 s of CPU per 1,000 articles.)
+    """`asyncio.run(work)` on uvloop where installed; the result is handed back outside the
+    task, because Python 3.11's runner formats the main task's repr (result included) on exit.
     """
     box: list[T] = []
 
@@ -210,11 +204,8 @@ def sync(config: Config, store: Store, *, key: str | None,
          transport: httpx.AsyncBaseTransport | None = None, refresh: bool = False,
          offline: bool = False, max_calls: int | None = None,
          progress: Progress | None = None) -> SyncResult:
-    """Bring *store* up to date and return the workspace (see the module docstring).
-
-    With *progress* (enabled on a terminal), the requests and article details made so
-    far show on its status line while they are made.
-    """
+    """Bring *store* up to date and return the workspace (see the module docstring); an
+    enabled *progress* shows the requests and article details on its status line."""
     if offline and refresh:
         raise ConfigError("--offline and --refresh contradict each other: drop one of them")
     ledger = CallLedger()

@@ -1,24 +1,24 @@
 """Reading a workspace's structure through the v1 read API (the fallback).
 
-Role: one `GET /api/v1/workspaces/{id}` gives the workspace and its agents,
-each carrying its published articles (without bodies); bodies come from
-`GET /api/v1/articles/{id}`. v1 has no clusters, author identities, social
-posts or digest: those stay `None` and one warning says so. It must never
-fetch bodies itself (the sync decides which are needed) and never touch the
-cache, and never take an answer without its `agents` list for an empty workspace
-(it is a failed request: retried, then exit 5).
+Role: one `GET /api/v1/workspaces/{id}` gives the workspace and its agents, each with its
+published articles (without bodies; those come from `GET /api/v1/articles/{id}`). v1 has no
+clusters, author identities, social posts or digest: those stay `None`, with one warning. It
+must never fetch bodies itself, never touch the store, and never take an answer without its
+`agents` list for an empty workspace (a failed request: retried, then exit 5).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from sitegen.fetch.answers import UnusableAnswer
+from sitegen.fetch.paging import parse_records, unwrap, what_it_said
+from sitegen.fetch.records import Agent, Article
+from sitegen.fetch.v2 import Structure, workspace_info
 
-from sitegen.fetch.client import ApiClient, UnusableAnswer
-from sitegen.fetch.records import Agent, Article, WorkspaceInfo
-from sitegen.fetch.v2 import Structure, parse_records, unwrap, what_it_said
+if TYPE_CHECKING:
+    from sitegen.fetch.client import ApiClient
 
 log = logging.getLogger("sitegen.fetch")
 
@@ -26,19 +26,9 @@ V1_GAPS_WARNING = ("the service answered through the v1 API, which has no cluste
                    "identities or social posts: those pages are left out")
 
 
-def _workspace_info(raw: Any, workspace_id: str) -> WorkspaceInfo:
-    if isinstance(raw, dict):
-        try:
-            return WorkspaceInfo.model_validate({"id": workspace_id, **raw})
-        except ValidationError:
-            pass
-    log.warning("the workspace record is malformed; using its id %s only", workspace_id)
-    return WorkspaceInfo(id=workspace_id)
-
-
 def structure_from_payload(payload: dict[str, Any], workspace_id: str) -> Structure:
     """Turn the v1 workspace response into a `Structure` (pure; warnings for bad records)."""
-    info = _workspace_info(payload.get("workspace"), workspace_id)
+    info = workspace_info(payload.get("workspace"), workspace_id)
     raw_agents = payload.get("agents")
     if not isinstance(raw_agents, list):
         raw_agents = []

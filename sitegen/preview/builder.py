@@ -1,14 +1,11 @@
 """How the preview builds: its configuration, its output folder, and the call into `run_build`.
 
-Role: adapt `sitegen.build.run_build` to what the preview needs — a build that fetches (`sync`,
-then `run_build(workspace=...)`), and a render-only build from the workspace already held (no
-request, no cache read) for template, static and configuration changes — and summarise each run
-in a `BuildSummary`. The site model is kept between render-only builds of an unchanged
-configuration (templates do not change it), and a template-only build renders the pages open
-browsers show first (`fresh.FreshPages`). The preview builds into
-its own folder, `.sitegen/preview/` beside site.toml, never into `[site] output`: a preview build
-points its URLs at the local server and has the analytics beacon off, so it must never replace a
-deployable build. This module must never write files itself (the writer does, inside run_build).
+Role: adapt `sitegen.build.run_build` to the preview: a build that fetches (`sync`, then
+`run_build(workspace=...)`), or one that renders from the workspace and site model already held,
+for template, static and configuration changes; a template-only build renders the pages open
+browsers show first (`fresh.FreshPages`). The preview builds into its own folder,
+`.sitegen/preview/` beside site.toml, with URLs pointing at the local server and the beacon off,
+so it must never replace a deployable build; and it never writes files itself.
 """
 
 from __future__ import annotations
@@ -59,10 +56,8 @@ class BuildSummary:
 
 
 class Builder(Protocol):
-    """Builds *config* into the preview folder; `fetch=False` renders from the content held.
-
-    `first=True` (a template-only change) may serve the open pages before the build ends.
-    """
+    """Builds *config* into the preview folder; `fetch=False` renders from the content held,
+    `first=True` (a template-only change) may serve the open pages before the build ends."""
 
     def __call__(self, config: Config, *, fetch: bool, first: bool = False) -> BuildSummary: ...
 
@@ -72,13 +67,9 @@ def _pages(paths: list[str]) -> int:
 
 
 class SiteBuilder:
-    """The real builder: `sync` when fetching, then `run_build(workspace=...)`.
-
-    The workspace of the last sync is kept in memory, so a render-only build neither makes a
-    request nor re-reads the cache; the first render-only build of a session (`--offline`)
-    reads the cache once. The site model of the last build is reused while the workspace and
-    the configuration are the same.
-    """
+    """The real builder: `sync` when fetching (or, offline, once to read the store), then
+    `run_build` with the workspace kept in memory and, while it and the configuration are
+    the same, the last build's site model."""
 
     def __init__(self, output: Path, *, demo: bool, offline: bool,
                  transport: httpx.AsyncBaseTransport | None = None,

@@ -1,11 +1,10 @@
 """Classifying saved files: which rebuild a batch of changed paths needs.
 
-Role: a pure function from a batch of changed paths (as the watcher saw them) to a `ChangeSet`:
-`config` (site.toml: reload the configuration), `template` (anything in `templates/` or in the
-active theme's folder: re-render without fetching), `static` (the active theme's `static/`:
-copy assets; a CSS-only batch lets pages swap stylesheets without reloading) or
-`ignored` (editor droppings, the output and cache folders, anything the build does not read).
-It must never touch the file system: it only compares paths.
+Role: a pure function from a batch of changed paths to a `ChangeSet`: `config` (site.toml),
+`template` (`templates/` or the active theme's folder: re-render without fetching), `static`
+(the active theme's `static/`; a CSS-only batch lets pages swap stylesheets) or `ignored`
+(editor droppings, the output and cache folders, anything the build does not read). It must
+never touch the file system: it only compares paths.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """Pages rendered first: what open browsers show, served before the rest of a rebuild commits.
 
 Role: during a template-only rebuild, the build hands its renderer here before rendering the
-site (`run_build(before_render=...)`). The pages open browsers are showing (the paths their
-live-reload scripts reported) are rendered at once, kept in memory, and announced with an early
-`reload` event naming those paths; the HTTP layer serves them in place of the files on disk
-until the whole build commits (or fails), when they are dropped. The bytes are the very ones
-the build will write (same renderer), so a page that reloaded early is already the committed
-page. This module must never write a file and never publish a page of a build that failed.
+site (`run_build(before_render=...)`). The pages open browsers show (the paths their scripts
+reported) are rendered at once, kept in memory, served in place of the files on disk and
+announced with an early `reload`, until the whole build commits or fails, when they are dropped;
+they are the very bytes the build will write (same renderer). This module must never write a
+file and never publish a page of a build that failed.
 """
 
 from __future__ import annotations
@@ -70,11 +69,8 @@ class FreshPages:
         self._build = ""
 
     def render_first(self, renderer: Renderer) -> None:
-        """Render the open pages now, serve them, and tell their browsers (a build hook).
-
-        A render error propagates: the build fails exactly as it would have on that page.
-        Returns once every announced page was fetched (or after the settle time).
-        """
+        """Render the open pages now, serve them, tell their browsers (a build hook), and
+        return once all were fetched or after the settle time. A render error propagates."""
         found = pages_for(self._channel.open_paths(), renderer.site.pages)
         if not found:
             return

@@ -1,18 +1,13 @@
 """The preview's HTTP server: serves the last good build, the live-reload script and its events.
 
-Role: answer GET/HEAD over real HTTP/1.1 from the served folder through `routing.resolve_target`
-(pretty URLs, redirects, the site's 404 page with status 404, exact content types,
-`Cache-Control: no-store`), inject the live-reload `<script src>` into HTML responses as they
-are sent, and stream `ReloadChannel` events at `/__sitegen/events`. It must never write a file,
-never list a directory, never serve outside the served folder, and never build HTML from
-error text (problems travel as JSON; the page script shows them with `textContent`).
-
-A slow or vanishing client costs nothing lasting: a request's line and headers must
-arrive within `HEADER_TIMEOUT` seconds of the connection becoming ready for it (an
-idle keep-alive connection included), else the connection is closed, so a partial
-request never holds a thread; a response that cannot be sent within
-`SEND_TIMEOUT` ends too; and a client that disconnects mid-response (a cancelled
-load) is logged at debug level only, never as a traceback.
+Role: answer GET/HEAD over HTTP/1.1 from the served folder through `routing.resolve_target`
+(pretty URLs, redirects, the site's 404 page, exact content types, `Cache-Control: no-store`),
+inject the live-reload `<script src>` into HTML responses as they are sent, and stream
+`ReloadChannel` events at `/__sitegen/events`. A request's line and headers must arrive within
+`HEADER_TIMEOUT` (a trickle cannot extend it), a send ends after `SEND_TIMEOUT`, and a client
+that disconnects is logged at debug level only. It must never write a file, never list a
+directory, never serve outside the served folder, and never build HTML from error text (problems
+travel as JSON; the page script shows them with `textContent`).
 """
 
 from __future__ import annotations
@@ -99,8 +94,7 @@ class PreviewHTTPServer(ThreadingHTTPServer):
             raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror}): "
                               "check --host and --port") from None
 
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind does a reverse DNS lookup (getfqdn); a preview needs none.
+    def server_bind(self) -> None:  # without HTTPServer's reverse DNS lookup (getfqdn)
         socketserver.TCPServer.server_bind(self)
         host, port = self.server_address[:2]
         self.server_name = str(host)
@@ -109,9 +103,7 @@ class PreviewHTTPServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         """The address to open in a browser."""
-        host = self.server_name
-        if ":" in host:
-            host = f"[{host}]"
+        host = f"[{self.server_name}]" if ":" in self.server_name else self.server_name
         return f"http://{host}:{self.server_port}/"
 
     def process_request(self, request: Any, client_address: Any) -> None:

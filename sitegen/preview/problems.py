@@ -1,10 +1,9 @@
 """Turning a failed build into a `Problem`: which file, which line, what went wrong.
 
-Role: look through an exception (its cause chain, Jinja's template frames, and the text of
-sitegen's own errors) for the file and line to blame, so the overlay and the terminal can say
-`templates/base.html:12: unexpected '}'`. Paths are shown relative to the site folder. It must
-never raise, never do I/O, and never include anything but the error's own text (which the page
-script shows with `textContent`).
+Role: look through an exception (its cause chain, Jinja's template frames, the text of sitegen's
+own errors) for the file and line to blame (`templates/base.html:12: unexpected '}'`), shown
+relative to the site folder. It must never raise, never do I/O, and never include anything but
+the error's own text (the page script shows it with `textContent`).
 """
 
 from __future__ import annotations

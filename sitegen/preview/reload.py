@@ -15,8 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-# How long an idle stream waits before sending a keep-alive comment.
-KEEPALIVE_SECONDS = 15.0
+KEEPALIVE_SECONDS = 15.0  # an idle stream sends a keep-alive comment this often
 
 
 @dataclass(frozen=True)
@@ -54,10 +53,8 @@ class Event:
 
 
 class Subscription:
-    """One open event stream's queue; `None` in the queue means the channel closed.
-
-    *path* is the URL path the page behind the stream shows (as its script reported it).
-    """
+    """One open event stream's queue (`None` in it: the channel closed); *path* is the URL
+    path its page shows, as the page's script reported it."""
 
     def __init__(self, path: str | None = None) -> None:
         self._queue: queue.Queue[Event | None] = queue.Queue()
@@ -96,11 +93,6 @@ class ReloadChannel:
             return self._problem
 
     @property
-    def closed(self) -> bool:
-        with self._lock:
-            return self._closed
-
-    @property
     def next_build_id(self) -> str:
         """The id the build in progress will have when it commits."""
         with self._lock:
@@ -132,11 +124,8 @@ class ReloadChannel:
             return len(self._subscribers)
 
     def early(self, paths: list[str]) -> None:
-        """The build in progress served the pages at *paths* ahead: those pages reload now.
-
-        Its id is taken (`next_build_id`); the `reload` event at its commit then reloads
-        only the other pages (the early ones already carry that id).
-        """
+        """The build in progress served the pages at *paths* ahead: they reload now, with its
+        id (`next_build_id`), so the `reload` at its commit reloads only the other pages."""
         with self._lock:
             self._pending = self._generation + 1
             self._problem = None

@@ -3,8 +3,8 @@
 Role: decide, for one request target, which file of the served folder answers it (or that a
 redirect or a 404 does), the way the static host will: `/x/` → `/x/index.html`, `/x` → redirect
 to `/x/`, no directory listings. It is pure apart from looking at the served folder (stat, no
-writes) and must never return a path outside that folder, whatever the target contains
-(encoded `../`, backslashes, NUL bytes, absolute paths, symlinks pointing out).
+writes) and must never return a path outside that folder, whatever the target contains (encoded
+`../`, backslashes, NUL bytes, absolute paths, symlinks pointing out).
 """
 
 from __future__ import annotations
@@ -19,34 +19,18 @@ from urllib.parse import quote, unquote, urlsplit
 RESERVED_PREFIX = "/__sitegen/"
 
 _TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".htm": "text/html; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
+    ".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8", ".txt": "text/plain; charset=utf-8",
     ".js": "application/javascript; charset=utf-8",
     ".mjs": "application/javascript; charset=utf-8",
-    ".json": "application/json",
-    ".map": "application/json",
-    ".webmanifest": "application/manifest+json",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-    ".avif": "image/avif",
-    ".ico": "image/x-icon",
-    ".woff": "font/woff",
-    ".woff2": "font/woff2",
-    ".ttf": "font/ttf",
-    ".otf": "font/otf",
-    ".txt": "text/plain; charset=utf-8",
-    ".atom": "application/atom+xml",
-    ".rss": "application/rss+xml",
-    ".xsl": "application/xslt+xml",
-    ".pdf": "application/pdf",
-    ".mp4": "video/mp4",
-    ".webm": "video/webm",
-    ".wasm": "application/wasm",
+    ".json": "application/json", ".map": "application/json",
+    ".webmanifest": "application/manifest+json", ".svg": "image/svg+xml",
+    ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+    ".webp": "image/webp", ".avif": "image/avif", ".ico": "image/x-icon",
+    ".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf", ".otf": "font/otf",
+    ".atom": "application/atom+xml", ".rss": "application/rss+xml",
+    ".xsl": "application/xslt+xml", ".pdf": "application/pdf", ".mp4": "video/mp4",
+    ".webm": "video/webm", ".wasm": "application/wasm",
 }
 
 
@@ -73,10 +57,8 @@ Resolution = ServeFile | Redirect | NotFound
 
 
 def split_target(target: str) -> tuple[str, str]:
-    """The (still percent-encoded) path and query of an origin-form or absolute-form target.
-
-    A target starting with `/` is a path even when it starts with `//` (request targets are
-    never network-path references); `http://host/x` (absolute form) keeps only its path.
+    """The (still percent-encoded) path and query of a request target: one starting with
+    `/` is a path even as `//x` (never a network-path reference); `http://host/x` keeps its path.
     """
     if target.startswith("/"):
         path, _, query = target.partition("?")
@@ -86,11 +68,8 @@ def split_target(target: str) -> tuple[str, str]:
 
 
 def path_segments(raw_path: str) -> list[str] | None:
-    """The decoded segments of a URL path, or None when it is not a safe path to serve.
-
-    `.` and empty segments are dropped; `..`, backslashes, NUL and other control characters
-    (raw or percent-encoded) make the whole path unsafe rather than being normalised away.
-    """
+    """The decoded segments of a URL path (`.` and empty ones dropped), or None when `..`, a
+    backslash or a control character (raw or percent-encoded) makes it unsafe to serve."""
     try:
         decoded = unquote(raw_path, errors="strict")
     except UnicodeDecodeError:

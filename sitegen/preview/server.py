@@ -1,8 +1,8 @@
 """`sitegen serve`: build, serve the last good build, watch, rebuild and live-reload.
 
-Role: wire the preview together for one run and own its threads — bind the port first (a port
-in use is a ConfigError naming it; `--port 0` picks a free one), print the URL, serve at once
-(a waiting page until the first build lands), build, watch the sources, refresh content every
+Role: wire the preview together for one run and own its threads — bind the port first (a port in
+use is a ConfigError naming it; `--port 0` picks a free one), print the URL, serve at once (a
+waiting page until the first build lands), build, watch the sources, refresh content every
 `--refresh-every` minutes, and on Ctrl-C (or SIGTERM) stop every thread and join it, print one
 summary line and exit 0 with no traceback. The preview builds into `.sitegen/preview/` beside
 site.toml (see `builder.py`). This module must never contain build, routing or watching logic.
@@ -60,10 +60,7 @@ def _stop_signals(stop: threading.Event) -> Iterator[None]:
     owner = os.getpid()
 
     def on_term(signum: int, frame: FrameType | None) -> None:
-        if os.getpid() != owner:
-            # A forked child inherited this handler: end as SIGTERM means. (Render workers
-            # do not rely on this: a Python handler may run too late for a pool's end, so
-            # they take the default action first, `sitegen.render.pages._new_pool`.)
+        if os.getpid() != owner:  # a forked child inherited this handler: end as SIGTERM means
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             return
@@ -97,21 +94,31 @@ def _refresher(stop: threading.Event, minutes: float, refresh: Callable[[], None
     return threading.Thread(target=loop, name="sitegen-refresh", daemon=False)
 
 
+def _stored_counts(config: Config) -> dict[str, int | None] | None:
+    """The record counts of the stored workspace (None: nothing usable stored yet)."""
+    from sitegen.fetch.stored import DamagedStore, load_workspace, peek_config_store
+
+    store = peek_config_store(config)
+    if store is None:
+        return None
+    try:
+        workspace = load_workspace(store)
+    except DamagedStore:
+        return None
+    finally:
+        store.close()
+    if workspace is None:
+        return None
+    lists = {"agents": workspace.agents, "clusters": workspace.clusters,
+             "authors": workspace.authors, "social_posts": workspace.social_posts}
+    return {kind: None if items is None else len(items) for kind, items in lists.items()}
+
+
 def _print_refresh_cost(config: Config, minutes: float, demo: bool) -> None:
     """Say what the background refresh spends a month (it is off unless --refresh-every)."""
     from sitegen.budget import refresh_cost
 
-    counts: dict[str, int | None] | None = None
-    if not demo:
-        from sitegen.fetch.cache import ContentCache
-
-        cached = ContentCache.for_config(config).load()
-        if cached is not None:
-            counts = {"agents": len(cached.agents),
-                      "clusters": None if cached.clusters is None else len(cached.clusters),
-                      "authors": None if cached.authors is None else len(cached.authors),
-                      "social_posts": (None if cached.social_posts is None
-                                       else len(cached.social_posts))}
+    counts = None if demo else _stored_counts(config)
     print(refresh_cost(config, minutes, counts), flush=True)
 
 

@@ -1,11 +1,11 @@
 """One preview session: the last good configuration, rebuilds by kind of change, content refreshes.
 
-Role: decide what each event needs and run it, one build at a time — a template or static
-change re-renders from the cache without fetching; a site.toml change reloads the configuration
-(an invalid one keeps the last good one and shows the error) and fetches only when `[api]`
-changed; a periodic refresh fetches. Every outcome goes to the terminal as one line and to open
-pages through the `ReloadChannel`. A failure never stops the preview: the last good build keeps
-being served. This module must never serve HTTP, watch files or write the output itself.
+Role: decide what each event needs and run it, one build at a time: a template or static change
+re-renders without fetching; a site.toml change reloads the configuration (an invalid one keeps
+the last good one and shows the error) and fetches only when `[api]` changed; a periodic refresh
+fetches. Every outcome goes to the terminal as one line and to open pages through the
+`ReloadChannel`; a failure never stops the preview. This module must never serve HTTP, watch
+files or write the output itself.
 """
 
 from __future__ import annotations
@@ -74,11 +74,8 @@ class PreviewSession:
         return plan_for(self._config, self._config_file, self._excluded)
 
     def start(self) -> None:
-        """The first build. An API failure falls back to the cache when there is one.
-
-        Errors that make the preview pointless (API refused with no cache, configuration)
-        propagate; a template or render error is shown and the preview goes on.
-        """
+        """The first build (an API failure falls back to the store). Errors that make the
+        preview pointless propagate; a template or render error is shown and it goes on."""
         with self._lock:
             try:
                 summary = self._build(self._config, fetch=self._can_fetch)

@@ -1,12 +1,10 @@
 """Watching the site's sources with watchdog, debounced into batches of changes.
 
 Role: watch `site.toml` (its folder, not recursively), `templates/` and `themes/` (recursively,
-and as soon as they appear), gather the paths editors touch, wait for a burst of saves to settle
-(~50 ms of quiet, at most 1 s: an editor's write, rename and chmod land within a few
-milliseconds), classify the batch with `changes.classify_changes` and hand a non-empty
-`ChangeSet` to one callback, on one worker thread, one batch at a time. It must never watch the
-output or cache folders (they are outside the watched folders, and classification ignores them
-even when they sit inside the site folder), and never build anything itself.
+and as soon as they appear), wait for a burst of saves to settle (~50 ms of quiet, at most 1 s),
+classify the batch (`changes.classify_changes`) and hand a non-empty `ChangeSet` to one
+callback, on one worker thread, one batch at a time. It must never watch the output or cache
+folders (classification ignores them even inside the site folder), and never build anything.
 """
 
 from __future__ import annotations
@@ -37,10 +35,6 @@ DEBOUNCE_SECONDS = 0.05
 MAX_WAIT_SECONDS = 1.0
 
 
-def _decode(path: bytes | str) -> str:
-    return os.fsdecode(path)
-
-
 class _Collector(FileSystemEventHandler):
     def __init__(self, watcher: Watcher) -> None:
         self._watcher = watcher
@@ -50,9 +44,9 @@ class _Collector(FileSystemEventHandler):
             return
         if event.is_directory and event.event_type == EVENT_TYPE_MODIFIED:
             return  # a folder's listing changed: the entries' own events say what
-        paths = [Path(_decode(event.src_path))]
+        paths = [Path(os.fsdecode(event.src_path))]
         if event.dest_path:
-            paths.append(Path(_decode(event.dest_path)))
+            paths.append(Path(os.fsdecode(event.dest_path)))
         self._watcher.add(paths)
 
 
@@ -80,8 +74,7 @@ class Watcher:
 
     def start(self) -> None:
         """Start watching and the worker thread."""
-        # watchdog's inotify backend warns (harmlessly: "It will be Overwritten") when a folder
-        # tree created with `mkdir -p` races its own recursive scan; that is not the user's news.
+        # watchdog warns harmlessly when a `mkdir -p` tree races its own recursive scan
         warnings.filterwarnings("ignore", message=r"Callback with id .* already exists",
                                 category=RuntimeWarning)
         self._schedule_all()

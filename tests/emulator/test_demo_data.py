@@ -2,7 +2,7 @@
 
 The demo is what a newcomer sees first, so it must be complete (every status, every
 block type, several languages), consistent (ids unique, references resolve, media
-present) and in sync with the readable sources that build_demo.py turns into it.
+present) and in sync with the readable sources that scripts/build_demo.py turns into it.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from sitegen.fetch.records import (
 
 DATA = Path(str(resources.files("sitegen.emulator").joinpath("data")))
 MEDIA = DATA / "media"
+BUILDER = Path(__file__).resolve().parents[2] / "scripts" / "build_demo.py"
 HEX24 = re.compile(r"^[0-9a-f]{24}$")
 STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 MEDIA_URL = re.compile(r"/media/demo/([A-Za-z0-9._-]+)")
@@ -69,7 +70,7 @@ def strings(value: Any) -> Iterator[str]:
 
 
 def load_builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_demo", DATA / "build_demo.py")
+    spec = importlib.util.spec_from_file_location("build_demo", BUILDER)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -97,7 +98,7 @@ def test_file_is_exactly_what_build_demo_writes() -> None:
     builder = load_builder()
     expected = builder.render(builder.build_workspace())
     assert (DATA / "demo-workspace.json").read_text(encoding="utf-8") == expected, (
-        "demo-workspace.json is stale: run python sitegen/emulator/data/build_demo.py")
+        "demo-workspace.json is stale: run python scripts/build_demo.py")
 
 
 def test_builder_turns_markdown_into_every_block_kind() -> None:

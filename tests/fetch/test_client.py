@@ -12,8 +12,10 @@ import pytest
 import respx
 
 from sitegen.errors import ApiError, AuthError, QuotaError, UnreachableError
-from sitegen.fetch.client import ApiClient, NotFound, _AdaptiveLimit
+from sitegen.fetch.answers import NotFound
+from sitegen.fetch.client import ApiClient
 from sitegen.fetch.ledger import CallLedger
+from sitegen.fetch.retry import AdaptiveLimit
 from tests.fetch.conftest import BASE, KEY, WS
 
 ARTICLES = f"{BASE}/api/v2/workspaces/{WS}/articles"
@@ -192,7 +194,7 @@ def test_429_halves_concurrency_and_success_brings_it_back() -> None:
 
 
 def test_adaptive_limit_never_goes_below_one() -> None:
-    limit = _AdaptiveLimit(3)
+    limit = AdaptiveLimit(3)
     for _ in range(5):
         limit.throttle()
     assert limit.limit == 1
@@ -205,7 +207,7 @@ def test_adaptive_limit_hands_slots_over_in_order_and_survives_cancellation() ->
     order: list[int] = []
 
     async def scenario() -> tuple[int, int]:
-        limit = _AdaptiveLimit(1)
+        limit = AdaptiveLimit(1)
         gate = asyncio.Event()
 
         async def user(n: int) -> None:
@@ -237,7 +239,7 @@ def test_adaptive_limit_hands_slots_over_in_order_and_survives_cancellation() ->
 
 def test_adaptive_limit_growing_back_lets_waiters_in() -> None:
     async def scenario() -> int:
-        limit = _AdaptiveLimit(2)
+        limit = AdaptiveLimit(2)
         limit.throttle()  # 1 slot
         await limit.__aenter__()
         second = asyncio.ensure_future(limit.__aenter__())

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from sitegen.errors import UnreachableError
-from sitegen.fetch import v2
+from sitegen.fetch import paging
 from sitegen.fetch.client import ApiClient
-from sitegen.fetch.v2 import Listing, paginate
+from sitegen.fetch.paging import Listing, paginate
 from tests.fetch.conftest import BASE, KEY
 
 Page = Callable[[int, int, int], dict[str, Any]]  # (call number, skip, limit) -> payload
@@ -120,7 +120,7 @@ def test_a_failed_first_answer_then_a_good_one_gives_the_whole_listing() -> None
 
 def test_hard_cap_without_any_total(monkeypatch: pytest.MonkeyPatch,
                                     caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(v2, "PAGE_CAP", 7)
+    monkeypatch.setattr(paging, "PAGE_CAP", 7)
     listing, calls = walk(lambda n, skip, limit: {"things": items(skip, limit)})
     assert calls == 7 and not listing.complete
     assert "stopped reading /things after 7 pages" in caplog.text
@@ -140,12 +140,12 @@ def test_garbage_pagination_objects_are_ignored() -> None:
 
 
 def test_items_of_accepts_other_collection_keys() -> None:
-    assert v2.items_of({"data": [1]}, ("articles",)) == [1]
-    assert v2.items_of({"results": [2], "pagination": {}}, ("articles",)) == [2]
-    assert v2.items_of({"count": 3}, ("articles",)) is None
-    assert v2.items_of({"error": "x", "details": ["y"]}, ("articles",)) is None
-    assert v2.unwrap({"article": {"id": "x"}}, "article") == {"id": "x"}
-    assert v2.unwrap({"id": "y"}, "article") == {"id": "y"}
+    assert paging.items_of({"data": [1]}, ("articles",)) == [1]
+    assert paging.items_of({"results": [2], "pagination": {}}, ("articles",)) == [2]
+    assert paging.items_of({"count": 3}, ("articles",)) is None
+    assert paging.items_of({"error": "x", "details": ["y"]}, ("articles",)) is None
+    assert paging.unwrap({"article": {"id": "x"}}, "article") == {"id": "x"}
+    assert paging.unwrap({"id": "y"}, "article") == {"id": "y"}
 
 
 def walk_concurrently(total: int, served: int, limit: int = 10, concurrency: int = 4

@@ -92,3 +92,20 @@ def test_bad_config_is_exit_2_before_serving(tmp_path: Path,
     err = capsys.readouterr()
     assert "sitegen preview:" not in err.out
     assert err.err.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_refresh_cost_counts_the_stored_workspace(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from sitegen.config import resolve_config
+    from sitegen.preview.server import _stored_counts
+    from tests.content import synced
+
+    monkeypatch.chdir(tmp_path)
+    config = resolve_config("site.toml", True)
+    assert _stored_counts(config) is None  # nothing stored yet: no store is created either
+    assert not config.cache_path.exists()
+    workspace = synced(config)
+    assert _stored_counts(config) == {
+        "agents": len(workspace.agents), "clusters": len(workspace.clusters or []),
+        "authors": len(workspace.authors or []),
+        "social_posts": len(workspace.social_posts or [])}

@@ -1,15 +1,16 @@
 """Authoring script: readable sources → the bundled demo workspace JSON.
 
-Role: turn `source/workspace.toml` (workspace, agents, clusters, authors, social
-posts, digest) and `source/articles/NN-name.md` (TOML front matter between `+++`
-lines, then a markdown body) into `demo-workspace.json` in the format of
-demo-workspace-format.md. Ids and timestamps are fixed, so the output is
-byte-identical on every run. An article whose front matter says `blocks = true`
-also gets its body as v1-style blocks: each heading, paragraph, list, fenced code
-block, lone image and `!video[title](url)` line becomes one block, and its
-`content` is the same body as plain markdown. Run it by hand after editing the
-sources (`python sitegen/emulator/data/build_demo.py`); sitegen itself never
-runs it. It must never reach the network or write anywhere but its own folder.
+Role: turn `sitegen/emulator/data/source/workspace.toml` (workspace, agents,
+clusters, authors, social posts, digest) and `source/articles/NN-name.md` (TOML
+front matter between `+++` lines, then a markdown body) into `demo-workspace.json`
+beside them, in the format of demo-workspace-format.md. Ids and timestamps are
+fixed, so the output is byte-identical on every run. An article whose front
+matter says `blocks = true` also gets its body as v1-style blocks: each heading,
+paragraph, list, fenced code block, lone image and `!video[title](url)` line
+becomes one block, and its `content` is the same body as plain markdown. Run it
+by hand after editing the sources (`python scripts/build_demo.py`; `--check` only
+says whether the file is up to date); sitegen itself never runs it. It must never
+reach the network or write anywhere but the demo's data folder.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "source"
-OUTPUT = HERE / "demo-workspace.json"
+DATA = Path(__file__).resolve().parent.parent / "sitegen" / "emulator" / "data"
+SOURCE = DATA / "source"
+OUTPUT = DATA / "demo-workspace.json"
 MEDIA_URL = "/media/demo/"
 WORKSPACE_ID = "65f0c0ffee0123456789abcd"  # sitegen.config.DEMO_WORKSPACE_ID
 
@@ -212,7 +213,7 @@ def main(argv: list[str]) -> int:
     text = render(build_workspace())
     if "--check" in argv:
         current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.is_file() else ""
-        print("up to date" if current == text else "stale: run build_demo.py to rewrite it")
+        print("up to date" if current == text else "stale: run scripts/build_demo.py to rewrite it")
         return 0 if current == text else 1
     OUTPUT.write_text(text, encoding="utf-8")
     count = len(json.loads(text)["articles"])
