@@ -37,6 +37,8 @@ SITE_TOML = """[site]
 title = "{title}"
 url = "https://example.test/"
 per_page = {per_page}
+language = "{language}"
+description = "{description}"
 
 [api]
 url = "https://cas.example.test"
@@ -90,6 +92,9 @@ def apply(edit: tuple[str, int], data: dict[str, Any], site: dict[str, Any]) -> 
     elif kind == "config":
         site["title"] = f"Site {n}"
         site["per_page"] = 3 + n % 4
+    elif kind == "language":  # read by templates only through the page context (`lang`)
+        site["language"] = ["en", "fr", "de"][n % 3]
+        site["description"] = f"About {n}"
     elif kind == "template":
         site["mark"] = f"MARK {n}"
 
@@ -98,7 +103,8 @@ def write_site(root: Path, data: dict[str, Any], site: dict[str, Any]) -> None:
     (root / "templates").mkdir(parents=True, exist_ok=True)
     (root / "templates" / "base.html").write_text(BASE.replace("MARK", site["mark"]))
     (root / "site.toml").write_text(SITE_TOML.format(
-        title=site["title"], per_page=site["per_page"], workspace=data["workspace"]["id"]))
+        title=site["title"], per_page=site["per_page"], language=site["language"],
+        description=site["description"], workspace=data["workspace"]["id"]))
 
 
 def build(root: Path, data: dict[str, Any]) -> dict[str, bytes]:
@@ -111,7 +117,7 @@ def build(root: Path, data: dict[str, Any]) -> dict[str, bytes]:
 
 
 EDITS = st.tuples(st.sampled_from(["retitle", "new", "delete", "move", "retag", "unpublish",
-                                   "config", "template"]), st.integers(0, 40))
+                                   "config", "language", "template"]), st.integers(0, 40))
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -123,7 +129,8 @@ def test_every_incremental_build_equals_a_fresh_one(tmp_path_factory: Any,
 
     os.environ["SITEGEN_API_KEY"] = KEY
     data = generate_workspace(24, seed=5)
-    site = {"title": "Exact", "per_page": 4, "mark": "MARK 0"}
+    site = {"title": "Exact", "per_page": 4, "mark": "MARK 0", "language": "en",
+            "description": "Exact"}
     incremental = tmp_path_factory.mktemp("incremental")
     write_site(incremental, data, site)
     build(incremental, data)
@@ -146,7 +153,8 @@ def test_a_footer_over_the_newest_articles_follows_a_retitle(tmp_path: Path,
     """The issue's case: one title changed at the service reaches every page that shows it."""
     monkeypatch.setenv("SITEGEN_API_KEY", KEY)
     data = generate_workspace(24, seed=7)
-    site = {"title": "Exact", "per_page": 4, "mark": "MARK 0"}
+    site = {"title": "Exact", "per_page": 4, "mark": "MARK 0", "language": "en",
+            "description": "Exact"}
     write_site(tmp_path, data, site)
     before = build(tmp_path, data)
     newest = max(_published(data), key=lambda a: (a["createdAt"], a["id"]))

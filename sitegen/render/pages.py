@@ -251,8 +251,12 @@ class Renderer:
         if recorder is not None:
             recorder.reads.update(fragment[1])
 
-    def context(self, page: Page) -> dict[str, object]:
-        """Everything a page template sees (documented in THEMES.md)."""
+    def context(self, page: Page, *, body: bool = True) -> dict[str, object]:
+        """Everything a page template sees (documented in THEMES.md).
+
+        Without *body*, the article's body and table of contents are left empty (the
+        context fingerprint knows them by the body's key instead).
+        """
         site = self.site
         helpers = self._helpers
         context: dict[str, object] = {
@@ -274,31 +278,36 @@ class Renderer:
             "body": Markup(""),
             "toc": [],
         }
-        if page.article is not None:
-            body, toc = self.body(page.article)
-            context["body"] = body
-            context["toc"] = toc
+        if page.article is not None and body:
+            context["body"], context["toc"] = self.body(page.article)
         return context
 
     def context_fingerprint(self, page: Page) -> bytes:
-        """What *page*'s context holds beside the model it reads (see `render.reads`).
-
-        Those values are plain (strings, numbers, dicts of them: their `repr` is
-        canonical); the page, its section and its articles count by their keys, since
-        what a template reads of them is recorded read by read.
-        """
+        """What *page*'s context holds beside the model it reads (see `render.reads`)."""
         found = self._context_fps.get(page.path)
         if found is None:
             found = self._context_fps[page.path] = self._context_fp(
-                page, page_meta(self.site, page), self._beacon_attrs(page))
+                page, self.context(page, body=False))
         return found
 
-    def _context_fp(self, page: Page, meta: object, beacon: object) -> bytes:
-        article = page.article
-        return context_fingerprint(repr((
-            page.path, page.template, meta, beacon, self._settings,
-            self.registry.keys.get(id(page.obj)), [a.id for a in page.articles],
-            article.body_hash if article else None)))
+    def _context_fp(self, page: Page, context: dict[str, object]) -> bytes:
+        """Every context value but the helpers (their settings count instead): entities by
+        key (their reads are recorded one by one), the body by its key, the rest plain
+        values (strings, numbers, dicts of them: their `repr` is canonical)."""
+        keys = self.registry.keys
+        parts: list[tuple[str, object]] = []
+        for name in sorted(context):
+            value = context[name]
+            if name in ("body", "toc"):
+                value = page.article.body_hash if page.article is not None else ""
+            elif getattr(value, "sitegen_observed", False):
+                continue
+            elif id(value) in keys:
+                value = "E" + keys[id(value)]
+            elif isinstance(value, list):
+                value = ["E" + keys[id(v)] if id(v) in keys else v for v in value]
+            parts.append((name, value))
+        return context_fingerprint(repr((page.template, self._settings, parts)))
 
     def _template(self, name: str) -> Template:
         """The compiled template *name*, looked up once per renderer."""
@@ -315,8 +324,7 @@ class Renderer:
         """The HTML bytes of *page*, and every read its templates made."""
         template = self._template(page.template)
         context = self.context(page)
-        self._context_fps.setdefault(page.path, self._context_fp(
-            page, context["meta"], context["beacon"]))
+        self._context_fps.setdefault(page.path, self._context_fp(page, context))
         try:
             with self.env.recording(self.registry.keys) as recorder:
                 recorder.reads.add("T\x00" + page.template)
