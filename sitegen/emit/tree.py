@@ -42,6 +42,17 @@ def write_new(target: str, data: bytes) -> os.stat_result:
         os.close(handle)
 
 
+def write_staged(root: str, rel: str, data: bytes) -> os.stat_result:
+    """`write_new` of *rel* under the fresh tree *root*, making its folders as needed.
+
+    Safe from several threads at once (a folder another made meanwhile is fine).
+    """
+    folder = rel.rpartition("/")[0]
+    if folder:
+        os.makedirs(os.path.join(root, folder), exist_ok=True)
+    return write_new(os.path.join(root, rel), data)
+
+
 def make_folders(root: str, folder: str, made: set[str]) -> None:
     """Make *folder* (relative to the fresh tree *root*) and its missing parents.
 

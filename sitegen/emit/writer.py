@@ -21,6 +21,7 @@ import shutil
 import stat
 import time
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,10 @@ from sitegen.emit.manifest import MANIFEST_NAME, FileEntry, Manifest, safe_relpa
 from sitegen.errors import BuildError
 
 log = logging.getLogger("sitegen.emit")
+
+#: Threads that write new files into staging while the build goes on: the build renders
+#: while they wait on the disk (a folder and a file for each page).
+IO_THREADS = 3
 
 
 @contextmanager
@@ -79,6 +84,8 @@ class OutputWriter:
         self._carried: set[str] = set()  # those taken unchanged from the live output
         self._folders: set[str] = set()  # the folders the new site's paths need
         self._made: set[str] = set()  # folders made in staging
+        self._io: ThreadPoolExecutor | None = None  # writes new files (see `write`)
+        self._pending: dict[str, Future[os.stat_result]] = {}
         self._open = False
         self._committed = False
 
@@ -103,6 +110,8 @@ class OutputWriter:
         if not self._open:
             return
         self._open = False
+        if self._io is not None:  # no write may land in staging once it is removed
+            self._io.shutdown(wait=True, cancel_futures=True)
         try:
             tree.recover_leftovers(self.output)  # the staging folder, or a swap cut short
         except OSError as problem:
@@ -188,11 +197,26 @@ class OutputWriter:
             self._new[rel] = self._previous[rel]  # (with the stat `intact` confirmed)
             self._carried.add(rel)
             return digest
-        target = self._staged(rel)
-        with _failing(f"cannot write {rel!r} into {self._staging}"):
-            written = tree.write_new(target, data)
-        self._new[rel] = FileEntry(digest, written.st_size, written.st_mtime_ns)
+        self._staged("")
+        if self._io is None:
+            self._io = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="sitegen-writer")
+        self._pending[rel] = self._io.submit(tree.write_staged, os.fspath(self._staging), rel,
+                                             data)
+        self._new[rel] = FileEntry(digest)  # its stat once written (`_finish_writes`)
         return digest
+
+    def _finish_writes(self) -> None:
+        """Wait for the files `write` handed to the I/O threads; note their stat."""
+        for rel, future in self._pending.items():
+            with _failing(f"cannot write {rel!r} into {self._staging}"):
+                written = future.result()
+            self._new[rel] = FileEntry(self._new[rel].sha256, written.st_size,
+                                       written.st_mtime_ns)
+            folder = rel.rpartition("/")[0]
+            while folder and folder not in self._made:
+                self._made.add(folder)
+                folder = folder.rpartition("/")[0]
+        self._pending.clear()
 
     def _check_open(self) -> None:
         if not self._open or self._committed:
@@ -240,6 +264,7 @@ class OutputWriter:
         """Swap the new site in, or leave the output untouched when nothing changed."""
         self._check_open()
         self._committed = True  # (once only, and nothing more to add)
+        self._finish_writes()
         written = sorted(self._new.keys() - self._carried)
         removed = sorted(self._paths.difference(self._new))
         result = WriteResult(written, sorted(self._carried), removed, touched_output=False,
