@@ -220,8 +220,13 @@ class Renderer:
         return url
 
     def asset(self, name: str) -> str:
-        """The URL of a theme static file (through `asset_url`, then `link`)."""
-        return self.link(self.asset_url(name))
+        """The URL of a theme static file (through `asset_url`, then `link` unless that
+        URL is under the base URL's path already, as an `AssetSet`'s URLs are)."""
+        url = self.asset_url(name)
+        base = self._base_path
+        if base and url.startswith(base + "/"):
+            return url
+        return self.link(url)
 
     def card(self, article: ArticleView, heading: str = "h2") -> Markup:
         """The `card` macro of `partials/card.html` for *article*, rendered once and reused.
