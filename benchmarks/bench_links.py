@@ -5,10 +5,11 @@ Generates an N-article workspace (default 4,000, seed 0: the site of
 `benchmarks/bench_build.py`'s preparation, then runs `sitegen build --offline` in fresh
 processes: a full build into an empty output, a rebuild with no change and a rebuild
 after one article's body changed. For each it prints the build's wall time and the link
-check's own time (the report's `links` timing: scanning the written pages as they are
-written, loading the kept pages' stored scans and checking every link), and the share.
-Last, it scans and checks every HTML page of the output in this process, the whole
-check from bytes in memory with nothing stored, for comparison.
+check's own time in the build's main process (the report's `links` timing: taking the
+scans, loading the kept pages' stored scans, checking every link, storing the new scans),
+and the share. The scans themselves run in the render workers, beside the rendering:
+the last line gives their cost, scanning and checking every HTML page of the output in
+this one process from bytes in memory.
 
     .venv/bin/python benchmarks/bench_links.py [--articles 4000] [--runs 3] [--folder DIR]
 """
@@ -34,7 +35,7 @@ from benchmarks.harness.sites import set_aside  # noqa: E402
 
 def in_memory_check(output: Path, base_url: str) -> tuple[int, int, float, int]:
     """(pages, bytes, seconds, broken) of scanning and checking the whole *output*."""
-    from sitegen.emit.links import LinkScanner, find_broken
+    from sitegen.emit.links import LinkScanner
 
     files = {path.relative_to(output).as_posix(): path.read_bytes()
              for path in output.rglob("*") if path.is_file()}
@@ -42,7 +43,7 @@ def in_memory_check(output: Path, base_url: str) -> tuple[int, int, float, int]:
     started = time.perf_counter()
     scanner = LinkScanner(base_url)
     scans = {path: scanner.scan(path, data) for path, data in pages.items()}
-    broken = find_broken(scans, frozenset(files), files.get)
+    broken = scanner.find_broken(scans, frozenset(files), files.get)
     seconds = time.perf_counter() - started
     return len(pages), sum(map(len, pages.values())), seconds, len(broken)
 

@@ -116,11 +116,11 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         with timings.stage("render"):
             renderer.preload_bodies(p.article for p in todo if p.article is not None)
             by_path = {page.path: page for page in todo}
-            rendered = render_all(renderer, todo, pack=ledger.pack)
-            for done, (path, data, reads) in enumerate(rendered, start=1):
+            rendered = render_all(renderer, todo, pack=links.pack(ledger.pack))
+            for done, (path, data, (reads, scan)) in enumerate(rendered, start=1):
                 digest = writer.write(path, data)
                 ledger.rendered(by_path[path], reads, digest)
-                links.written(path, data, digest)
+                links.written(path, scan, digest)
                 progress.update("rendering", done, len(todo))
             progress.clear()
             report.rendered = len(todo)
@@ -129,7 +129,6 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
         links.finish(site.pages, writer)
-        timings.stages["links"] = links.seconds
         report.warnings, report.warning_messages = counter.count, counter.messages
         if options.strict and counter.count:
             raise StrictError(f"--strict: the build logged {counter.count} warning(s); the "
@@ -139,6 +138,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             store.save_output_stats(str(output), result.stats)
             ledger.save(store)
             links.save()
+    timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.written, report.unchanged, report.removed = (
         result.written, result.unchanged, result.removed)
     report.output_changed = result.touched_output

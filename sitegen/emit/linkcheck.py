@@ -1,14 +1,14 @@
 """The build's link check: every internal link of every page resolves, or it is a warning.
 
 Role: the stage of `sitegen.build` after the pages and site files are named to the
-writer. Pages rendered in this build are scanned from their bytes as they are written
-(`sitegen.emit.links`); a kept page is not read again: what its bytes say about links is
-derived data in the store (`kind = links`, keyed by the sha256 of the page and the
-site's base URL), so each build re-checks every page's links against this build's
-output paths, and re-reads a file only when a link asks for one of its fragments (or a
-kept page has no stored scan yet). Each broken link is one warning naming the page, the
-link and, for a link written in an article's content, the article. This module must
-never write the output and never fetch an external link.
+writer. Pages rendered in this build are scanned from their bytes in the render worker
+that made them (`pack`, `sitegen.emit.links`); a kept page is not read again: what its
+bytes say about links is derived data in the store (`kind = links`, keyed by the sha256
+of the page and the site's base URL), so each build re-checks every page's links against
+this build's output paths, and re-reads a file only when a link asks for one of its
+fragments (or a kept page has no stored scan yet). Each broken link is one warning naming
+the page, the link and, for a link written in an article's content, the article. This
+module must never write the output and never fetch an external link.
 """
 
 from __future__ import annotations
@@ -16,16 +16,20 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TypeVar
 
-from sitegen.emit.links import Broken, LinkScanner, PageLinks, find_broken, in_content
-from sitegen.emit.writer import OutputWriter
-from sitegen.model.views import Page, Site
-from sitegen.render.pages import Renderer
-from sitegen.store import Store
+from sitegen.emit.links import Broken, LinkScanner, PageLinks, in_content
+
+if TYPE_CHECKING:
+    from sitegen.emit.writer import OutputWriter
+    from sitegen.model.views import Page, Site
+    from sitegen.render.pages import Renderer
+    from sitegen.store import Store
 
 log = logging.getLogger("sitegen.build")
 
+T = TypeVar("T")
 KIND = "links"
 FORMAT = "1"
 
@@ -49,10 +53,20 @@ class LinkCheck:
     def _key(self, digest: str) -> str:
         return f"{self._salt}:{digest}"
 
-    def written(self, path: str, data: bytes, digest: str) -> None:
-        """Scan the page *path* this build rendered (*digest*: its bytes' sha256)."""
+    def pack(self, inner: Callable[[Page, frozenset[str]], T],
+             ) -> Callable[[Page, frozenset[str], bytes], tuple[T, PageLinks]]:
+        """A render pool's `pack` that also scans each page, in the worker that made it."""
+        scan = self.scanner.scan
+
+        def packed(page: Page, reads: frozenset[str], data: bytes) -> tuple[T, PageLinks]:
+            return inner(page, reads), scan(page.path, data)
+
+        return packed
+
+    def written(self, path: str, links: PageLinks, digest: str) -> None:
+        """Note the scan of the page *path* this build rendered (*digest*: its sha256)."""
         started = time.perf_counter()
-        links = self.pages[path] = self.scanner.scan(path, data)
+        self.pages[path] = links
         key = self._keys[path] = self._key(digest)
         self._fresh[key] = links.to_bytes()
         self.seconds += time.perf_counter() - started
@@ -72,14 +86,16 @@ class LinkCheck:
             data = writer.read(path)  # (a kept page with no stored scan: read it once)
             links = self.pages[path] = self.scanner.scan(path, data or b"")
             self._fresh[key] = links.to_bytes()
-        broken = find_broken(self.pages, writer.paths(), writer.read)
+        broken = self.scanner.find_broken(self.pages, writer.paths(), writer.read)
         self._warn(broken)
         self.seconds += time.perf_counter() - started
         return broken
 
     def save(self) -> None:
         """Store this build's scans; drop those of pages no longer in the output."""
+        started = time.perf_counter()
         self.store.save_derived(KIND, self._fresh, self._keys.values())
+        self.seconds += time.perf_counter() - started
 
     def _warn(self, broken: list[Broken]) -> None:
         articles = {page.path: page.article for page in self.site.pages

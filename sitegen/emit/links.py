@@ -21,41 +21,42 @@ site's own template writes are not seen. This module must never do I/O or log.
 from __future__ import annotations
 
 import html
-import json
 import posixpath
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from markupsafe import escape
 
-_HREF = re.compile(rb' href="([^"]*)"')
-_SRC = re.compile(rb' src="([^"]*)"')
+#: Links but the page's own fragments, and those (a link with a newline, which a browser
+#: would drop, is not seen: the stored form is one link a line).
+_HREF = re.compile(rb' href="([^"#\n][^"\n]*)"')
+_SRC = re.compile(rb' src="([^"\n]+)"')
+_OWN = re.compile(rb' href="#([^"\n]+)"')
 _ANCHOR_FORMS = (b' id="', b' name="')
-
-#: What a link resolves to: None (not the site's), a reason it is broken, or
-#: (output path, fragment).
-Resolved = tuple[str, str] | str | None
-
 
 @dataclass(frozen=True, slots=True)
 class PageLinks:
-    """What one page's bytes say about its links (see the module docstring)."""
+    """What one page's bytes say about its links (see the module docstring).
 
-    targets: tuple[tuple[str, str, str], ...] = ()  #: (output path, fragment, link)
-    broken: tuple[tuple[str, str], ...] = ()  #: (link, why)
+    Links are kept as written (bytes of the attribute value): resolving them is left to
+    `LinkScanner.find_broken`, which resolves each distinct link once per build.
+    """
+
+    links: tuple[bytes, ...] = ()  #: every `href`/`src` but the page's own `#fragment`s
+    missing: tuple[bytes, ...] = ()  #: its own `#fragment`s with no such id on the page
 
     def to_bytes(self) -> bytes:
-        """A compact JSON form (stored as derived data, keyed by the page's sha256)."""
-        return json.dumps([self.targets, self.broken], ensure_ascii=False,
-                          separators=(",", ":")).encode()
+        """A compact form (stored as derived data, keyed by the page's sha256)."""
+        return b"\n".join(self.links) + b"\x00" + b"\n".join(self.missing)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> PageLinks:
         """The form `to_bytes` wrote."""
-        targets, broken = json.loads(data)
-        return cls(tuple((t, f, r) for t, f, r in targets), tuple((r, w) for r, w in broken))
+        links, _, missing = data.partition(b"\x00")
+        return cls(tuple(links.split(b"\n")) if links else (),
+                   tuple(missing.split(b"\n")) if missing else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,18 @@ def has_anchor(data: bytes, fragment: str) -> bool:
     return any(form + escaped + b'"' in data for form in _ANCHOR_FORMS)
 
 
+def _fragment(raw: bytes) -> str:
+    return unquote(html.unescape(raw.decode("utf-8", "replace")))
+
+
+#: What a link resolves to: None (not the site's), a reason it is broken, or
+#: (output path, fragment).
+Resolved = tuple[str, str] | str | None
+_UNDECIDED = "\x00"
+_PLAIN = re.compile(rb"/[A-Za-z0-9_./-]*\Z")
+_PAGE_FREE = (b"/", b"http:", b"https:", b"HTTP", b"mailto:", b"data:", b"tel:")
+
+
 class LinkScanner:
     """Scans pages of one site (its base URL decides which absolute links are its own)."""
 
@@ -82,23 +95,20 @@ class LinkScanner:
         parts = urlsplit(base_url)
         self.netloc = parts.netloc.lower()
         self.base_path = parts.path.rstrip("/")
-        self._cache: dict[str, Resolved] = {}  # page-independent links: root-relative, absolute
+
+    def scan(self, page: str, data: bytes) -> PageLinks:
+        """The links of the page *page* (output path) with bytes *data*."""
+        links = set(_HREF.findall(data))
+        links.update(_SRC.findall(data))
+        missing = [b"#" + raw for raw in set(_OWN.findall(data))
+                   if not has_anchor(data, _fragment(raw))]
+        return PageLinks(tuple(links), tuple(sorted(missing)))
 
     def resolve(self, page: str, link: str) -> Resolved:
         """What *link* (as written in an attribute of the output page *page*) points to."""
         if link.startswith("#"):
             return None if link == "#" else (page, unquote(html.unescape(link[1:])))
-        absolute = link.startswith(("/", "http:", "https:", "HTTP"))
-        if absolute:
-            found = self._cache.get(link, False)
-            if found is not False:
-                return found  # type: ignore[return-value]
-        found = self._resolve(page, html.unescape(link).strip())
-        if absolute:
-            self._cache[link] = found
-        return found
-
-    def _resolve(self, page: str, value: str) -> Resolved:
+        value = html.unescape(link).strip()
         try:
             parts = urlsplit(value)
         except ValueError:
@@ -126,63 +136,73 @@ class LinkScanner:
             target = target + "/index.html" if target else "index.html"
         return (target, unquote(parts.fragment))
 
-    def scan(self, page: str, data: bytes) -> PageLinks:
-        """The internal links of the page *page* (output path) with bytes *data*."""
-        seen = set(_HREF.findall(data))
-        seen.update(_SRC.findall(data))
-        targets: list[tuple[str, str, str]] = []
-        broken: list[tuple[str, str]] = []
-        for raw in seen:
-            link = raw.decode("utf-8", "replace")
-            found = self.resolve(page, link)
-            if found is None:
-                continue
-            if isinstance(found, str):
-                broken.append((link, found))
-                continue
-            target, fragment = found
-            if target == page:
-                if not has_anchor(data, fragment):
-                    broken.append((link, f"this page has no id {fragment!r}"))
-                continue
-            targets.append((target, fragment, link))
-        return PageLinks(tuple(sorted(targets)), tuple(sorted(broken)))
+    def _simple(self, raw: bytes) -> tuple[str, str] | None:
+        """`resolve` of a plain root-relative link under the base path (most of a site's
+        links: nothing to unescape, decode or normalise), else None."""
+        if not _PLAIN.match(raw) or b"/." in raw or b"//" in raw:
+            return None
+        path = raw.decode("ascii")
+        base = self.base_path
+        if base:
+            if not path.startswith(base + "/"):
+                return None
+            path = path[len(base):]
+        target = path[1:]
+        return (target + "index.html" if not target or target.endswith("/") else target, "")
 
+    def find_broken(self, pages: Mapping[str, PageLinks], paths: Collection[str],
+                    page_bytes: Callable[[str], bytes | None]) -> list[Broken]:
+        """Every broken link of *pages*, by page then link.
 
-def find_broken(pages: Mapping[str, PageLinks], paths: Collection[str],
-                page_bytes: Callable[[str], bytes | None]) -> list[Broken]:
-    """Every broken link of *pages*, by page then link.
+        *paths* are all the output's files; *page_bytes* gives a file's bytes when a link
+        asks for one of its fragments (each file asked at most once). Each distinct link
+        is decided once (a relative one once per page).
+        """
+        found: list[Broken] = []
+        verdicts: dict[bytes, str | None] = {}
+        anchors: dict[str, bytes | None] = {}
 
-    *paths* are all the output's files; *page_bytes* gives a file's bytes when a link asks
-    for one of its fragments (each file asked at most once).
-    """
-    found: list[Broken] = []
-    anchors: dict[str, bytes | None] = {}
-    for page in sorted(pages):
-        links = pages[page]
-        found.extend(Broken(page, link, why) for link, why in links.broken)
-        for target, fragment, link in links.targets:
+        def verdict(page: str, raw: bytes) -> str | None:
+            resolved = self._simple(raw) or self.resolve(page, raw.decode("utf-8", "replace"))
+            if resolved is None or isinstance(resolved, str):
+                return resolved
+            target, fragment = resolved
             if target not in paths:
                 folder = target + "/index.html"
                 if folder not in paths:
-                    found.append(Broken(page, link, "no such file in the site"))
-                    continue
+                    return "no such file in the site"
                 target = folder
             if fragment in ("", "top"):
-                continue
+                return None
             if target not in anchors:
                 anchors[target] = page_bytes(target)
             data = anchors[target]
             if data is None or not has_anchor(data, fragment):
-                found.append(Broken(page, link, f"{target} has no id {fragment!r}"))
-    return found
+                return f"{target} has no id {fragment!r}"
+            return None
+
+        for page in sorted(pages):
+            links = pages[page]
+            for raw in links.missing:
+                found.append(Broken(page, raw.decode("utf-8", "replace"),
+                                    f"this page has no id {_fragment(raw[1:])!r}"))
+            here: list[Broken] = []
+            for raw in links.links:
+                why = verdicts.get(raw, _UNDECIDED)
+                if why is None:
+                    continue
+                if why == _UNDECIDED:
+                    key = raw if raw.startswith(_PAGE_FREE) else page.encode() + b"\x00" + raw
+                    why = verdicts.get(key, _UNDECIDED)
+                    if why == _UNDECIDED:
+                        why = verdicts[key] = verdict(page, raw)
+                    if why is None:
+                        continue
+                here.append(Broken(page, raw.decode("utf-8", "replace"), why))
+            found.extend(sorted(here, key=lambda item: item.link))
+        return found
 
 
 def in_content(link: str, body_html: str) -> bool:
     """True when *link* (as written in a page) is written in an article's body HTML."""
     return any(f'{name}="{link}"' in body_html for name in ("href", "src"))
-
-
-def unique(items: Iterable[Broken]) -> list[Broken]:
-    """*items* without repeats, in order."""
-    return list(dict.fromkeys(items))

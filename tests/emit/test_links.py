@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.emit.links import Broken, LinkScanner, PageLinks, find_broken, has_anchor
+from sitegen.emit.links import Broken, LinkScanner, PageLinks, has_anchor
 
 PATHS = frozenset({"index.html", "a/index.html", "b/index.html", "feed.xml",
                    "static/style.css", "tags/x/index.html"})
@@ -51,7 +51,7 @@ def test_a_missing_page_and_a_missing_anchor_are_broken_and_a_present_one_is_not
             b'<a href="/a/#intro">3</a> <a href="https://elsewhere.test/x/">4</a> '
             b'<img src="/static/style.css"></p>')
     pages = {"b/index.html": scanner.scan("b/index.html", page)}
-    broken = find_broken(pages, PATHS, PAGES.get)
+    broken = scanner.find_broken(pages, PATHS, PAGES.get)
     assert broken == [
         Broken("b/index.html", "/a/#missing", "a/index.html has no id 'missing'"),
         Broken("b/index.html", "/nowhere/", "no such file in the site"),
@@ -62,14 +62,19 @@ def test_own_fragments_are_decided_by_the_page_itself() -> None:
     scanner = LinkScanner("https://site.test/")
     links = scanner.scan("a/index.html", b'<a href="#main">s</a><main id="main">'
                                          b'<a href="#gone">g</a><a href="#top">t</a>')
-    assert links.broken == (("#gone", "this page has no id 'gone'"),)
-    assert links.targets == ()
+    assert links.missing == (b"#gone",)
+    assert links.links == ()
+    assert LinkScanner("https://site.test/").find_broken({"a/index.html": links}, PATHS,
+                                                         PAGES.get) == [
+        Broken("a/index.html", "#gone", "this page has no id 'gone'")]
 
 
 def test_a_folder_link_without_its_slash_resolves_to_its_index() -> None:
-    links = LinkScanner("https://site.test/").scan("b/index.html",
-                                                   b'<a href="/tags/x">x</a>')
-    assert find_broken({"b/index.html": links}, PATHS, PAGES.get) == []
+    scanner = LinkScanner("https://site.test/")
+    links = scanner.scan("b/index.html", b'<a href="/tags/x">x</a><a href="tags/x">r</a>')
+    assert scanner.find_broken({"b/index.html": links}, PATHS, PAGES.get) == [
+        Broken("b/index.html", "tags/x", "no such file in the site")]  # (b/tags/x)
+    assert scanner.find_broken({"index.html": links}, PATHS, PAGES.get) == []
 
 
 def test_anchors_may_be_ids_or_names_and_are_escaped_like_attributes() -> None:
@@ -81,5 +86,15 @@ def test_anchors_may_be_ids_or_names_and_are_escaped_like_attributes() -> None:
 
 def test_a_scan_survives_the_store() -> None:
     links = LinkScanner("https://site.test/").scan(
-        "b/index.html", b'<a href="/a/#x">x</a><a href="#y">y</a>')
+        "b/index.html", b'<a href="/a/#x">x</a><a href="#y">y</a><a href="/a/\nb/">')
     assert PageLinks.from_bytes(links.to_bytes()) == links
+
+
+@pytest.mark.parametrize("base", ["https://site.test/", "https://site.test/blog/"])
+@pytest.mark.parametrize("link", ["/", "/a/", "/a/b.css", "/a/../b/", "/x//y/", "/.well/x",
+                                  "/a%20b/", "/a&amp;b/", "/blog/", "/blog/a/", "/blog",
+                                  "/blog/x/../y"])
+def test_the_fast_path_agrees_with_resolve(base: str, link: str) -> None:
+    scanner = LinkScanner(base)
+    fast = scanner._simple(link.encode())
+    assert fast is None or fast == scanner.resolve("p/index.html", link)
