@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
-from sitegen.emit.links import Broken, LinkScanner, PageLinks, in_content
+from sitegen.emit.links import Broken, LinkScanner, in_content
 
 if TYPE_CHECKING:
     from sitegen.emit.writer import OutputWriter
@@ -45,7 +45,7 @@ class LinkCheck:
         self.reuse = reuse
         self.scanner = LinkScanner(site.base_url)
         self._salt = hashlib.sha256(f"{FORMAT}|{site.base_url}".encode()).hexdigest()[:12]
-        self.pages: dict[str, PageLinks] = {}
+        self.pages: dict[str, bytes] = {}  # page path → its scan (`PageLinks.to_bytes`)
         self._keys: dict[str, str] = {}  # page path → its store key
         self._fresh: dict[str, bytes] = {}  # store key → scan, of this build's scans
         self.seconds = 0.0  #: time spent scanning and checking (for the report)
@@ -54,21 +54,21 @@ class LinkCheck:
         return f"{self._salt}:{digest}"
 
     def pack(self, inner: Callable[[Page, frozenset[str]], T],
-             ) -> Callable[[Page, frozenset[str], bytes], tuple[T, PageLinks]]:
+             ) -> Callable[[Page, frozenset[str], bytes], tuple[T, bytes]]:
         """A render pool's `pack` that also scans each page, in the worker that made it."""
         scan = self.scanner.scan
 
-        def packed(page: Page, reads: frozenset[str], data: bytes) -> tuple[T, PageLinks]:
-            return inner(page, reads), scan(page.path, data)
+        def packed(page: Page, reads: frozenset[str], data: bytes) -> tuple[T, bytes]:
+            return inner(page, reads), scan(page.path, data).to_bytes()
 
         return packed
 
-    def written(self, path: str, links: PageLinks, digest: str) -> None:
+    def written(self, path: str, links: bytes, digest: str) -> None:
         """Note the scan of the page *path* this build rendered (*digest*: its sha256)."""
         started = time.perf_counter()
         self.pages[path] = links
         key = self._keys[path] = self._key(digest)
-        self._fresh[key] = links.to_bytes()
+        self._fresh[key] = links
         self.seconds += time.perf_counter() - started
 
     def finish(self, pages: Iterable[Page], writer: OutputWriter) -> list[Broken]:
@@ -81,11 +81,10 @@ class LinkCheck:
         for path, key in kept.items():
             value = stored.get(key)
             if value is not None:
-                self.pages[path] = PageLinks.from_bytes(value)
+                self.pages[path] = value
                 continue
             data = writer.read(path)  # (a kept page with no stored scan: read it once)
-            links = self.pages[path] = self.scanner.scan(path, data or b"")
-            self._fresh[key] = links.to_bytes()
+            self.pages[path] = self._fresh[key] = self.scanner.scan(path, data or b"").to_bytes()
         broken = self.scanner.find_broken(self.pages, writer.paths(), writer.read)
         self._warn(broken)
         self.seconds += time.perf_counter() - started

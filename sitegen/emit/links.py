@@ -150,11 +150,12 @@ class LinkScanner:
         target = path[1:]
         return (target + "index.html" if not target or target.endswith("/") else target, "")
 
-    def find_broken(self, pages: Mapping[str, PageLinks], paths: Collection[str],
+    def find_broken(self, pages: Mapping[str, PageLinks | bytes], paths: Collection[str],
                     page_bytes: Callable[[str], bytes | None]) -> list[Broken]:
         """Every broken link of *pages*, by page then link.
 
-        *paths* are all the output's files; *page_bytes* gives a file's bytes when a link
+        *pages* maps each page to its scan (or the scan's `to_bytes`); *paths* are all the
+        output's files; *page_bytes* gives a file's bytes when a link
         asks for one of its fragments (each file asked at most once). Each distinct link
         is decided once (a relative one once per page).
         """
@@ -182,7 +183,8 @@ class LinkScanner:
             return None
 
         for page in sorted(pages):
-            links = pages[page]
+            given = pages[page]
+            links = PageLinks.from_bytes(given) if isinstance(given, bytes) else given
             for raw in links.missing:
                 found.append(Broken(page, raw.decode("utf-8", "replace"),
                                     f"this page has no id {_fragment(raw[1:])!r}"))
