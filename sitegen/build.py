@@ -1,11 +1,12 @@
-"""The recipe: config → store → sync → model → plan → render → write → commit → report.
+"""The recipe: config → store → sync → model → plan → render → links → commit → report.
 
 Role: `run_build` gathers everything first into the writer's staging and commits only
 at the end, so any failure (or `--strict` with warnings) leaves the previous output
 exactly as it was. Pages whose recorded reads did not change are kept, not rendered
-(`sitegen.plan`). The preview builds through this same recipe. This module must never
-write the output itself (the writer does), never print or log a key, and never read
-the wall clock into the output.
+(`sitegen.plan`); every internal link of the output is checked before the commit
+(`sitegen.emit.linkcheck`: a broken one is a warning). The preview builds through
+this same recipe. This module must never write the output itself (the writer does),
+never print or log a key, and never read the wall clock into the output.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 
 
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
+    from sitegen.emit.linkcheck import LinkCheck
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, site_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
@@ -98,13 +100,16 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             if options.before_render is not None:
                 options.before_render(renderer)
             ledger = Ledger(store, renderer, force=options.force)
+            links = LinkCheck(store, site, renderer, reuse=not options.force)
             todo = ledger.plan(site.pages, writer)
         with timings.stage("render"):
             renderer.preload_bodies(p.article for p in todo if p.article is not None)
             by_path = {page.path: page for page in todo}
-            rendered = render_all(renderer, todo, pack=ledger.pack)
-            for done, (path, data, reads) in enumerate(rendered, start=1):
-                ledger.rendered(by_path[path], reads, writer.write(path, data))
+            rendered = render_all(renderer, todo, pack=links.pack(ledger.pack))
+            for done, (path, data, (reads, scan)) in enumerate(rendered, start=1):
+                digest = writer.write(path, data)
+                ledger.rendered(by_path[path], reads, digest)
+                links.written(path, scan, digest)
                 progress.update("rendering", done, len(todo))
             progress.clear()
             report.rendered = len(todo)
@@ -112,6 +117,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             for path, data in site_files(site, renderer, assets, options.demo):
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
+        links.finish(site.pages, writer)
         report.warnings, report.warning_messages = counter.count, counter.messages
         if options.strict and counter.count:
             raise StrictError(f"--strict: the build logged {counter.count} warning(s); the "
@@ -120,6 +126,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             result = writer.commit()
             store.save_output_stats(str(output), result.stats)
             ledger.save(store)
+            links.save()
+    timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.written, report.unchanged, report.removed, report.output_changed = (
         result.written, result.unchanged, result.removed, result.touched_output)
     report.timings, report.seconds = dict(timings.stages), timings.total()

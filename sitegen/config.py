@@ -72,6 +72,7 @@ class SiteSection(_Strict):
     per_page: int = Field(default=10, ge=1, le=1000)
     permalink: str = "/{slug}/"
     feed_size: int = Field(default=20, ge=1, le=1000)
+    ai_disclosure: bool = True
 
     @field_validator("permalink")
     @classmethod

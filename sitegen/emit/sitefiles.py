@@ -3,10 +3,10 @@
 Role: decide *which* feeds exist (the site's newest articles at `feed.xml`, and
 one per agent, cluster, author, tag and language at `<section url>feed.xml`),
 what each holds (the newest `site.feed_size` articles, full sanitized HTML from
-`Renderer.article_html`); every build renders them all, and the writer keeps the
-files whose bytes did not change. Also lists the sitemap entries: every
-HTML page but 404.html, dated from content. This module must never write files
-(the writer does) and never use the wall clock.
+`Renderer.feed_html`: the theme's AI disclosure, then the body); every build renders
+them all, and the writer keeps the files whose bytes did not change. Also lists the
+sitemap entries: every HTML page but 404.html, dated from content. This module must
+never write files (the writer does) and never use the wall clock.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def site_files(site: Site, renderer: Renderer, assets: AssetSet,
     feeds = plan_feeds(site)
     renderer.preload_bodies(article for plan in feeds for article in plan.articles)
     for plan in feeds:
-        yield plan.path, render_feed(site, plan, renderer.article_html)
+        yield plan.path, render_feed(site, plan, renderer.feed_html)
     yield from render_sitemaps(sitemap_entries(site), site.base_url)
     yield "robots.txt", render_robots(site.base_url)
     for asset in assets.assets():

@@ -176,6 +176,22 @@ class OutputWriter:
         entry = self._previous.get(path)
         return entry.sha256 if entry is not None else None
 
+    def paths(self) -> frozenset[str]:
+        """Every path of the new site named so far (written or kept)."""
+        return frozenset(self._new)
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of the new site's *path* (staged or kept), or None when it has none."""
+        rel = safe_relpath(path)
+        if rel not in self._new:
+            return None
+        folder = self.output if rel in self._carried else self._staging
+        try:
+            with open(os.path.join(folder, rel), "rb") as handle:
+                return handle.read()
+        except OSError:
+            return None
+
     def keep(self, path: str) -> bool:
         """Carry the previous build's *path* unchanged, if `intact` (else False: `write` it)."""
         if not self.intact(path):

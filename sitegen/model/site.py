@@ -142,6 +142,7 @@ def article_view(config: Config, article: Article, choose: SlugChoice,
         keywords=[k for k in keywords if k][:20], published=published, updated=updated,
         reading_minutes=body.reading_minutes, body_kind=body.kind, blocks=body.blocks,
         content=body.content, body_hash=body.hash, image=body.image,
+        model=_text(article.model),
     )
 
 
@@ -271,6 +272,8 @@ def build_site(config: Config, workspace: Workspace) -> Site:
         view.agent = agents.get(record.agentId or "")
         view.cluster = clusters.get(record.clusterId or "")
         view.author = authors.get(record.authorIdentityId or "")
+        if not view.model and view.agent is not None:
+            view.model = view.agent.model
         for section in (view.agent, view.cluster, view.author):
             if section is not None:
                 section.articles.append(view)
@@ -292,7 +295,7 @@ def build_site(config: Config, workspace: Workspace) -> Site:
         tags=sorted((t for t in tags.values() if t.articles), key=lambda t: t.slug),
         languages=sorted(languages.values(), key=lambda lang: lang.id)
         if len(languages) > 1 else [],
-        social_posts=social,
+        social_posts=social, ai_disclosure=config.site.ai_disclosure,
     )
     site.pages = layout_pages(site)
     return site

@@ -135,6 +135,8 @@ class ArticleView:
     content: str = field(repr=False)
     body_hash: str
     image: str
+    #: The model that wrote it (the record's, else its agent's; "" when neither says).
+    model: str = ""
     # The links of the site graph stay out of repr (else one article prints the whole site).
     agent: AgentView | None = field(default=None, repr=False)
     cluster: ClusterView | None = field(default=None, repr=False)
@@ -196,6 +198,8 @@ class Site:
     social_posts: list[SocialPostView]
     pages: list[Page] = field(default_factory=list)
     feed_url: str = "/feed.xml"
+    #: `[site] ai_disclosure`: article pages and feed entries say an AI agent wrote them.
+    ai_disclosure: bool = True
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

@@ -113,6 +113,7 @@ class Renderer:
         self._cards: dict[tuple[str, str], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
+        self._disclosures: dict[str, str] = {}
         self._helpers: dict[str, Callable[..., Any]] = {
             name: TemplateHelper(function) for name, function in (
                 ("asset", self.asset), ("link", self.link), ("card", self.card),
@@ -165,8 +166,28 @@ class Renderer:
         self.fresh_bodies = {}
 
     def article_html(self, article: ArticleView) -> str:
-        """The sanitized body HTML of *article* (for Atom feeds)."""
+        """The sanitized body HTML of *article*."""
         return str(self.body(article)[0])
+
+    def disclosure(self, article: ArticleView) -> str:
+        """The theme's AI disclosure of *article* (`partials/disclosure.html`), or ""."""
+        if not self.site.ai_disclosure:
+            return ""
+        found = self._disclosures.get(article.id)
+        if found is None:
+            helpers = self._helpers
+            found = self._disclosures[article.id] = self._template(
+                "partials/disclosure.html").render({
+                    "site": self.site, "article": article, "link": helpers["link"],
+                    "asset": helpers["asset"], "absolute": helpers["absolute"],
+                }).strip()
+        return found
+
+    def feed_html(self, article: ArticleView) -> str:
+        """What an Atom entry of *article* holds: its disclosure, then its body."""
+        disclosure = self.disclosure(article)
+        body = self.article_html(article)
+        return disclosure + "\n" + body if disclosure else body
 
     # --- pages ----------------------------------------------------------------------
 
@@ -199,8 +220,13 @@ class Renderer:
         return url
 
     def asset(self, name: str) -> str:
-        """The URL of a theme static file (through `asset_url`, then `link`)."""
-        return self.link(self.asset_url(name))
+        """The URL of a theme static file (through `asset_url`, then `link` unless that
+        URL is under the base URL's path already, as an `AssetSet`'s URLs are)."""
+        url = self.asset_url(name)
+        base = self._base_path
+        if base and url.startswith(base + "/"):
+            return url
+        return self.link(url)
 
     def card(self, article: ArticleView, heading: str = "h2") -> Markup:
         """The `card` macro of `partials/card.html` for *article*, rendered once and reused.

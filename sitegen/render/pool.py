@@ -29,8 +29,10 @@ CHUNK_SIZE = 48
 #: Seconds a worker may take over one chunk (well under a second) before the build gives up.
 WORKER_TIMEOUT = 120.0
 
-#: What becomes of a page's reads before they are sent back (default: kept as they are).
-Pack = Callable[[Page, frozenset[str]], Any]
+#: What becomes of a page's reads (and bytes) before they are sent back (default: the reads
+#: as they are). It runs in the worker, so work on a page's bytes (the link check's scan)
+#: is spread over the workers too.
+Pack = Callable[[Page, frozenset[str], bytes], Any]
 #: A rendered page: output path, bytes, and its reads as `Pack` made them.
 Rendered = tuple[str, bytes, Any]
 Answer = tuple[list[Rendered], dict[str, "Body"]]
@@ -39,13 +41,13 @@ Answer = tuple[list[Rendered], dict[str, "Body"]]
 _FORK_STATE: tuple[Renderer, Sequence[Page], Pack] | None = None
 
 
-def _keep(page: Page, reads: frozenset[str]) -> frozenset[str]:
+def _keep(page: Page, reads: frozenset[str], data: bytes) -> frozenset[str]:
     return reads
 
 
 def _render(renderer: Renderer, page: Page, pack: Pack) -> Rendered:
     data, reads = renderer.render_recorded(page)
-    return page.path, data, pack(page, reads)
+    return page.path, data, pack(page, reads, data)
 
 
 def _render_chunk(task: tuple[int, int]) -> Answer:
