@@ -74,6 +74,7 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 
 
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
+    from sitegen.emit.ownfiles import check_collisions, collect_own_static
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, site_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
@@ -89,6 +90,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     timings, report = Timings(), BuildReport()
     progress = options.progress or Progress(enabled=False)
     key = beacon_key(config)
+    own_static = collect_own_static(config.root)
     with open_config_store(config) as store, OutputWriter(
             output, lock_timeout=options.lock_timeout,
             stats=store.output_stats(str(output))) as writer:
@@ -97,6 +99,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         with timings.stage("model"):
             site = options.site or build_site(config, workspace)
         report.articles, report.html_pages = len(site.articles), len(site.pages)
+        check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("plan"):
             themes = ThemeSet(config)
             assets = theme_assets(config, key is not None)
@@ -120,7 +123,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             progress.clear()
             report.rendered = len(todo)
         with timings.stage("files"):
-            for path, data in site_files(site, renderer, assets, options.demo):
+            files = dict(site_files(site, renderer, assets, options.demo))
+            check_collisions(own_static, [*files, *(page.path for page in site.pages)])
+            for path, data in (*files.items(), *own_static.items()):
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
         report.warnings, report.warning_messages = counter.count, counter.messages
