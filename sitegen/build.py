@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import httpx
 
     from sitegen.model.views import Site
+    from sitegen.ownpages import PageSource
     from sitegen.render.pages import Renderer
     from sitegen.store import Store
     from sitegen.workspace import Workspace
@@ -48,6 +49,7 @@ class BuildOptions:
     transport: httpx.AsyncBaseTransport | None = None  #: how to reach the service (tests)
     workspace: Workspace | None = None  #: content given: nothing is fetched
     site: Site | None = None  #: its model, already built (the preview's, between edits)
+    own_pages: list[PageSource] | None = None  #: pages/ already read (None: read it here)
     progress: Progress | None = None
     lock_timeout: float = 60.0
     before_render: Callable[[Renderer], None] | None = None  #: the preview's hook
@@ -79,6 +81,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
     from sitegen.model import build_site
+    from sitegen.ownpages import load_pages
     from sitegen.plan import Ledger
     from sitegen.render.bodies import BodyCache, body_fingerprint
     from sitegen.render.pages import Renderer
@@ -91,13 +94,14 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     progress = options.progress or Progress(enabled=False)
     key = beacon_key(config)
     own_static = collect_own_static(config.root)
+    own_pages = options.own_pages if options.own_pages is not None else load_pages(config.root)
     with open_config_store(config) as store, OutputWriter(
             output, lock_timeout=options.lock_timeout,
             stats=store.output_stats(str(output))) as writer:
         with timings.stage("fetch"):
             workspace = _content(config, store, options, report, progress)
         with timings.stage("model"):
-            site = options.site or build_site(config, workspace)
+            site = options.site or build_site(config, workspace, own_pages)
         report.articles, report.html_pages = len(site.articles), len(site.pages)
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("plan"):

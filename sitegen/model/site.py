@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -20,6 +20,7 @@ from sitegen.config import Config
 from sitegen.fetch.records import Article, Cluster, Record
 from sitegen.model.body import article_body
 from sitegen.model.layout import layout_pages
+from sitegen.model.own import menu_of, own_layout, own_page_views
 from sitegen.model.related import link_neighbours, link_related
 from sitegen.model.slugs import (
     RESERVED,
@@ -45,6 +46,7 @@ from sitegen.model.views import (
     TagRef,
     TagView,
 )
+from sitegen.ownpages import PageSource
 from sitegen.render.urls import DEFAULT_COLOUR, is_safe_colour, safe_colour, safe_http_url
 from sitegen.workspace import Workspace
 
@@ -210,8 +212,11 @@ def _cluster(record: Record, slug: str, warn: Callable[[str], None]) -> ClusterV
     )
 
 
-def build_site(config: Config, workspace: Workspace) -> Site:
-    """The Site graph for *workspace* under *config*: pure, deterministic, repairs logged."""
+def build_site(config: Config, workspace: Workspace,
+               own: Sequence[PageSource] = ()) -> Site:
+    """The Site graph for *workspace* under *config* and the owner's pages *own*: pure,
+    deterministic, repairs logged."""
+    own_pages = own_page_views(own)
     records: list[Article] = []
     seen_ids: set[str] = set()
     for article in workspace.articles:
@@ -227,7 +232,7 @@ def build_site(config: Config, workspace: Workspace) -> Site:
         records.append(article)
     # Oldest first for slug allocation (an older article keeps its slug).
     records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
-    allocator = SlugAllocator(RESERVED)
+    allocator = SlugAllocator(RESERVED | {page.slug for page in own_pages})
 
     def choose(wanted: str, what: str) -> tuple[str, list[str]]:
         return allocate_slug(wanted, allocator, what)
@@ -292,9 +297,10 @@ def build_site(config: Config, workspace: Workspace) -> Site:
         tags=sorted((t for t in tags.values() if t.articles), key=lambda t: t.slug),
         languages=sorted(languages.values(), key=lambda lang: lang.id)
         if len(languages) > 1 else [],
-        social_posts=social,
+        social_posts=social, own_pages=own_pages, menu=menu_of(own_pages),
     )
-    site.pages = layout_pages(site)
+    pages = layout_pages(site)
+    site.pages = pages[:-1] + own_layout(own_pages, pages, site.language) + pages[-1:]
     return site
 
 

@@ -18,7 +18,7 @@ from sitegen.fetch.records import KnownBlock
 
 PageKind = Literal[
     "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
-    "404",
+    "own", "404",
 ]
 
 
@@ -110,6 +110,26 @@ class SocialPostView:
 
 
 @dataclass(eq=False, slots=True)
+class OwnPage:
+    """One of the site owner's own pages (`pages/*.md`), rendered at `/<slug>/`.
+
+    `content` is its Markdown (untrusted, rendered like an article's); `menu` its
+    position in the navigation (None: not in it); `source` the file it came from.
+    """
+
+    slug: str
+    url: str
+    path: str
+    title: str
+    description: str
+    menu: int | None
+    template: str
+    content: str = field(repr=False)
+    body_hash: str
+    source: str
+
+
+@dataclass(eq=False, slots=True)
 class ArticleView:
     """A published article, with everything a template shows about it.
 
@@ -177,6 +197,11 @@ class Page:
         """The article of an article page, else None."""
         return self.obj if isinstance(self.obj, ArticleView) else None
 
+    @property
+    def own_page(self) -> OwnPage | None:
+        """The owner's page of an own page, else None."""
+        return self.obj if isinstance(self.obj, OwnPage) else None
+
 
 @dataclass(eq=False, slots=True)
 class Site:
@@ -196,6 +221,9 @@ class Site:
     social_posts: list[SocialPostView]
     pages: list[Page] = field(default_factory=list)
     feed_url: str = "/feed.xml"
+    #: The owner's own pages (file order), and those in the navigation (menu order).
+    own_pages: list[OwnPage] = field(default_factory=list)
+    menu: list[OwnPage] = field(default_factory=list)
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

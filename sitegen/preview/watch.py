@@ -1,6 +1,7 @@
 """Watching the site's sources with watchdog, debounced into batches of changes.
 
-Role: watch `site.toml` (its folder, not recursively), `templates/` and `themes/` (recursively,
+Role: watch `site.toml` (its folder, not recursively), `templates/`, `themes/`, `pages/` and
+`static/` (recursively,
 and as soon as they appear), gather the paths editors touch, wait for a burst of saves to settle
 (~50 ms of quiet, at most 1 s: an editor's write, rename and chmod land within a few
 milliseconds), classify the batch with `changes.classify_changes` and hand a non-empty

@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from sitegen.config import Config
 from sitegen.errors import BuildError
-from sitegen.model.views import ArticleView, Page, Site
+from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.blocks import BlockRenderer
 from sitegen.render.bodies import Body, BodyCache
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
@@ -269,8 +269,9 @@ class Renderer:
             "beacon": self._beacon_attrs(page),
             "beacon_src": self.beacon.script_url if self.beacon is not None else "",
             "articles": page.articles,
-            "section": page.obj if page.article is None else None,
+            "section": page.obj if page.article is None and page.own_page is None else None,
             "article": page.article,
+            "own_page": page.own_page,
             "body": Markup(""),
             "toc": [],
         }
@@ -278,7 +279,18 @@ class Renderer:
             body, toc = self.body(page.article)
             context["body"] = body
             context["toc"] = toc
+        elif page.own_page is not None:
+            context["body"], context["toc"] = self.own_body(page.own_page)
         return context
+
+    def own_body(self, own: OwnPage) -> tuple[Markup, list[Heading]]:
+        """The sanitized body of an own page: its Markdown rendered as an article's is."""
+        cached = self._bodies.get(own.body_hash)
+        if cached is None:
+            ids = HeadingIds()
+            html, _ = self.markdown.render(own.content, ids)
+            cached = self._bodies[own.body_hash] = (Markup(html), list(ids.toc))
+        return cached
 
     def context_fingerprint(self, page: Page) -> bytes:
         """What *page*'s context holds beside the model it reads (see `render.reads`).
@@ -298,7 +310,8 @@ class Renderer:
         return context_fingerprint(repr((
             page.path, page.template, meta, beacon, self._settings,
             self.registry.keys.get(id(page.obj)), [a.id for a in page.articles],
-            article.body_hash if article else None)))
+            article.body_hash if article else None,
+            page.own_page.body_hash if page.own_page else None)))
 
     def _template(self, name: str) -> Template:
         """The compiled template *name*, looked up once per renderer."""

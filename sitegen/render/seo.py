@@ -82,17 +82,20 @@ def page_meta(site: Site, page: Page) -> PageMeta:
             jsonld=_article_ld(site, article, canonical, image),
         )
     description = site.description
-    if isinstance(page.obj, Section):
+    own = page.own_page
+    if own is not None:
+        description = own.description or site.description
+    elif isinstance(page.obj, Section):
         description = page.obj.description or f"Articles: {page.obj.name} – {site.title}"
         bio = getattr(page.obj, "bio", "")
         if bio:
             description = bio
-    if isinstance(page.obj, SectionIndex):
+    elif isinstance(page.obj, SectionIndex):
         description = f"All {page.obj.name.lower()} of {site.title}"
     title = site.title if page.kind == "home" and page.number == 1 else page.title + suffix
     first = next((a for a in page.articles if a.image), None)
     image = site.absolute(first.image) if first is not None else ""
-    ld_type = "Blog" if page.kind == "home" else "CollectionPage"
+    ld_type = {"home": "Blog", "own": "WebPage"}.get(page.kind, "CollectionPage")
     jsonld: dict[str, object] = {
         "@context": "https://schema.org", "@type": ld_type, "name": title, "url": canonical,
         "inLanguage": page.language or site.language,
