@@ -77,6 +77,7 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
     from sitegen.emit.ownfiles import check_collisions, collect_own_static
+    from sitegen.emit.redirects import plan_redirects, redirect_files
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, site_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
@@ -128,7 +129,11 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             report.rendered = len(todo)
         with timings.stage("files"):
             files = dict(site_files(site, renderer, assets, options.demo))
-            check_collisions(own_static, [*files, *(page.path for page in site.pages)])
+            made = [*files, *(page.path for page in site.pages)]
+            check_collisions(own_static, made)
+            moved = plan_redirects(site, store.url_history(), {*made, *own_static})
+            files.update(redirect_files(site, moved))
+            check_collisions(own_static, files)
             for path, data in (*files.items(), *own_static.items()):
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
@@ -140,6 +145,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             result = writer.commit()
             store.save_output_stats(str(output), result.stats)
             ledger.save(store)
+            store.save_urls({article.id: article.url for article in site.articles})
     report.written, report.unchanged, report.removed = (
         result.written, result.unchanged, result.removed)
     report.output_changed = result.touched_output
