@@ -34,6 +34,7 @@ from sitegen.model.slugs import (
     url_to_path,
     wanted_slug,
 )
+from sitegen.model.social import social_views
 from sitegen.model.views import (
     AgentView,
     ArticleView,
@@ -42,7 +43,6 @@ from sitegen.model.views import (
     LanguageView,
     Section,
     Site,
-    SocialPostView,
     TagRef,
     TagView,
 )
@@ -287,7 +287,7 @@ def build_site(config: Config, workspace: Workspace,
 
     link_neighbours(articles)
     link_related(articles)
-    social = _social_posts(workspace)
+    social = social_views(workspace.social_posts or [], articles, config.site.base_url)
     site = Site(
         config=config, title=config.site.title, description=config.site.description,
         base_url=config.site.base_url, language=config.site.language, articles=articles,
@@ -302,24 +302,3 @@ def build_site(config: Config, workspace: Workspace,
     pages = layout_pages(site)
     site.pages = pages[:-1] + own_layout(own_pages, pages, site.language) + pages[-1:]
     return site
-
-
-def _social_posts(workspace: Workspace) -> list[SocialPostView]:
-    posts: list[SocialPostView] = []
-    for record in workspace.social_posts or []:
-        images = record.images
-        slot = (record.selectedImageSlot or "").strip().lower()
-        candidates = [getattr(images, slot, None)] if images and slot in {
-            "square", "portrait", "landscape"} else []
-        if images:
-            candidates += [images.landscape, images.square, images.portrait]
-        image = next((u for u in (safe_http_url(c) for c in candidates) if u), "")
-        title = _text(record.title) or _text(record.slug) or "Untitled"
-        posts.append(SocialPostView(
-            id=record.id, title=title,
-            slug=device_safe(slugify(record.slug) or slugify(title), "post"),
-            content=(record.content or "").strip(), image=image,
-            published=record.createdAt or record.updatedAt,
-        ))
-    posts.sort(key=lambda p: (p.published or EPOCH, p.id), reverse=True)
-    return posts

@@ -18,7 +18,7 @@ from sitegen.fetch.records import KnownBlock
 
 PageKind = Literal[
     "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
-    "own", "404",
+    "own", "social_post", "404",
 ]
 
 
@@ -99,7 +99,12 @@ class SectionIndex:
 
 @dataclass(eq=False, slots=True)
 class SocialPostView:
-    """A short-form social post, listed in the social section."""
+    """A short-form social post, listed in the social section and on its own page.
+
+    `image` is the selected slot's image (safe URL or ""), `share_image` the one of the
+    shape link previews want (landscape when there is one), `article` the published
+    article it promotes (None when the record names none of the site's).
+    """
 
     id: str
     title: str
@@ -107,6 +112,11 @@ class SocialPostView:
     content: str
     image: str
     published: datetime | None
+    url: str = ""
+    path: str = ""
+    slot: str = ""
+    share_image: str = ""
+    article: ArticleView | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False, slots=True)

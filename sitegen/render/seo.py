@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site
+from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, SocialPostView
 from sitegen.render.filters import iso_date
 
 MAX_DESCRIPTION = 300
@@ -81,6 +81,23 @@ def page_meta(site: Site, page: Page) -> PageMeta:
             keywords=", ".join(article.keywords), robots="index,follow",
             jsonld=_article_ld(site, article, canonical, image),
         )
+    post = page.obj if isinstance(page.obj, SocialPostView) else None
+    if post is not None:
+        image = site.absolute(post.share_image) if post.share_image else ""
+        ld: dict[str, object] = {
+            "@context": "https://schema.org", "@type": "SocialMediaPosting",
+            "headline": post.title[:110], "url": canonical, "inLanguage": site.language}
+        if post.published is not None:
+            ld["datePublished"] = iso_date(post.published)
+        if image:
+            ld["image"] = image
+        if post.article is not None:
+            ld["sharedContent"] = {"@type": "BlogPosting", "headline": post.article.title[:110],
+                                   "url": site.absolute(post.article.url)}
+        return PageMeta(title=post.title + suffix,
+                        description=_clip(post.content or site.description),
+                        canonical=canonical, og_type="article", image=image, keywords="",
+                        robots="index,follow", jsonld=ld)
     description = site.description
     own = page.own_page
     if own is not None:
