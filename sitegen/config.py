@@ -74,7 +74,7 @@ class SiteSection(_Strict):
     per_page: int = Field(default=10, ge=1, le=1000)
     permalink: str = "/{slug}/"
     feed_size: int = Field(default=20, ge=1, le=1000)
-    redirects: dict[str, str] = Field(default_factory=dict)
+    redirects: dict[str, str] = Field(default={})
 
     @field_validator("permalink")
     @classmethod

@@ -153,3 +153,13 @@ def test_a_page_edit_gives_the_output_of_a_fresh_build(tmp_path: Path,
 
     assert files(site / "_site") == files(fresh / "_site")
     assert b"About me" in (site / "_site/index.html").read_bytes()
+
+
+def test_the_example_site_has_an_about_page_in_the_menu_and_a_security_txt() -> None:
+    from sitegen.emit.ownfiles import collect_own_static
+
+    repo = Path(__file__).resolve().parents[1]
+    (about,) = [p for p in load_pages(repo) if p.name == "pages/about.md"]
+    assert about.title == "About" and about.menu == 1
+    security = collect_own_static(repo)[".well-known/security.txt"].decode()
+    assert "Contact: " in security and "Expires: " in security
