@@ -77,8 +77,7 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
     from sitegen.emit.ownfiles import check_collisions, collect_own_static
-    from sitegen.emit.redirects import plan_redirects, redirect_files
-    from sitegen.emit.sitejobs import beacon_key, beacon_settings, site_files, theme_assets
+    from sitegen.emit.sitejobs import beacon_key, beacon_settings, output_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
     from sitegen.model import build_site
@@ -128,13 +127,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             progress.clear()
             report.rendered = len(todo)
         with timings.stage("files"):
-            files = dict(site_files(site, renderer, assets, options.demo))
-            made = [*files, *(page.path for page in site.pages)]
-            check_collisions(own_static, made)
-            moved = plan_redirects(site, store.url_history(), {*made, *own_static})
-            files.update(redirect_files(site, moved))
-            check_collisions(own_static, files)
-            for path, data in (*files.items(), *own_static.items()):
+            for path, data in output_files(site, renderer, assets, options.demo, own_static,
+                                           store.url_history()).items():
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
         report.warnings, report.warning_messages = counter.count, counter.messages
