@@ -81,7 +81,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
     from sitegen.model import build_site
-    from sitegen.ownpages import load_pages
+    from sitegen.ownpages import check_templates, load_pages
     from sitegen.plan import Ledger
     from sitegen.render.bodies import BodyCache, body_fingerprint
     from sitegen.render.pages import Renderer
@@ -106,6 +106,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("plan"):
             themes = ThemeSet(config)
+            check_templates(site.own_pages, themes.template_source)
             assets = theme_assets(config, key is not None)
             bodies = BodyCache(store, body_fingerprint(
                 themes.template_dirs(), site.base_url, themes.fingerprint()),

@@ -16,9 +16,14 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from sitegen.model.views import OwnPage
 
 PAGES_DIR = "pages"
 SUFFIXES = (".md", ".markdown")
@@ -148,3 +153,12 @@ def load_pages(root: Path) -> list[PageSource]:
         if not page.draft:
             pages.append(page)
     return pages
+
+
+def check_templates(pages: Iterable[OwnPage], source: Callable[[str], str | None]) -> None:
+    """Refuse a page whose `template` no template folder holds (*source* gives None)."""
+    for page in pages:
+        if source(page.template) is None:
+            raise ConfigError(f"{page.source}: the template {page.template!r} is in none of the "
+                              "template folders: add it to templates/, or remove the "
+                              "template line")

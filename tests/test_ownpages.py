@@ -163,3 +163,15 @@ def test_the_example_site_has_an_about_page_in_the_menu_and_a_security_txt() -> 
     assert about.title == "About" and about.menu == 1
     security = collect_own_static(repo)[".well-known/security.txt"].decode()
     assert "Contact: " in security and "Expires: " in security
+
+
+def test_a_page_template_no_folder_holds_is_a_configuration_error(
+        tmp_path: Path, workspace: Workspace) -> None:
+    page(tmp_path, "about.md", '+++\ntitle = "About"\ntemplate = "wide.html"\n+++\n')
+    with pytest.raises(ConfigError, match=r"^pages/about.md: the template 'wide.html'"):
+        run_build(config(tmp_path), BuildOptions(output=tmp_path / "o", workspace=workspace))
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "wide.html").write_text(
+        '{% extends "page.html" %}{% block content %}WIDE {{ body }}{% endblock %}')
+    run_build(config(tmp_path), BuildOptions(output=tmp_path / "o", workspace=workspace))
+    assert "WIDE" in (tmp_path / "o" / "about" / "index.html").read_text()

@@ -101,3 +101,13 @@ def test_collisions_with_folders_of_generated_files() -> None:
 
 def test_no_static_folder_is_nothing(tmp_path: Path) -> None:
     assert collect_own_static(tmp_path) == {}
+
+
+def test_a_link_out_of_static_is_never_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the web")
+    put(tmp_path, "inside.txt", b"ok")
+    (tmp_path / "static" / "leak.txt").symlink_to(secret)
+    (tmp_path / "static" / "leakdir").symlink_to(tmp_path)
+    (tmp_path / "static" / "alias.txt").symlink_to(tmp_path / "static" / "inside.txt")
+    assert collect_own_static(tmp_path) == {"inside.txt": b"ok", "alias.txt": b"ok"}
