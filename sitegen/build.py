@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import httpx
 
     from sitegen.model.views import Site
+    from sitegen.ownpages import PageSource
     from sitegen.render.pages import Renderer
     from sitegen.store import Store
     from sitegen.workspace import Workspace
@@ -47,6 +48,7 @@ class BuildOptions:
     transport: httpx.AsyncBaseTransport | None = None  #: how to reach the service (tests)
     workspace: Workspace | None = None  #: content given: nothing is fetched
     site: Site | None = None  #: its model, already built (the preview's, between edits)
+    own_pages: list[PageSource] | None = None  #: pages/ already read (None: read it here)
     progress: Progress | None = None
     lock_timeout: float = 60.0
     before_render: Callable[[Renderer], None] | None = None  #: the preview's hook
@@ -65,10 +67,12 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
     from sitegen.emit.linkcheck import LinkCheck
-    from sitegen.emit.sitejobs import beacon_key, beacon_settings, site_files, theme_assets
+    from sitegen.emit.ownfiles import check_collisions, collect_own_static
+    from sitegen.emit.sitejobs import beacon_key, beacon_settings, output_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
     from sitegen.model import build_site
+    from sitegen.ownpages import check_templates, load_pages
     from sitegen.plan import Ledger
     from sitegen.render.bodies import BodyCache, body_fingerprint
     from sitegen.render.pages import Renderer
@@ -80,16 +84,20 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     timings, report = Timings(), BuildReport()
     progress = options.progress or Progress(enabled=False)
     key = beacon_key(config)
+    own_static = collect_own_static(config.root)
+    own_pages = options.own_pages if options.own_pages is not None else load_pages(config.root)
     with open_config_store(config) as store, OutputWriter(
             output, lock_timeout=options.lock_timeout,
             stats=store.output_stats(str(output))) as writer:
         with timings.stage("fetch"):
             workspace = _content(config, store, options, report, progress)
         with timings.stage("model"):
-            site = options.site or build_site(config, workspace)
+            site = options.site or build_site(config, workspace, own_pages)
         report.articles, report.html_pages = len(site.articles), len(site.pages)
+        check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("plan"):
             themes = ThemeSet(config)
+            check_templates(site.own_pages, themes.template_source)
             assets = theme_assets(config, key is not None)
             bodies = BodyCache(store, body_fingerprint(
                 themes.template_dirs(), site.base_url, themes.fingerprint()),
@@ -114,7 +122,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             progress.clear()
             report.rendered = len(todo)
         with timings.stage("files"):
-            for path, data in site_files(site, renderer, assets, options.demo):
+            for path, data in output_files(site, renderer, assets, options.demo, own_static,
+                                           store.url_history()).items():
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
         links.finish(site.pages, writer)
@@ -127,6 +136,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             store.save_output_stats(str(output), result.stats)
             ledger.save(store)
             links.save()
+            store.save_urls({article.id: article.url for article in site.articles})
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.written, report.unchanged, report.removed, report.output_changed = (
         result.written, result.unchanged, result.removed, result.touched_output)

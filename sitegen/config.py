@@ -33,6 +33,8 @@ from pydantic_core import CoreSchema, core_schema
 from sitegen.errors import ConfigError
 
 OBJECT_ID_PATTERN = r"^[0-9a-fA-F]{24}$"
+#: A root-relative path of the site (redirects never point outside it).
+_SITE_PATH = re.compile(r"^/(?:[A-Za-z0-9._~!$&'()*+,;=:@%-]+/?)*$")
 
 
 class _HttpUrlText:
@@ -73,12 +75,23 @@ class SiteSection(_Strict):
     permalink: str = "/{slug}/"
     feed_size: int = Field(default=20, ge=1, le=1000)
     ai_disclosure: bool = True
+    redirects: dict[str, str] = Field(default={})
 
     @field_validator("permalink")
     @classmethod
     def _permalink_has_slug(cls, value: str) -> str:
         if "{slug}" not in value or not value.startswith("/") or not value.endswith("/"):
             raise ValueError("must start and end with '/' and contain {slug}, e.g. '/{slug}/'")
+        return value
+
+    @field_validator("redirects")
+    @classmethod
+    def _redirects_stay_inside(cls, value: dict[str, str]) -> dict[str, str]:
+        for old, new in value.items():
+            for path in (old, new):
+                if not _SITE_PATH.match(path) or ".." in path.split("/"):
+                    raise ValueError(f"{path[:80]!r} is not a path of this site: write "
+                                     "root-relative paths such as '/old-post/' = '/new-post/'")
         return value
 
     @property

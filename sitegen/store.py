@@ -13,6 +13,8 @@ Role: the only module that opens `.sitegen/store.sqlite`. It owns the schema:
     pages     path → reads         what each page of the last build read (`render.reads`)
     reads     id → (key, fp)       the distinct reads those pages share
     builds    name → value         the last build's facts (`sitegen.unchanged`)
+    urls      (article, url)       every URL each article has had in a committed build
+                                   (redirects for moved articles)
 
 Each stage that writes does so in one transaction, so a killed sync or build leaves
 the store as it was before or after, never between. A store that is damaged, of
@@ -44,6 +46,9 @@ CREATE TABLE pages(path TEXT PRIMARY KEY, sha BLOB NOT NULL, context BLOB NOT NU
 CREATE TABLE reads(id INTEGER PRIMARY KEY, key TEXT NOT NULL, fp BLOB NOT NULL);
 CREATE TABLE builds(name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+#: Added within schema 2: an older store gains it on open (nothing else changes).
+_URLS = """CREATE TABLE IF NOT EXISTS urls(article TEXT NOT NULL, url TEXT NOT NULL,
+                                         PRIMARY KEY(article, url))"""
 _CHUNK = 500
 
 
@@ -197,6 +202,26 @@ class Store:
             for table in ("pages", "reads", "builds"):
                 self.db.execute(f"DELETE FROM {table}")
 
+    # --- the URLs articles have had -------------------------------------------------
+
+    def url_history(self) -> dict[str, list[str]]:
+        """article id → every URL it had in a committed build (sorted; {} when none)."""
+        history: dict[str, list[str]] = {}
+        try:
+            rows = self.db.execute("SELECT article, url FROM urls ORDER BY article, url")
+            for article, url in rows:
+                history.setdefault(str(article), []).append(str(url))
+        except sqlite3.OperationalError:  # a read-only store from before the table
+            return {}
+        except sqlite3.DatabaseError as error:
+            raise _damaged(self.path, error) from None
+        return history
+
+    def save_urls(self, current: Mapping[str, str]) -> None:
+        """Remember each article's *current* URL (article id → URL) beside its old ones."""
+        with self.transaction():
+            self.db.executemany("INSERT OR IGNORE INTO urls VALUES (?, ?)", current.items())
+
     # --- plumbing --------------------------------------------------------------------
 
     @contextmanager
@@ -240,6 +265,8 @@ def open_store(folder: Path, source: str) -> Store:
     existed = path.exists()
     connection = _connect(path)
     if connection is not None and _usable(connection, source):
+        with connection:
+            connection.execute(_URLS)
         return Store(path, connection, recreated=False)
     if connection is not None:
         connection.close()
@@ -251,6 +278,7 @@ def open_store(folder: Path, source: str) -> Store:
                          f"{folder} is a writable folder")
     with connection:
         connection.executescript(_TABLES)
+        connection.execute(_URLS)
         connection.executemany("INSERT INTO meta VALUES (?, ?)",
                                [("schema", SCHEMA), ("source", source)])
     return Store(path, connection, recreated=True, discarded=existed)

@@ -4,8 +4,8 @@ The site has its own `templates/base.html` that reads what the built-in themes d
 the three newest articles in every page's head, each tag's article count, and each
 topic's newest article. Edits happen at the service (the emulator, synced over its
 real API routes) — retitled, new, deleted, moved, retagged and unpublished articles —
-and in the site folder (site.toml and templates). After each step the incremental
-build's output must equal a build from scratch (fresh store, fresh output).
+and in the site folder (site.toml, templates, the owner's pages/ and static/). After each
+step the incremental build's output must equal a build from scratch (fresh store, fresh output).
 """
 
 from __future__ import annotations
@@ -97,6 +97,15 @@ def apply(edit: tuple[str, int], data: dict[str, Any], site: dict[str, Any]) -> 
         site["description"] = f"About {n}"
     elif kind == "template":
         site["mark"] = f"MARK {n}"
+    elif kind == "page":  # the owner's pages: add, retitle, move in the menu, drop
+        pages = site.setdefault("pages", {})
+        name = f"p{n % 3}"
+        if name in pages and n % 4 == 0:
+            del pages[name]
+        else:
+            pages[name] = (f"Page {n}", None if n % 5 == 0 else n % 7, f"# Head {n}\n\nText {n}.")
+    elif kind == "static":
+        site.setdefault("static", {})[f"f{n % 2}.txt"] = f"static {n}".encode()
 
 
 def write_site(root: Path, data: dict[str, Any], site: dict[str, Any]) -> None:
@@ -105,6 +114,15 @@ def write_site(root: Path, data: dict[str, Any], site: dict[str, Any]) -> None:
     (root / "site.toml").write_text(SITE_TOML.format(
         title=site["title"], per_page=site["per_page"], language=site["language"],
         description=site["description"], workspace=data["workspace"]["id"]))
+    for folder in ("pages", "static"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+        (root / folder).mkdir()
+    for name, (title, menu, body) in site.get("pages", {}).items():
+        menu_line = "" if menu is None else f"menu = {menu}\n"
+        (root / "pages" / f"{name}.md").write_text(
+            f'+++\ntitle = "{title}"\n{menu_line}+++\n{body}\n')
+    for rel, data_ in site.get("static", {}).items():
+        (root / "static" / rel).write_bytes(data_)
 
 
 def build(root: Path, data: dict[str, Any]) -> dict[str, bytes]:
@@ -117,7 +135,8 @@ def build(root: Path, data: dict[str, Any]) -> dict[str, bytes]:
 
 
 EDITS = st.tuples(st.sampled_from(["retitle", "new", "delete", "move", "retag", "unpublish",
-                                   "config", "language", "template"]), st.integers(0, 40))
+                                   "config", "language", "template", "page", "static"]),
+                  st.integers(0, 40))
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -2,7 +2,8 @@
 
 Role: for `sitegen.build`, gather the theme's static files (content-hashed names), the
 beacon's settings, and every site-wide file (feeds, sitemaps, robots.txt, the demo's
-media) as (path, bytes). Every build makes them all: they are cheap next to the pages,
+media, redirect pages and `_redirects`, the owner's `static/` files) as (path, bytes).
+Every build makes them all: they are cheap next to the pages,
 and the writer keeps each file whose bytes did not change. It must never render a page,
 never write the output itself, and never read the wall clock into a file.
 """
@@ -10,7 +11,7 @@ never write the output itself, and never read the wall clock into a file.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -74,6 +75,26 @@ def site_files(site: Site, renderer: Renderer, assets: AssetSet,
         yield asset.path, asset.data
     if demo:
         yield from demo_media()
+
+
+def output_files(site: Site, renderer: Renderer, assets: AssetSet, demo: bool,
+                 own_static: Mapping[str, bytes], history: Mapping[str, list[str]],
+                 ) -> dict[str, bytes]:
+    """`site_files`, the redirects of moved articles (*history*) and the owner's `static/`.
+
+    A static file on (or around) a file sitegen makes is a configuration error; an old
+    URL now taken by a page or file of the site gives way to it.
+    """
+    from sitegen.emit.ownfiles import check_collisions
+    from sitegen.emit.redirects import plan_redirects, redirect_files
+
+    files = dict(site_files(site, renderer, assets, demo))
+    made = [*files, *(page.path for page in site.pages)]
+    check_collisions(own_static, made)
+    moved = plan_redirects(site, history, {*made, *own_static})
+    redirects = dict(redirect_files(site, moved))
+    check_collisions(own_static, redirects)
+    return {**files, **redirects, **own_static}
 
 
 def demo_media() -> Iterator[tuple[str, bytes]]:

@@ -290,6 +290,12 @@ class SocialPost(Record):
     images: Annotated[SocialImages | None, BeforeValidator(_to_meta)] = None
     createdAt: Timestamp = None
     updatedAt: Timestamp = None
+    #: The article a post promotes, when the service names it (field names not shown:
+    #: each likely one is read, and only a published article of the site is linked).
+    articleId: Text = None
+    articleSlug: Text = None
+    articleUrl: Text = None
+    url: Text = None
 
 
 class DigestSettings(Record):

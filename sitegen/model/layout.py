@@ -3,7 +3,7 @@
 Role: from a linked Site graph, list every `Page` — home (paginated), one per
 article, per agent, cluster, author, tag, language (only when several), an
 index of each kind of section that has any (`/agents/`, `/topics/`, `/authors/`,
-`/tags/`), the social section (when any posts) and the 404 page — in a
+`/tags/`), the social section (when any posts) with a page per post, and the 404 page — in a
 deterministic order. URLs come from slugs that `slugs.slugify` made, so no path
 leaves the output. Must never do I/O, log, or render.
 """
@@ -128,6 +128,10 @@ def layout_pages(site: Site) -> list[Page]:
     pages += [_index_page(site, index) for index in section_indexes(site)]
     if site.social_posts:
         pages += _social(site)
+        pages += [Page(kind="social_post", path=post.path, url=post.url,
+                       template="social_post.html", title=post.title, obj=post,
+                       language=site.language, feed_url=site.feed_url)
+                  for post in site.social_posts]
     not_found = Page(kind="404", path="404.html", url="/404.html", template="404.html",
                      title="Page not found", language=lang, feed_url=site.feed_url)
     pages.append(not_found)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -20,6 +20,7 @@ from sitegen.config import Config
 from sitegen.fetch.records import Article, Cluster, Record
 from sitegen.model.body import article_body
 from sitegen.model.layout import layout_pages
+from sitegen.model.own import menu_of, own_layout, own_page_views
 from sitegen.model.related import link_neighbours, link_related
 from sitegen.model.slugs import (
     RESERVED,
@@ -33,6 +34,7 @@ from sitegen.model.slugs import (
     url_to_path,
     wanted_slug,
 )
+from sitegen.model.social import social_views
 from sitegen.model.views import (
     AgentView,
     ArticleView,
@@ -41,10 +43,10 @@ from sitegen.model.views import (
     LanguageView,
     Section,
     Site,
-    SocialPostView,
     TagRef,
     TagView,
 )
+from sitegen.ownpages import PageSource
 from sitegen.render.urls import DEFAULT_COLOUR, is_safe_colour, safe_colour, safe_http_url
 from sitegen.workspace import Workspace
 
@@ -211,8 +213,11 @@ def _cluster(record: Record, slug: str, warn: Callable[[str], None]) -> ClusterV
     )
 
 
-def build_site(config: Config, workspace: Workspace) -> Site:
-    """The Site graph for *workspace* under *config*: pure, deterministic, repairs logged."""
+def build_site(config: Config, workspace: Workspace,
+               own: Sequence[PageSource] = ()) -> Site:
+    """The Site graph for *workspace* under *config* and the owner's pages *own*: pure,
+    deterministic, repairs logged."""
+    own_pages = own_page_views(own)
     records: list[Article] = []
     seen_ids: set[str] = set()
     for article in workspace.articles:
@@ -228,7 +233,7 @@ def build_site(config: Config, workspace: Workspace) -> Site:
         records.append(article)
     # Oldest first for slug allocation (an older article keeps its slug).
     records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
-    allocator = SlugAllocator(RESERVED)
+    allocator = SlugAllocator(RESERVED | {page.slug for page in own_pages})
 
     def choose(wanted: str, what: str) -> tuple[str, list[str]]:
         return allocate_slug(wanted, allocator, what)
@@ -285,7 +290,7 @@ def build_site(config: Config, workspace: Workspace) -> Site:
 
     link_neighbours(articles)
     link_related(articles)
-    social = _social_posts(workspace)
+    social = social_views(workspace.social_posts or [], articles, config.site.base_url)
     site = Site(
         config=config, title=config.site.title, description=config.site.description,
         base_url=config.site.base_url, language=config.site.language, articles=articles,
@@ -296,27 +301,8 @@ def build_site(config: Config, workspace: Workspace) -> Site:
         languages=sorted(languages.values(), key=lambda lang: lang.id)
         if len(languages) > 1 else [],
         social_posts=social, ai_disclosure=config.site.ai_disclosure,
+        own_pages=own_pages, menu=menu_of(own_pages),
     )
-    site.pages = layout_pages(site)
+    pages = layout_pages(site)
+    site.pages = pages[:-1] + own_layout(own_pages, pages, site.language) + pages[-1:]
     return site
-
-
-def _social_posts(workspace: Workspace) -> list[SocialPostView]:
-    posts: list[SocialPostView] = []
-    for record in workspace.social_posts or []:
-        images = record.images
-        slot = (record.selectedImageSlot or "").strip().lower()
-        candidates = [getattr(images, slot, None)] if images and slot in {
-            "square", "portrait", "landscape"} else []
-        if images:
-            candidates += [images.landscape, images.square, images.portrait]
-        image = next((u for u in (safe_http_url(c) for c in candidates) if u), "")
-        title = _text(record.title) or _text(record.slug) or "Untitled"
-        posts.append(SocialPostView(
-            id=record.id, title=title,
-            slug=device_safe(slugify(record.slug) or slugify(title), "post"),
-            content=(record.content or "").strip(), image=image,
-            published=record.createdAt or record.updatedAt,
-        ))
-    posts.sort(key=lambda p: (p.published or EPOCH, p.id), reverse=True)
-    return posts

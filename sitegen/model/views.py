@@ -18,7 +18,7 @@ from sitegen.fetch.records import KnownBlock
 
 PageKind = Literal[
     "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
-    "404",
+    "own", "social_post", "404",
 ]
 
 
@@ -99,7 +99,12 @@ class SectionIndex:
 
 @dataclass(eq=False, slots=True)
 class SocialPostView:
-    """A short-form social post, listed in the social section."""
+    """A short-form social post, listed in the social section and on its own page.
+
+    `image` is the selected slot's image (safe URL or ""), `share_image` the one of the
+    shape link previews want (landscape when there is one), `article` the published
+    article it promotes (None when the record names none of the site's).
+    """
 
     id: str
     title: str
@@ -107,6 +112,31 @@ class SocialPostView:
     content: str
     image: str
     published: datetime | None
+    url: str = ""
+    path: str = ""
+    slot: str = ""
+    share_image: str = ""
+    article: ArticleView | None = field(default=None, repr=False)
+
+
+@dataclass(eq=False, slots=True)
+class OwnPage:
+    """One of the site owner's own pages (`pages/*.md`), rendered at `/<slug>/`.
+
+    `content` is its Markdown (untrusted, rendered like an article's); `menu` its
+    position in the navigation (None: not in it); `source` the file it came from.
+    """
+
+    slug: str
+    url: str
+    path: str
+    title: str
+    description: str
+    menu: int | None
+    template: str
+    content: str = field(repr=False)
+    body_hash: str
+    source: str
 
 
 @dataclass(eq=False, slots=True)
@@ -179,6 +209,11 @@ class Page:
         """The article of an article page, else None."""
         return self.obj if isinstance(self.obj, ArticleView) else None
 
+    @property
+    def own_page(self) -> OwnPage | None:
+        """The owner's page of an own page, else None."""
+        return self.obj if isinstance(self.obj, OwnPage) else None
+
 
 @dataclass(eq=False, slots=True)
 class Site:
@@ -200,6 +235,9 @@ class Site:
     feed_url: str = "/feed.xml"
     #: `[site] ai_disclosure`: article pages and feed entries say an AI agent wrote them.
     ai_disclosure: bool = True
+    #: The owner's own pages (file order), and those in the navigation (menu order).
+    own_pages: list[OwnPage] = field(default_factory=list)
+    menu: list[OwnPage] = field(default_factory=list)
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

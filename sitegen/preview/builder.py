@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sitegen.config import Config, parse_config
+from sitegen.ownpages import PageSource, load_pages
 
 if TYPE_CHECKING:
     import httpx
@@ -80,7 +81,7 @@ class SiteBuilder:
         self.transport = transport
         self.fresh = fresh
         self.workspace: Workspace | None = None
-        self._site: tuple[Workspace, Config, Site] | None = None
+        self._site: tuple[Workspace, Config, list[PageSource], Site] | None = None
 
     def _sync(self, config: Config, *, fetch: bool) -> int:
         from sitegen.build import DEMO_KEY
@@ -97,11 +98,12 @@ class SiteBuilder:
         self.workspace = result.workspace
         return 0 if result.from_cache else result.ledger.total
 
-    def _known_site(self, config: Config) -> Site | None:
+    def _known_site(self, config: Config, own: list[PageSource]) -> Site | None:
         if self._site is None:
             return None
-        workspace, known_config, site = self._site
-        return site if workspace is self.workspace and known_config == config else None
+        workspace, known_config, known_own, site = self._site
+        return site if (workspace is self.workspace and known_config == config
+                        and known_own == own) else None
 
     def __call__(self, config: Config, *, fetch: bool, first: bool = False) -> BuildSummary:
         from sitegen.build import BuildOptions, run_build
@@ -113,16 +115,18 @@ class SiteBuilder:
         workspace = self.workspace
         assert workspace is not None
         fresh = self.fresh if first else None
+        own = load_pages(config.root)
 
         def before_render(renderer: Renderer) -> None:
-            self._site = (workspace, config, renderer.site)
+            self._site = (workspace, config, own, renderer.site)
             if fresh is not None:
                 fresh.render_first(renderer)
 
         try:
             report = run_build(config, BuildOptions(
                 output=self.output, demo=self.demo, workspace=workspace,
-                site=self._known_site(config), before_render=before_render))
+                site=self._known_site(config, own), own_pages=own,
+                before_render=before_render))
         finally:
             if fresh is not None:
                 fresh.clear()

@@ -1,10 +1,12 @@
 """Classifying saved files: which rebuild a batch of changed paths needs.
 
-Role: a pure function from a batch of changed paths to a `ChangeSet`: `config` (site.toml),
-`template` (`templates/` or the active theme's folder: re-render without fetching), `static`
-(the active theme's `static/`; a CSS-only batch lets pages swap stylesheets) or `ignored`
-(editor droppings, the output and cache folders, anything the build does not read). It must
-never touch the file system: it only compares paths.
+Role: a pure function from a batch of changed paths (as the watcher saw them) to a `ChangeSet`:
+`config` (site.toml: reload the configuration), `template` (anything in `templates/`, `pages/`
+or in the active theme's folder: re-render without fetching), `static` (the active theme's
+`static/` or the site's own `static/`: copy files; a CSS-only batch lets pages swap
+stylesheets without reloading) or
+`ignored` (editor droppings, the output and cache folders, anything the build does not read).
+It must never touch the file system: it only compares paths.
 """
 
 from __future__ import annotations
@@ -49,9 +51,18 @@ class WatchPlan:
     def themes_dir(self) -> Path:
         return self.root / "themes"
 
+    @property
+    def pages_dir(self) -> Path:
+        return self.root / "pages"
+
+    @property
+    def static_dir(self) -> Path:
+        return self.root / "static"
+
     def watched_dirs(self) -> tuple[Path, ...]:
         """The folders watched recursively (whether or not they exist yet)."""
-        return (self.templates_dir, self.themes_dir, *self.extra_static)
+        return (self.templates_dir, self.themes_dir, self.pages_dir, self.static_dir,
+                *self.extra_static)
 
 
 def plan_for(config: Config, config_file: Path, excluded: Iterable[Path] = ()) -> WatchPlan:
@@ -78,8 +89,10 @@ def classify_path(path: Path, plan: WatchPlan) -> ChangeKind:
         return ChangeKind.IGNORED
     if any(path == d or path.is_relative_to(d) for d in plan.extra_static):
         return ChangeKind.STATIC
-    if path == plan.templates_dir or path.is_relative_to(plan.templates_dir):
-        return ChangeKind.TEMPLATE
+    if path == plan.static_dir or path.is_relative_to(plan.static_dir):
+        return ChangeKind.STATIC  # the owner's own files, copied as they are
+    if any(path == d or path.is_relative_to(d) for d in (plan.templates_dir, plan.pages_dir)):
+        return ChangeKind.TEMPLATE  # a template or an own page: re-render, no fetch
     if path == plan.themes_dir:
         return ChangeKind.TEMPLATE
     if path.is_relative_to(plan.themes_dir):

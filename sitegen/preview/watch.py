@@ -1,10 +1,13 @@
 """Watching the site's sources with watchdog, debounced into batches of changes.
 
-Role: watch `site.toml` (its folder, not recursively), `templates/` and `themes/` (recursively,
-and as soon as they appear), wait for a burst of saves to settle (~50 ms of quiet, at most 1 s),
-classify the batch (`changes.classify_changes`) and hand a non-empty `ChangeSet` to one
-callback, on one worker thread, one batch at a time. It must never watch the output or cache
-folders (classification ignores them even inside the site folder), and never build anything.
+Role: watch `site.toml` (its folder, not recursively), `templates/`, `themes/`, `pages/` and
+`static/` (recursively,
+and as soon as they appear), gather the paths editors touch, wait for a burst of saves to settle
+(~50 ms of quiet, at most 1 s: an editor's write, rename and chmod land within a few
+milliseconds), classify the batch with `changes.classify_changes` and hand a non-empty
+`ChangeSet` to one callback, on one worker thread, one batch at a time. It must never watch the
+output or cache folders (they are outside the watched folders, and classification ignores them
+even when they sit inside the site folder), and never build anything itself.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from sitegen.config import Config
 from sitegen.errors import BuildError
-from sitegen.model.views import ArticleView, Page, Site
+from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.blocks import BlockRenderer
 from sitegen.render.bodies import Body, BodyCache
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
@@ -299,14 +299,26 @@ class Renderer:
             "beacon": self._beacon_attrs(page),
             "beacon_src": self.beacon.script_url if self.beacon is not None else "",
             "articles": page.articles,
-            "section": page.obj if page.article is None else None,
+            "section": page.obj if page.article is None and page.own_page is None else None,
             "article": page.article,
+            "own_page": page.own_page,
             "body": Markup(""),
             "toc": [],
         }
         if page.article is not None and body:
             context["body"], context["toc"] = self.body(page.article)
+        elif page.own_page is not None and body:
+            context["body"], context["toc"] = self.own_body(page.own_page)
         return context
+
+    def own_body(self, own: OwnPage) -> tuple[Markup, list[Heading]]:
+        """The sanitized body of an own page: its Markdown rendered as an article's is."""
+        cached = self._bodies.get(own.body_hash)
+        if cached is None:
+            ids = HeadingIds()
+            html, _ = self.markdown.render(own.content, ids)
+            cached = self._bodies[own.body_hash] = (Markup(html), list(ids.toc))
+        return cached
 
     def context_fingerprint(self, page: Page) -> bytes:
         """What *page*'s context holds beside the model it reads (see `render.reads`)."""
@@ -324,8 +336,9 @@ class Renderer:
         parts: list[tuple[str, object]] = []
         for name in sorted(context):
             value = context[name]
-            if name in ("body", "toc"):
-                value = page.article.body_hash if page.article is not None else ""
+            if name in ("body", "toc"):  # the body's source and code count instead
+                value = (page.article.body_hash if page.article is not None else
+                         page.own_page.body_hash if page.own_page is not None else "")
             elif getattr(value, "sitegen_observed", False):
                 continue
             elif id(value) in keys:

@@ -40,6 +40,7 @@ from sitegen.model.views import (
     AuthorView,
     ClusterView,
     LanguageView,
+    OwnPage,
     Page,
     SectionIndex,
     Site,
@@ -59,6 +60,7 @@ _KEYS: dict[type, Callable[[Any], str]] = {
     SocialPostView: lambda s: "social:" + s.id,
     SectionIndex: lambda s: "index:" + s.kind,
     Page: lambda p: "page:" + p.path,
+    OwnPage: lambda p: "own:" + p.slug,
 }
 #: Jinja's own filters that reach inside entities only through the environment's
 #: `getattr`/`getitem` (so their reads are observed) or not at all.
@@ -84,7 +86,7 @@ class Registry:
         self.keys: dict[int, str] = {}
         self._add(site)
         for group in (site.articles, site.agents, site.clusters, site.authors, site.tags,
-                      site.languages, site.social_posts, site.pages):
+                      site.languages, site.social_posts, site.own_pages, site.pages):
             for entity in group:
                 self._add(entity)
         for page in site.pages:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site
+from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, SocialPostView
 from sitegen.render.filters import iso_date
 
 MAX_DESCRIPTION = 300
@@ -81,18 +81,38 @@ def page_meta(site: Site, page: Page) -> PageMeta:
             keywords=", ".join(article.keywords), robots="index,follow",
             jsonld=_article_ld(site, article, canonical, image),
         )
+    post = page.obj if isinstance(page.obj, SocialPostView) else None
+    if post is not None:
+        image = site.absolute(post.share_image) if post.share_image else ""
+        ld: dict[str, object] = {
+            "@context": "https://schema.org", "@type": "SocialMediaPosting",
+            "headline": post.title[:110], "url": canonical, "inLanguage": site.language}
+        if post.published is not None:
+            ld["datePublished"] = iso_date(post.published)
+        if image:
+            ld["image"] = image
+        if post.article is not None:
+            ld["sharedContent"] = {"@type": "BlogPosting", "headline": post.article.title[:110],
+                                   "url": site.absolute(post.article.url)}
+        return PageMeta(title=post.title + suffix,
+                        description=_clip(post.content or site.description),
+                        canonical=canonical, og_type="article", image=image, keywords="",
+                        robots="index,follow", jsonld=ld)
     description = site.description
-    if isinstance(page.obj, Section):
+    own = page.own_page
+    if own is not None:
+        description = own.description or site.description
+    elif isinstance(page.obj, Section):
         description = page.obj.description or f"Articles: {page.obj.name} – {site.title}"
         bio = getattr(page.obj, "bio", "")
         if bio:
             description = bio
-    if isinstance(page.obj, SectionIndex):
+    elif isinstance(page.obj, SectionIndex):
         description = f"All {page.obj.name.lower()} of {site.title}"
     title = site.title if page.kind == "home" and page.number == 1 else page.title + suffix
     first = next((a for a in page.articles if a.image), None)
     image = site.absolute(first.image) if first is not None else ""
-    ld_type = "Blog" if page.kind == "home" else "CollectionPage"
+    ld_type = {"home": "Blog", "own": "WebPage"}.get(page.kind, "CollectionPage")
     jsonld: dict[str, object] = {
         "@context": "https://schema.org", "@type": ld_type, "name": title, "url": canonical,
         "inLanguage": page.language or site.language,

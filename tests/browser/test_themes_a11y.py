@@ -41,6 +41,8 @@ PAGES = {
     "social": "/social/",
     "topics-index": "/topics/",
     "tags-index": "/tags/",
+    "own-page": "/about/",
+    "social-post": "/social/night-trains-are-back/",
 }
 BLOCKING = {"serious", "critical"}
 #: In dark mode only colours change, so only the colour rules run again there.
@@ -82,6 +84,10 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
                 "analytics": {"enabled": False},
             }, root / theme)
             output = root / theme / "_site"
+            (root / theme / "pages").mkdir(parents=True, exist_ok=True)
+            (root / theme / "pages" / "about.md").write_text(
+                '+++\ntitle = "About"\nmenu = 1\n+++\n## Who\n\nUs, [elsewhere](/tags/).\n'
+                "\n## How\n\n```python\nprint(1)\n```\n\n## Where\n\nHere.\n")
             run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
             handler = functools.partial(_QuietHandler, directory=str(output))
             server = ThreadingHTTPServer(("127.0.0.1", 0), handler)

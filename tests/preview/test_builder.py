@@ -96,7 +96,7 @@ def test_template_rebuild_serves_open_pages_first_and_matches_a_cold_build(
     assert (output / "index.html").read_bytes() == data
     assert len(fresh) == 0
     # The model was reused (same workspace and configuration), not built again.
-    assert builder._site is not None and builder._site[2] is model[2]
+    assert builder._site is not None and builder._site[-1] is model[-1]
 
     # A cold build of the same sources into another folder gives the same bytes.
     cold = SiteBuilder(tmp_path / "cold", demo=True, offline=True)
@@ -116,3 +116,21 @@ def test_a_broken_template_leaves_nothing_served_ahead(tmp_path: Path) -> None:
         builder(config, fetch=False, first=True)
     assert len(fresh) == 0
     assert (preview_output(config) / "index.html").read_bytes() == before
+
+
+def test_an_own_page_or_static_edit_is_rebuilt_though_the_model_is_otherwise_reused(
+        tmp_path: Path) -> None:
+    site, config, _, _, builder = _built_preview(tmp_path, "own")
+    (site / "pages").mkdir()
+    (site / "static").mkdir()
+    (site / "pages" / "about.md").write_text('+++\ntitle = "About one"\nmenu = 1\n+++\nOne.\n')
+    (site / "static" / "ads.txt").write_text("one")
+    builder(config, fetch=False)
+    output = preview_output(config)
+    assert "About one" in (output / "index.html").read_text()
+    (site / "pages" / "about.md").write_text('+++\ntitle = "About two"\nmenu = 1\n+++\nTwo.\n')
+    (site / "static" / "ads.txt").write_text("two")
+    builder(config, fetch=False)
+    assert "About two" in (output / "index.html").read_text()
+    assert "Two." in (output / "about" / "index.html").read_text()
+    assert (output / "ads.txt").read_text() == "two"

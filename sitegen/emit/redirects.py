@@ -1,0 +1,98 @@
+"""Redirects for moved articles and by hand: small redirect pages and `_redirects`.
+
+Role: from every URL each article has had (the store's `urls`), its current URL, and
+`[site] redirects` (old path → new path, by hand), decide which old URLs redirect
+where: each to the *final* URL (chains followed, so two renames give two redirects to
+the newest URL), never to itself, never in a loop (a cycle is dropped with a warning),
+never outside the site (the configuration checks hand-made paths; the model makes
+article URLs). An old URL now taken by a page or a file of the site gives way to it,
+with a warning. Deleted and unpublished articles get none. For each redirect it makes
+a page (meta refresh to the absolute new URL, `rel=canonical`, `noindex`, a visible
+link) and one line `old new 301` of `_redirects` (the format Netlify and Cloudflare
+Pages read). It must never write files (the writer does) and never build HTML by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterator, Mapping
+from urllib.parse import urlsplit
+
+from jinja2 import Environment
+
+from sitegen.model.slugs import url_to_path
+from sitegen.model.views import Site
+
+log = logging.getLogger("sitegen.build")
+
+REDIRECTS_FILE = "_redirects"
+_PAGE = Environment(autoescape=True).from_string("""<!doctype html>
+<html lang="{{ lang }}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Moved to {{ target }}</title>
+<meta name="robots" content="noindex">
+<link rel="canonical" href="{{ target }}">
+<meta http-equiv="refresh" content="0; url={{ target }}">
+</head>
+<body>
+<main>
+<h1>This page has moved</h1>
+<p>It is now at <a href="{{ target }}">{{ target }}</a>.</p>
+</main>
+</body>
+</html>
+""")
+
+
+def output_path(url: str) -> str:
+    """The output file answering *url* ("/a/" → "a/index.html", "/a.html" → "a.html")."""
+    last = url.rstrip("/").rpartition("/")[2]
+    if url.endswith("/") or "." not in last:
+        return url_to_path(url.rstrip("/") + "/")
+    return url.lstrip("/")
+
+
+def plan_redirects(site: Site, history: Mapping[str, list[str]],
+                   taken: Collection[str]) -> dict[str, str]:
+    """old URL → final URL, for the moved articles in *history* and `[site] redirects`.
+
+    *taken* holds the output paths of this build's pages and files (they win).
+    """
+    wanted: dict[str, str] = {}
+    for article in sorted(site.articles, key=lambda a: a.id):
+        for old in history.get(article.id, []):
+            if old != article.url:
+                wanted.setdefault(old, article.url)
+    wanted.update(site.config.site.redirects)
+    final: dict[str, str] = {}
+    for old in sorted(wanted):
+        if output_path(old) in taken:
+            log.warning("the old URL %s now belongs to another page of the site, which keeps "
+                        "it: no redirect to %s was made", old, wanted[old])
+            continue
+        target, seen = wanted[old], {old}
+        while target in wanted and target not in seen and output_path(target) not in taken:
+            seen.add(target)
+            target = wanted[target]
+        if target in seen:
+            log.warning("the redirects from %s lead back to it: it was left out (fix "
+                        "[site] redirects)", old)
+            continue
+        final[old] = target
+    return final
+
+
+def redirect_files(site: Site, redirects: Mapping[str, str]) -> Iterator[tuple[str, bytes]]:
+    """A redirect page per old URL, and the `_redirects` file (none without redirects)."""
+    if not redirects:
+        return
+    base = urlsplit(site.base_url).path.rstrip("/")
+    lines = []
+    for old, new in sorted(redirects.items()):
+        target = site.absolute(new)
+        page = _PAGE.render(lang=site.language, target=target)
+        yield output_path(old), page.encode("utf-8")
+        lines.append(f"{base}{old} {base}{new} 301\n")
+    yield REDIRECTS_FILE, "".join(lines).encode("utf-8")

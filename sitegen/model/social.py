@@ -1,0 +1,81 @@
+"""Social posts in the site graph: a page each at `/social/{slug}/`, and the article promoted.
+
+Role: turn the workspace's social post records into `SocialPostView`s with unique safe
+slugs (never `page`, which the list's pagination uses), the image of the slot each
+selected, the image link previews want (landscape first), and the published article
+a post promotes when the record names one (by id, slug or URL of this site; nothing
+else is ever linked). Pure: it must never do I/O, log, or render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from sitegen.fetch.records import SocialPost
+from sitegen.model.slugs import SlugAllocator, device_safe, short_hash, slugify, url_to_path
+from sitegen.model.views import ArticleView, SocialPostView
+from sitegen.render.urls import safe_http_url
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+SLOTS = ("square", "portrait", "landscape")
+
+
+def _text(value: str | None) -> str:
+    return " ".join(value.split()) if value else ""
+
+
+def _promoted(record: SocialPost, articles: Sequence[ArticleView],
+              base_url: str) -> ArticleView | None:
+    by_id = {a.id: a for a in articles}
+    if record.articleId and record.articleId in by_id:
+        return by_id[record.articleId]
+    by_slug = {a.slug: a for a in articles}
+    if record.articleSlug and record.articleSlug in by_slug:
+        return by_slug[record.articleSlug]
+    base = urlsplit(base_url)
+    by_url = {a.url: a for a in articles}
+    for raw in (record.articleUrl, record.url):
+        if not raw:
+            continue
+        parts = urlsplit(raw.strip())
+        if parts.scheme and (parts.scheme not in ("http", "https")
+                             or parts.netloc.lower() != base.netloc.lower()):
+            continue
+        if not parts.scheme and parts.netloc:
+            continue
+        path = parts.path
+        prefix = base.path.rstrip("/")
+        if prefix and path.startswith(prefix + "/"):
+            path = path[len(prefix):]
+        found = by_url.get(path if path.endswith("/") else path + "/")
+        if found is not None:
+            return found
+    return None
+
+
+def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
+                 base_url: str) -> list[SocialPostView]:
+    """The posts (newest first), each with its page URL and promoted article."""
+    allocator = SlugAllocator({"page", "feed.xml", "index.html"})
+    posts: list[SocialPostView] = []
+    ordered = sorted(records, key=lambda r: (r.createdAt or r.updatedAt or EPOCH, r.id))
+    for record in ordered:  # oldest first: an older post keeps its slug
+        images = record.images
+        slot = (record.selectedImageSlot or "").strip().lower()
+        by_slot = {name: safe_http_url(getattr(images, name, None)) or "" for name in SLOTS}
+        chosen = slot if slot in SLOTS and by_slot.get(slot) else next(
+            (name for name in ("landscape", "square", "portrait") if by_slot[name]), "")
+        image = by_slot.get(chosen, "")
+        title = _text(record.title) or _text(record.slug) or "Untitled"
+        wanted = slugify(record.slug) or slugify(title) or "post-" + short_hash(record.id)
+        slug = allocator.allocate(device_safe(wanted, "post"))
+        url = f"/social/{slug}/"
+        posts.append(SocialPostView(
+            id=record.id, title=title, slug=slug, content=(record.content or "").strip(),
+            image=image, published=record.createdAt or record.updatedAt, url=url,
+            path=url_to_path(url), slot=chosen, share_image=by_slot["landscape"] or image,
+            article=_promoted(record, articles, base_url)))
+    posts.sort(key=lambda p: (p.published or EPOCH, p.id), reverse=True)
+    return posts

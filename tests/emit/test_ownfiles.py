@@ -1,0 +1,113 @@
+"""The owner's static/ folder: copied as is, hidden files left out, collisions refused."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import BuildOptions, run_build
+from sitegen.config import Config, demo_config, parse_config
+from sitegen.emit.manifest import MANIFEST_NAME
+from sitegen.emit.ownfiles import check_collisions, collect_own_static
+from sitegen.errors import ConfigError
+from sitegen.workspace import Workspace
+from tests.content import synced
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    return synced(demo_config(None, tmp_path_factory.mktemp("fetch")))
+
+
+def config(root: Path) -> Config:
+    return parse_config({
+        "site": {"title": "Own files", "url": "https://notes.acme.test/"},
+        "api": {"url": "https://cas.example.test", "workspace": "65f0c0ffee0123456789abcd"},
+    }, root)
+
+
+def put(root: Path, rel: str, data: bytes) -> None:
+    path = root / "static" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def files(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.name != MANIFEST_NAME}
+
+
+def test_static_files_land_at_the_root_byte_identical_beside_hashed_theme_assets(
+        tmp_path: Path, workspace: Workspace) -> None:
+    put(tmp_path, "CNAME", b"notes.acme.test\n")
+    put(tmp_path, "style.css", b"/* mine, not the theme's */")
+    put(tmp_path, ".well-known/security.txt", b"Contact: mailto:security@acme.test\n")
+    put(tmp_path, ".DS_Store", b"junk")
+    put(tmp_path, ".git/config", b"junk")
+    put(tmp_path, "img/.hidden", b"junk")
+    put(tmp_path, "img/logo.png~", b"backup")
+    out = tmp_path / "_site"
+    run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
+    assert (out / "CNAME").read_bytes() == b"notes.acme.test\n"
+    assert (out / "style.css").read_bytes() == b"/* mine, not the theme's */"
+    assert (out / ".well-known/security.txt").is_file()
+    hashed = list((out / "static").glob("style.*.css"))
+    assert hashed and hashed[0].read_bytes() != b"/* mine, not the theme's */"
+    for junk in (".DS_Store", ".git/config", "img/.hidden", "img/logo.png~"):
+        assert not (out / junk).exists()
+
+
+def test_a_static_edit_gives_the_output_of_a_fresh_build(
+        tmp_path: Path, workspace: Workspace) -> None:
+    put(tmp_path, "ads.txt", b"one")
+    put(tmp_path, "old.txt", b"gone soon")
+    out = tmp_path / "_site"
+    run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
+    put(tmp_path, "ads.txt", b"two")
+    (tmp_path / "static" / "old.txt").unlink()
+    run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
+    fresh = tmp_path / "fresh"
+    fresh_root = tmp_path / "other"
+    (fresh_root).mkdir()
+    put(fresh_root, "ads.txt", b"two")
+    run_build(config(fresh_root), BuildOptions(output=fresh, workspace=workspace))
+    assert files(out) == files(fresh)
+    assert (out / "ads.txt").read_bytes() == b"two" and not (out / "old.txt").exists()
+
+
+@pytest.mark.parametrize("rel, clash", [
+    ("index.html", "index.html"), ("sitemap.xml", "sitemap.xml"),
+    ("tags/index.html", "tags/index.html"), ("404.html/x", "404.html"),
+    ("feed.xml", "feed.xml")])
+def test_a_static_file_on_a_generated_one_is_a_configuration_error_naming_both(
+        tmp_path: Path, workspace: Workspace, rel: str, clash: str) -> None:
+    put(tmp_path, rel, b"mine")
+    out = tmp_path / "_site"
+    with pytest.raises(ConfigError) as caught:
+        run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
+    message = str(caught.value)
+    assert f"static/{rel}" in message and clash in message and "\n" not in message
+    assert caught.value.exit_code == 2
+    assert not out.exists()
+
+
+def test_collisions_with_folders_of_generated_files() -> None:
+    with pytest.raises(ConfigError, match="static/tags would overwrite tags/index.html"):
+        check_collisions(["tags"], ["tags/index.html"])
+    check_collisions(["tags/extra.txt", "robots2.txt"], ["tags/index.html", "robots.txt"])
+
+
+def test_no_static_folder_is_nothing(tmp_path: Path) -> None:
+    assert collect_own_static(tmp_path) == {}
+
+
+def test_a_link_out_of_static_is_never_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the web")
+    put(tmp_path, "inside.txt", b"ok")
+    (tmp_path / "static" / "leak.txt").symlink_to(secret)
+    (tmp_path / "static" / "leakdir").symlink_to(tmp_path)
+    (tmp_path / "static" / "alias.txt").symlink_to(tmp_path / "static" / "inside.txt")
+    assert collect_own_static(tmp_path) == {"inside.txt": b"ok", "alias.txt": b"ok"}
