@@ -33,6 +33,14 @@ def per_build(synced: SyncResult, calls: int) -> tuple[int, str]:
     return steady, "the workspace's size (a re-sync that finds nothing new)"
 
 
+def api_report(config: Config, synced: SyncResult) -> dict[str, object]:
+    """The report's `api` part for one sync: its calls, and the monthly budget when it made any."""
+    report: dict[str, object] = synced.ledger.to_report()
+    if synced.ledger.total and not synced.from_cache:
+        report["monthly"] = monthly_budget(config, synced, synced.ledger.total)
+    return report
+
+
 def monthly_budget(config: Config, synced: SyncResult, calls: int
                    ) -> dict[str, float | int | str | None]:
     """The `api.monthly` report of a build that made *calls*; warns over the quota."""

@@ -12,46 +12,21 @@ never print or log a key, and never read the wall clock into the output.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.config import Config
 from sitegen.errors import StrictError
 from sitegen.logs import LOGGER_NAME, WarningCounter
+from sitegen.options import BuildOptions
 from sitegen.report import BuildReport, Progress, Timings
 
 if TYPE_CHECKING:
-    import httpx
-
-    from sitegen.model.views import Site
-    from sitegen.ownpages import PageSource
-    from sitegen.render.pages import Renderer
     from sitegen.store import Store
     from sitegen.workspace import Workspace
 
 DEMO_KEY = "demo"
-
-
-@dataclass
-class BuildOptions:
-    """How to build: the command's flags, and the hooks tests and the preview use."""
-
-    output: Path | None = None  #: None: the config's `[site] output`
-    offline: bool = False
-    refresh: bool = False
-    force: bool = False
-    strict: bool = False
-    demo: bool = False
-    max_calls: int | None = None
-    transport: httpx.AsyncBaseTransport | None = None  #: how to reach the service (tests)
-    workspace: Workspace | None = None  #: content given: nothing is fetched
-    site: Site | None = None  #: its model, already built (the preview's, between edits)
-    own_pages: list[PageSource] | None = None  #: pages/ already read (None: read it here)
-    progress: Progress | None = None
-    lock_timeout: float = 60.0
-    before_render: Callable[[Renderer], None] | None = None  #: the preview's hook
+__all__ = ["DEMO_KEY", "BuildOptions", "run_build"]
 
 
 def run_build(config: Config, options: BuildOptions) -> BuildReport:
@@ -147,22 +122,17 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
 def _content(config: Config, store: Store, options: BuildOptions, report: BuildReport,
              progress: Progress) -> Workspace:
     """The workspace to build: given, or synced into the store (`sitegen.fetch.sync`)."""
+    if options.workspace is not None:
+        report.api, report.from_cache = {"version": options.workspace.api_version, "calls": {},
+                                         "total": 0, "retries": 0}, True
+        return options.workspace
+    from sitegen.budget import api_report
     from sitegen.fetch.sync import demo_transport, sync
 
-    if options.workspace is not None:
-        report.api = {"version": options.workspace.api_version, "calls": {}, "total": 0,
-                      "retries": 0}
-        report.from_cache = True
-        return options.workspace
-    transport = options.transport
-    if options.demo and transport is None and not options.offline:
-        transport = demo_transport()
+    demo = options.demo and options.transport is None and not options.offline
     synced = sync(config, store, key=DEMO_KEY if options.demo else None,
-                  transport=transport, refresh=options.refresh, offline=options.offline,
+                  transport=demo_transport() if demo else options.transport,
+                  refresh=options.refresh, offline=options.offline,
                   max_calls=options.max_calls, progress=progress)
-    report.api, report.from_cache = synced.ledger.to_report(), synced.from_cache
-    if synced.ledger.total and not synced.from_cache:
-        from sitegen.budget import monthly_budget
-
-        report.api["monthly"] = monthly_budget(config, synced, synced.ledger.total)
+    report.api, report.from_cache = api_report(config, synced), synced.from_cache
     return synced.workspace

@@ -30,6 +30,7 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema, core_schema
 
+from sitegen.configerrors import describe, syntax_error
 from sitegen.errors import ConfigError
 
 OBJECT_ID_PATTERN = r"^[0-9a-fA-F]{24}$"
@@ -187,76 +188,12 @@ class Config(_Strict):
         return value or None
 
 
-#: What a wrong value should have been, in plain words, by pydantic's error type.
-_EXPECTED = {
-    "int_type": "a whole number without quotes, e.g. 8",
-    "int_from_float": "a whole number, e.g. 8",
-    "float_type": "a number without quotes, e.g. 10.0",
-    "bool_type": "true or false, without quotes",
-    "string_type": "text in quotes",
-    "dict_type": "a table",
-    "model_type": "a table",
-    "url_type": "an http(s) URL in quotes",
-}
-#: Plain words for the keys whose values must match a pattern.
-_PATTERNS = {OBJECT_ID_PATTERN: "24 hexadecimal digits (the workspace id)"}
-
-
-def _given(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f'"{value}"' if len(value) <= 60 else "a long text"
-    if isinstance(value, int | float):
-        return str(value)
-    return "a table" if isinstance(value, dict) else "a list" if isinstance(value, list) else (
-        type(value).__name__)
-
-
-def _problem(item: Any) -> str:
-    """One validation error, in plain words, naming the key."""
-    kind, ctx = item["type"], item.get("ctx") or {}
-    loc = [str(p) for p in item["loc"] if not str(p).startswith(("function-", "lax-"))]
-    key = ".".join(loc) or "(top level)"
-    if len(loc) >= 2:
-        key = f"[{loc[0]}] {'.'.join(loc[1:])}"
-    if kind == "extra_forbidden":
-        return f"unknown key {key} (remove it or check its spelling)"
-    if kind == "missing":
-        return f"missing required key {key}" if len(loc) != 1 else (
-            f"missing required table [{key}]")
-    given = _given(item.get("input"))
-    if kind in _EXPECTED:
-        return f"{key} must be {_EXPECTED[kind]}, not {given}"
-    if kind == "string_pattern_mismatch":
-        wanted = _PATTERNS.get(str(ctx.get("pattern")), "in the documented form")
-        return f"{key} must be {wanted}, not {given}"
-    if kind == "literal_error":
-        return f"{key} must be one of {ctx.get('expected', 'the documented values')}, not {given}"
-    bounds = {"greater_than_equal": "at least {ge}", "greater_than": "more than {gt}",
-              "less_than_equal": "at most {le}", "less_than": "less than {lt}",
-              "string_too_short": "at least {min_length} characters long",
-              "string_too_long": "at most {max_length} characters long"}
-    if kind in bounds:
-        return f"{key} must be {bounds[kind].format(**ctx)}, not {given}"
-    if kind.startswith("url"):
-        return (f"{key} must be an http(s) URL with a host, e.g. \"https://example.com/\", "
-                f"not {given} ({item['msg']})")
-    if kind == "value_error":
-        return f"{key} {str(ctx.get('error', item['msg']))}"
-    return f"{key}: {item['msg']}"
-
-
-def _describe(error: ValidationError) -> str:
-    return "; ".join(_problem(item) for item in error.errors())
-
-
 def parse_config(data: dict[str, object], root: Path, source: str = "site.toml") -> Config:
     """Validate an already-parsed TOML table; every problem is reported in one ConfigError."""
     try:
         return Config.model_validate({**data, "root": root.resolve()})
     except ValidationError as error:
-        raise ConfigError(f"{source} is invalid: {_describe(error)}") from None
+        raise ConfigError(f"{source} is invalid: {describe(error)}") from None
 
 
 def load_config(path: Path) -> Config:
@@ -269,24 +206,12 @@ def load_config(path: Path) -> Config:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(_syntax_error(path.name, error)) from None
+        raise ConfigError(syntax_error(path.name, error)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read {path}: {error}") from None
     if "root" in data:
         raise ConfigError(f"{path.name} is invalid: unknown key 'root' (remove it)")
     return parse_config(data, path.parent, path.name)
-
-
-def _syntax_error(name: str, error: tomllib.TOMLDecodeError) -> str:
-    """A TOML syntax error as one sentence naming the line (and column) to fix."""
-    text = str(error)
-    where = re.search(r"\(at line (\d+), column (\d+)\)", text)
-    what = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", text).strip()
-    what = what[:1].lower() + what[1:] if what else "a syntax error"
-    if where is None:
-        return f"{name} is not valid TOML at its end ({what}): fix the syntax there"
-    return (f"{name} is not valid TOML at line {where.group(1)}, column {where.group(2)} "
-            f"({what}): fix the syntax on that line (text values need quotes)")
 
 
 DEMO_WORKSPACE_ID = "65f0c0ffee0123456789abcd"

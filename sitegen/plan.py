@@ -39,6 +39,7 @@ def code_key() -> str:
     for folder in _CODE:
         for path in sorted((package / folder).glob("*.py")):
             digest.update(path.name.encode() + b"\x00" + path.read_bytes())
+    digest.update((package / "urls.py").read_bytes())
     return digest.hexdigest()[:32]
 
 

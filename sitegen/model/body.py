@@ -25,7 +25,7 @@ from sitegen.fetch.records import (
     UnknownBlock,
     VideoBlock,
 )
-from sitegen.render.urls import safe_http_url
+from sitegen.urls import safe_http_url
 
 WORDS_PER_MINUTE = 220
 # Tuples, not `A | B`: isinstance with a union builds the union on every call (~10x slower).

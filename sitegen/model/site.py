@@ -47,7 +47,7 @@ from sitegen.model.views import (
     TagView,
 )
 from sitegen.ownpages import PageSource
-from sitegen.render.urls import DEFAULT_COLOUR, is_safe_colour, safe_colour, safe_http_url
+from sitegen.urls import DEFAULT_COLOUR, is_safe_colour, safe_colour, safe_http_url
 from sitegen.workspace import Workspace
 
 log = logging.getLogger("sitegen.model")

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from sitegen.fetch.records import SocialPost
 from sitegen.model.slugs import SlugAllocator, device_safe, short_hash, slugify, url_to_path
 from sitegen.model.views import ArticleView, SocialPostView
-from sitegen.render.urls import safe_http_url
+from sitegen.urls import safe_http_url
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SLOTS = ("square", "portrait", "landscape")

@@ -32,7 +32,7 @@ from sitegen.fetch.records import (
 )
 from sitegen.render.highlight import highlight_code
 from sitegen.render.markdown import HeadingIds, MarkdownRenderer, shift_level
-from sitegen.render.urls import host_of, safe_http_url
+from sitegen.urls import host_of, safe_http_url
 
 _YOUTUBE_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
 _VIMEO_ID = re.compile(r"^[0-9]{1,12}$")

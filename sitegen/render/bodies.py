@@ -28,7 +28,7 @@ STORE_FORMAT = "2"
 KIND = "body"
 #: The libraries whose versions decide a rendered body, by distribution name.
 RENDER_LIBRARIES = ("markdown-it-py", "pygments", "jinja2", "markupsafe")
-_RENDER_CODE = ("blocks.py", "markdown.py", "highlight.py", "urls.py", "filters.py")
+_RENDER_CODE = ("blocks.py", "markdown.py", "highlight.py", "filters.py")
 _NESTING = ("{% include", "{% import", "{% from", "{% extends", "{%- include", "{%- import",
             "{%- from", "{%- extends")
 
@@ -54,7 +54,8 @@ def body_fingerprint(template_dirs: Iterable[Path], base_url: str, whole_chain: 
     here = Path(__file__).resolve().parent
     for name in _RENDER_CODE:
         digest.update(b"\x00" + (here / name).read_bytes())
-    digest.update(b"\x00" + (here.parent / "model" / "slugs.py").read_bytes())
+    for shared in (here.parent / "urls.py", here.parent / "model" / "slugs.py"):
+        digest.update(b"\x00" + shared.read_bytes())
     layers = [folder for folder in template_dirs if (folder / "blocks").is_dir()]
     for layer, folder in enumerate(layers):  # only layers with blocks/ count (their order)
         blocks = folder / "blocks"

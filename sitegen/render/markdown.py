@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from markupsafe import escape
 
 from sitegen.model.slugs import slugify
-from sitegen.render.urls import is_external, safe_http_url, safe_url
+from sitegen.urls import is_external, safe_http_url, safe_url
 
 if TYPE_CHECKING:  # markdown-it itself is imported when a document is first parsed
     from markdown_it import MarkdownIt

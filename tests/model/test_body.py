@@ -19,7 +19,7 @@ from sitegen.fetch.records import (
     VideoBlock,
 )
 from sitegen.model.body import article_body
-from sitegen.render.urls import safe_http_url
+from sitegen.urls import safe_http_url
 
 WORDS = st.text(alphabet="ab \n\u00e9", max_size=12)
 URLS = st.sampled_from(["https://img.test/a.png", " https://img.test/b.png ",

@@ -1,0 +1,41 @@
+"""`BuildOptions`: how one build runs, beside its configuration.
+
+Role: the command's flags (`--offline`, `--force`, ...) and the hooks the preview and the
+tests use, in the one object `sitegen.build.run_build` takes. It must never hold a key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
+
+    from sitegen.model.views import Site
+    from sitegen.ownpages import PageSource
+    from sitegen.render.pages import Renderer
+    from sitegen.report import Progress
+    from sitegen.workspace import Workspace
+
+
+@dataclass
+class BuildOptions:
+    """How to build: the command's flags, and the hooks tests and the preview use."""
+
+    output: Path | None = None  #: None: the config's `[site] output`
+    offline: bool = False
+    refresh: bool = False
+    force: bool = False
+    strict: bool = False
+    demo: bool = False
+    max_calls: int | None = None
+    transport: httpx.AsyncBaseTransport | None = None  #: how to reach the service (tests)
+    workspace: Workspace | None = None  #: content given: nothing is fetched
+    site: Site | None = None  #: its model, already built (the preview's, between edits)
+    own_pages: list[PageSource] | None = None  #: pages/ already read (None: read it here)
+    progress: Progress | None = None
+    lock_timeout: float = 60.0
+    before_render: Callable[[Renderer], None] | None = None  #: the preview's hook
