@@ -58,7 +58,7 @@ _BYTECODE = _MemoryBytecodeCache()
 
 
 #: Bump when render code changes what pages look like for the same templates.
-RENDER_VERSION = "1"
+RENDER_VERSION = "2"
 
 
 def builtin_themes_root() -> Path:
