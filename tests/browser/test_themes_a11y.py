@@ -5,7 +5,10 @@ loopback; every page kind a reader lands on — home, articles with every block 
 topic, tag, author, social, 404 — is checked with axe-core (every rule in the light
 colour scheme, the colour rules again in the dark one),
 whose `axe.min.js` comes from the `axe-playwright-python` test dependency. A second
-test loads each page at 360 px and checks nothing makes the page scroll sideways.
+test loads each page at 360 px and checks nothing makes the page scroll sideways;
+a third, at 375 px, checks the header (the site name clear of the top edge, every
+navigation link in view: the navigation wraps rather than scrolling sideways) and
+that no page skips a heading level.
 """
 
 from __future__ import annotations
@@ -156,5 +159,40 @@ def test_pages_fit_a_360px_screen(sites: dict[str, str], browser: Browser, theme
             if width > 360:
                 overflowing[name] = width
         assert not overflowing, f"{theme}: pages wider than 360 px: {overflowing}"
+    finally:
+        context.close()
+
+
+#: Heading levels in document order (the skip link and hidden elements aside).
+_HEADINGS = "[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => +h.tagName[1])"
+_NAV_LINKS = """[...document.querySelectorAll('.site-header nav a')].map(a => {
+  const r = a.getBoundingClientRect(); return [a.textContent.trim(), r.left, r.right]; })"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_mobile_header_and_heading_levels(
+    sites: dict[str, str], browser: Browser, theme: str
+) -> None:
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    try:
+        page = context.new_page()
+        problems: list[str] = []
+        for name, path in PAGES.items():
+            page.goto(sites[theme] + path)
+            levels = page.evaluate(_HEADINGS)
+            if levels[:1] != [1] or levels.count(1) != 1:
+                problems.append(f"{name}: not one h1 first: {levels}")
+            skips = [(a, b) for a, b in zip(levels, levels[1:], strict=False) if b > a + 1]
+            if skips:
+                problems.append(f"{name}: heading levels skip: {skips} in {levels}")
+            top = page.evaluate("document.querySelector('.site-header a').getBoundingClientRect()"
+                                ".top")
+            if top < 8:
+                problems.append(f"{name}: the site name is {top:.0f} px from the top edge")
+            for text, left, right in page.evaluate(_NAV_LINKS):
+                if left < 0 or right > 375:
+                    problems.append(f"{name}: nav link {text!r} out of view ({left:.0f}–"
+                                    f"{right:.0f} px)")
+        assert not problems, f"{theme}:\n" + "\n".join(problems)
     finally:
         context.close()
