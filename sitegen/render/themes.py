@@ -119,6 +119,13 @@ class ThemeSet:
             dirs.append(self.default_dir / "static")
         return [d for d in dirs if d.is_dir()]
 
+    def message_tables(self) -> list[Path]:
+        """`messages.toml` of the chain, highest priority first (see `render.i18n`)."""
+        dirs = [self.theme_dir]
+        if self.theme_dir != self.default_dir:
+            dirs.append(self.default_dir)
+        return [d / "messages.toml" for d in dirs if (d / "messages.toml").is_file()]
+
     # --- Jinja --------------------------------------------------------------------
 
     def _loader(self) -> ChoiceLoader:
