@@ -32,7 +32,7 @@ from sitegen.render.bodies import Body, BodyCache
 from sitegen.render.i18n import Catalogue, Translator
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
 from sitegen.render.reads import Fingerprints, Recorder, Registry, context_fingerprint
-from sitegen.render.seo import page_meta
+from sitegen.render.seo import page_meta, site_warnings
 from sitegen.render.themes import ThemeSet
 
 log = logging.getLogger("sitegen.render")
@@ -112,6 +112,8 @@ class Renderer:
         self._templates: dict[str, Template] = {}
         self._base_path = urlsplit(site.base_url).path.rstrip("/")
         self.catalogue = Catalogue(themes.message_tables())
+        #: The publisher's logo in JSON-LD: the theme's page icon.
+        self.logo = site.absolute(asset_url("favicon.svg"))
         self._settings = {"assets": assets_fingerprint, "base": self._base_path,
                           "bodies": bodies.fingerprint if bodies is not None else "",
                           "messages": self.catalogue.fingerprint}
@@ -220,6 +222,11 @@ class Renderer:
                         language, len(keys), shown)
         return len(gaps)
 
+    def warn_metadata(self) -> None:
+        """Log, once per build, what the pages' metadata lacks (`seo.site_warnings`)."""
+        for message in site_warnings(self.site):
+            log.warning("%s", message)
+
     def asset(self, name: str) -> str:
         """The URL of a theme static file (through `asset_url`, then `link`)."""
         return self.link(self.asset_url(name))
@@ -282,7 +289,7 @@ class Renderer:
         context: dict[str, object] = {
             "site": site,
             "page": page,
-            "meta": page_meta(site, page),
+            "meta": page_meta(site, page, self.logo),
             "lang": page.language or site.language,
             "t": self.translator(page.language),
             "i18n": helpers["i18n"],
@@ -316,7 +323,7 @@ class Renderer:
         found = self._context_fps.get(page.path)
         if found is None:
             found = self._context_fps[page.path] = self._context_fp(
-                page, page_meta(self.site, page), self._beacon_attrs(page))
+                page, page_meta(self.site, page, self.logo), self._beacon_attrs(page))
         return found
 
     def _context_fp(self, page: Page, meta: object, beacon: object) -> bytes:
