@@ -55,7 +55,8 @@ def beacon_settings(config: Config, key: str | None, assets: AssetSet,
 
     endpoint = f"{config.api.base_url}/api/v2/workspaces/{config.api.workspace}/analytics"
     return BeaconSettings(endpoint=endpoint, key=key, site_slug=config.analytics.site_slug,
-                          script_url=assets.url(BEACON_NAME))
+                          script_url=assets.url(BEACON_NAME),
+                          visitor=config.analytics.visitor)
 
 
 def site_files(site: Site, renderer: Renderer, assets: AssetSet,

@@ -50,6 +50,7 @@ class BeaconSettings:
     key: str
     site_slug: str
     script_url: str
+    visitor: str = "session"
 
     def __repr__(self) -> str:  # never show the key, even a public one, in logs
         return f"BeaconSettings(endpoint={self.endpoint!r}, site_slug={self.site_slug!r})"
@@ -187,6 +188,8 @@ class Renderer:
             "data-site-slug": self.beacon.site_slug,
             "data-page-type": PAGE_TYPES.get(page.kind, "unknown"),
         }
+        if self.beacon.visitor == "persistent":
+            attrs["data-visitor"] = "persistent"
         article = page.article
         if article is not None:
             if _OBJECT_ID.match(article.id):

@@ -97,6 +97,11 @@ def test_beacon_tag(tmp_path: Path) -> None:
     assert "pub-key" not in repr(beacon)
     plain = Renderer(config, site, ThemeSet(config))
     assert "<script src" not in plain.render(art).decode()
+    assert "data-visitor" not in text  # the default: a visitor id per browser session
+    persistent = Renderer(config, site, ThemeSet(config), beacon=BeaconSettings(
+        beacon.endpoint, "pub-key", "my-site", "/static/beacon.js", visitor="persistent"))
+    assert 'data-visitor="persistent"' in persistent.render(art).decode()
+    assert persistent.context_fingerprint(art) != renderer.context_fingerprint(art)
 
 
 def test_asset_url_and_subpath(tmp_path: Path) -> None:
