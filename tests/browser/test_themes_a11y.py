@@ -13,6 +13,7 @@ that no page skips a heading level.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import threading
@@ -63,7 +64,33 @@ def _axe_source() -> str:
         pytest.skip(message)
 
 
+def header_rules(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The rules of a `_headers` file: (path pattern, [(name, value)]) in order."""
+    rules: list[tuple[str, list[tuple[str, str]]]] = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace():
+            rules.append((line.strip(), []))
+        else:
+            name, _, value = line.strip().partition(":")
+            rules[-1][1].append((name.strip(), value.strip()))
+    return rules
+
+
 class _QuietHandler(SimpleHTTPRequestHandler):
+    """Serves the output with its `_headers` rules applied, as Netlify or Cloudflare would."""
+
+    rules: list[tuple[str, list[tuple[str, str]]]] = []
+
+    def end_headers(self) -> None:
+        path = self.path.split("?", 1)[0]
+        for pattern, headers in self.rules:
+            if fnmatch.fnmatchcase(path, pattern):
+                for name, value in headers:
+                    self.send_header(name, value)
+        super().end_headers()
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         pass
 
@@ -86,7 +113,9 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             }, root / theme)
             output = root / theme / "_site"
             run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
-            handler = functools.partial(_QuietHandler, directory=str(output))
+            rules = header_rules((output / "_headers").read_text(encoding="utf-8"))
+            served = type("Served", (_QuietHandler,), {"rules": rules})
+            handler = functools.partial(served, directory=str(output))
             server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
             threading.Thread(target=server.serve_forever, daemon=True).start()
             servers.append(server)
@@ -194,5 +223,29 @@ def test_mobile_header_and_heading_levels(
                     problems.append(f"{name}: nav link {text!r} out of view ({left:.0f}–"
                                     f"{right:.0f} px)")
         assert not problems, f"{theme}:\n" + "\n".join(problems)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_headers_file_allows_everything_the_pages_load(
+        sites: dict[str, str], browser: Browser, theme: str) -> None:
+    """Served with `_headers` applied, no page breaks its Content-Security-Policy."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        blocked: list[str] = []
+        page.on("console", lambda m: blocked.append(m.text)
+                if "Content Security Policy" in m.text else None)
+        for path in PAGES.values():
+            response = page.goto(sites[theme] + path, wait_until="load")
+            assert response is not None
+            assert "script-src 'self'" in (response.headers.get("content-security-policy") or "")
+            assert response.headers.get("x-content-type-options") == "nosniff"
+        css = page.evaluate("[...document.styleSheets].map(s => s.href)")
+        for href in css:
+            cached = page.request.get(href).headers.get("cache-control", "")
+            assert "immutable" in cached, href
+        assert blocked == [], blocked
     finally:
         context.close()
