@@ -194,6 +194,13 @@ def test_pages_fit_a_360px_screen(sites: dict[str, str], browser: Browser, theme
 
 #: Heading levels in document order (the skip link and hidden elements aside).
 _HEADINGS = "[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => +h.tagName[1])"
+#: Every body heading level (drawn for the test, then removed) at least as large as the text.
+_SMALL_HEADINGS = """(() => { const body = document.querySelector('.prose');
+  if (!body) return []; const size = parseFloat(getComputedStyle(body).fontSize);
+  const probes = ['h2','h3','h4','h5','h6'].map(t => body.appendChild(document.createElement(t)));
+  const small = probes.filter(h => parseFloat(getComputedStyle(h).fontSize) < size)
+    .map(h => h.tagName);
+  probes.forEach(h => h.remove()); return small; })()"""
 _NAV_LINKS = """[...document.querySelectorAll('.site-header nav a')].map(a => {
   const r = a.getBoundingClientRect(); return [a.textContent.trim(), r.left, r.right]; })"""
 
@@ -218,6 +225,9 @@ def test_mobile_header_and_heading_levels(
                                 ".top")
             if top < 8:
                 problems.append(f"{name}: the site name is {top:.0f} px from the top edge")
+            small = page.evaluate(_SMALL_HEADINGS)
+            if small:
+                problems.append(f"{name}: headings smaller than the body text: {small}")
             for text, left, right in page.evaluate(_NAV_LINKS):
                 if left < 0 or right > 375:
                     problems.append(f"{name}: nav link {text!r} out of view ({left:.0f}–"
@@ -242,6 +252,8 @@ def test_the_headers_file_allows_everything_the_pages_load(
             assert response is not None
             assert "script-src 'self'" in (response.headers.get("content-security-policy") or "")
             assert response.headers.get("x-content-type-options") == "nosniff"
+            small = page.evaluate(_SMALL_HEADINGS)  # at 1280 px (375 px: the mobile test)
+            assert not small, f"{theme} {path}: headings smaller than the body text: {small}"
         css = page.evaluate("[...document.styleSheets].map(s => s.href)")
         for href in css:
             cached = page.request.get(href).headers.get("cache-control", "")
