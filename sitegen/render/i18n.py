@@ -94,6 +94,12 @@ class Translator:
         """A number with the locale's separators ("1 234,5" in French)."""
         return str(format_decimal(value, locale=self._locale))
 
+    def count(self, value: int, one: str, other: str) -> str:
+        """*value* with the message for its CLDR plural category: `t.count(n, "{n} article",
+        "{n} articles")` ("1 article", "3 articles"; the locale decides what "one" is)."""
+        message = one if self._locale.plural_form(value) == "one" else other
+        return self(message, n=self.number(value))
+
     def minutes(self, value: int) -> str:
         """Reading time: "3 min read" in this language."""
         return self("{n} min read", n=self.number(value))

@@ -104,3 +104,12 @@ def test_a_catalogue_change_changes_every_page_context(tmp_path: Path) -> None:
     changed = renderer_for(tmp_path)
     assert changed.catalogue.translator("fr")("Contents") == "Table"
     assert changed.context_fingerprint(page) != before
+
+
+def test_counts_follow_each_language_plural_rules() -> None:
+    catalogue = Catalogue([builtin_themes_root() / "default" / "messages.toml"])
+    forms = ("{n} article", "{n} articles")
+    assert catalogue.translator("en").count(0, *forms) == "0 articles"
+    assert catalogue.translator("fr").count(0, *forms) == "0 article"  # CLDR: 0 is "one"
+    assert catalogue.translator("de").count(1234, *forms) == "1.234 Artikel"
+    assert catalogue.translator("it").count(2, *forms) == "2 articoli"
