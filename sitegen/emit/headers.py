@@ -9,8 +9,10 @@ merged into the assets' rule on both hosts. The Content-Security-Policy allows
 exactly what sitegen's pages load: their own stylesheets, scripts (the beacon) and
 icons; images and video files from https (article images may live anywhere);
 YouTube's privacy-enhanced and Vimeo's players in frames; `style` attributes (topic
-colours); and, with a beacon, POSTs to the service's origin only. This module must
-never write files (the writer does) and never read content.
+colours); connections to the site itself (pages make none, but tools such as
+Lighthouse fetch robots.txt from the page) and, with a beacon, to the service's
+origin only. This module must never write files (the writer does) and never read
+content.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def content_security_policy(beacon_endpoint: str | None) -> str:
         "img-src 'self' https:",
         "media-src 'self' https:",
         "frame-src " + " ".join(FRAME_ORIGINS),
-        f"connect-src {connect or chr(39) + 'none' + chr(39)}",
+        f"connect-src 'self'{' ' + connect if connect else ''}",
         "object-src 'none'",
         "base-uri 'self'",
         "form-action 'self'",
