@@ -98,7 +98,7 @@ def test_a_build_on_a_terminal_shows_the_fetch_and_the_render(tmp_path: Path) ->
     assert re.search(r"fetching articles (\d+)/\1", shown)
     assert re.search(r"rendering (\d+)/\1", shown)
     last = shown.strip().split("\n")[-1]
-    assert last.split(ERASE)[-1].startswith("built 204 pages")  # the summary, on a clean line
+    assert last.split(ERASE)[-1].startswith("built 205 pages")  # the summary, on a clean line
     # The demo's slug warning starts its own line, not the end of a status line:
     assert "\nwarning: article" in shown.replace(ERASE, "\n") and not re.search(
         r"\d+/\d+warning", shown)
