@@ -80,6 +80,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             renderer = Renderer(config, site, themes, asset_url=assets.url,
                                 assets_fingerprint=assets.fingerprint(),
                                 beacon=beacon_settings(config, key, assets), bodies=bodies)
+            renderer.warn_metadata()
+            if options.strict:  # a missing translation is silent (English) otherwise
+                renderer.warn_missing_messages()
             if options.before_render is not None:
                 options.before_render(renderer)
             ledger = Ledger(store, renderer, force=options.force)

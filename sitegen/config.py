@@ -139,6 +139,9 @@ class AnalyticsSection(_Strict):
     enabled: bool = False
     key_env: str = Field(default="SITEGEN_ANALYTICS_KEY", min_length=1)
     site_slug: str = ""
+    #: "session": the visitor id lives for the browser session (sessionStorage);
+    #: "persistent": across visits (localStorage), for owners who have the visitors' consent.
+    visitor: Literal["session", "persistent"] = "session"
 
 
 class Config(_Strict):

@@ -3,10 +3,11 @@
 Role: decide *which* feeds exist (the site's newest articles at `feed.xml`, and
 one per agent, cluster, author, tag and language at `<section url>feed.xml`),
 what each holds (the newest `site.feed_size` articles, full sanitized HTML from
-`Renderer.feed_html`: the theme's AI disclosure, then the body); every build renders
-them all, and the writer keeps the files whose bytes did not change. Also lists the
-sitemap entries: every HTML page but 404.html, dated from content. This module must
-never write files (the writer does) and never use the wall clock.
+`Renderer.feed_html`: the theme's AI disclosure, then the body, with videos as links:
+`emit.feedhtml`); every build renders them all, and the writer keeps the files whose
+bytes did not change. Also lists the sitemap entries: every HTML page but 404.html,
+dated from content. This module must never write files (the writer does) and never use
+the wall clock.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from datetime import datetime
 from operator import attrgetter
 
 from sitegen.emit.feed import FeedEntry, FeedInfo, render_atom
+from sitegen.emit.feedhtml import feed_html
 from sitegen.emit.sitemap import SitemapEntry
 from sitegen.model.views import ArticleView, Section, Site
 
@@ -84,7 +86,7 @@ def render_feed(site: Site, plan: FeedPlan, article_html: Callable[[ArticleView]
             published=article.published,
             author=_author(article),
             summary=article.description or None,
-            content_html=article_html(article),
+            content_html=feed_html(article_html(article), site.absolute(article.url)),
             categories=tuple(tag.name for tag in article.tags),
             language=article.language or None,
         )

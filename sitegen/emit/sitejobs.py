@@ -1,9 +1,9 @@
 """A build's site files beside its pages: assets, beacon settings, feeds, sitemaps, robots.txt.
 
 Role: for `sitegen.build`, gather the theme's static files (content-hashed names), the
-beacon's settings, and every site-wide file (feeds, sitemaps, robots.txt, the demo's
-media, redirect pages and `_redirects`, the owner's `static/` files) as (path, bytes).
-Every build makes them all: they are cheap next to the pages,
+beacon's settings, and every site-wide file (feeds, sitemaps, robots.txt, `_headers`, the
+demo's media, redirect pages and `_redirects`, the owner's `static/` files) as (path,
+bytes). Every build makes them all: they are cheap next to the pages,
 and the writer keeps each file whose bytes did not change. It must never render a page,
 never write the output itself, and never read the wall clock into a file.
 """
@@ -56,12 +56,14 @@ def beacon_settings(config: Config, key: str | None, assets: AssetSet,
 
     endpoint = f"{config.api.base_url}/api/v2/workspaces/{config.api.workspace}/analytics"
     return BeaconSettings(endpoint=endpoint, key=key, site_slug=config.analytics.site_slug,
-                          script_url=assets.url(BEACON_NAME))
+                          script_url=assets.url(BEACON_NAME),
+                          visitor=config.analytics.visitor)
 
 
 def site_files(site: Site, renderer: Renderer, assets: AssetSet,
                demo: bool) -> Iterator[tuple[str, bytes]]:
     """Every file of the site but its pages: feeds, sitemaps, robots.txt, assets, media."""
+    from sitegen.emit.headers import render_headers
     from sitegen.emit.sitefiles import plan_feeds, render_feed, sitemap_entries
     from sitegen.emit.sitemap import render_robots, render_sitemaps
 
@@ -71,6 +73,8 @@ def site_files(site: Site, renderer: Renderer, assets: AssetSet,
         yield plan.path, render_feed(site, plan, renderer.feed_html)
     yield from render_sitemaps(sitemap_entries(site), site.base_url)
     yield "robots.txt", render_robots(site.base_url)
+    beacon = renderer.beacon.endpoint if renderer.beacon is not None else None
+    yield "_headers", render_headers(urlsplit(site.base_url).path, beacon)
     for asset in assets.assets():
         yield asset.path, asset.data
     if demo:

@@ -1,9 +1,9 @@
 """Structured blocks → safe HTML, each through the theme's `blocks/<type>.html`.
 
 Role: turn an article's checked blocks into HTML. Each block becomes a small,
-already-sanitized view (inline markdown rendered safely, heading level shifted
-and anchored, URLs re-checked, video URLs turned into privacy-friendly embeds,
-code highlighted) and is drawn by `blocks/<type>.html`, falling back to
+already-sanitized view (inline markdown rendered safely, heading levels
+renumbered without gaps and anchored, URLs re-checked, video URLs turned into
+privacy-friendly embeds, code highlighted) and is drawn by `blocks/<type>.html`, falling back to
 `blocks/unknown.html`, so a theme can restyle any block. It must never let an
 unsafe URL or raw HTML through, never log (the model already warned about
 every repair: this runs in worker processes), and never do I/O.
@@ -31,7 +31,7 @@ from sitegen.fetch.records import (
     VideoBlock,
 )
 from sitegen.render.highlight import highlight_code
-from sitegen.render.markdown import HeadingIds, MarkdownRenderer, shift_level
+from sitegen.render.markdown import HeadingIds, MarkdownRenderer
 from sitegen.urls import host_of, safe_http_url
 
 _YOUTUBE_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
@@ -144,7 +144,7 @@ class BlockRenderer:
             text = " ".join(html.striptags().split())
             if not text:
                 return ""
-            level = shift_level(block.level)
+            level = ids.level(block.level)
             view = BlockView(type="header", level=level, id=ids.add(level, text), text=text,
                              html=html)
         elif isinstance(block, ImageBlock):

@@ -3,8 +3,9 @@
 Role: render untrusted markdown with "commonmark" + tables + strikethrough and
 raw HTML off. Links and images keep only http(s), mailto and relative URLs (any
 other link becomes its text, any other image its alt text); external links get
-rel="noopener noreferrer"; images load lazily; headings shift one level down
-(the page title is the only <h1>) and get ids unique per page; fenced code goes
+rel="noopener noreferrer"; images load lazily; headings are renumbered so the
+body's top level is <h2> (the page title is the only <h1>) and each deeper level
+is one below its parent, never skipping one; they get ids unique per page; fenced code goes
 through a code renderer (the theme's `blocks/code.html`). It must never let raw
 HTML, a script or an unsafe URL through, and never do I/O.
 """
@@ -52,10 +53,27 @@ class Heading:
 
 @dataclass(slots=True)
 class HeadingIds:
-    """Allocates heading ids unique within one page (slug of the text, then -2, -3...)."""
+    """One page's headings: ids unique within the page (slug of the text, then -2, -3...)
+    and rendered levels without gaps (`level`)."""
 
     taken: set[str] = field(default_factory=lambda: set(THEME_IDS))
     toc: list[Heading] = field(default_factory=list)
+    #: The open sections: (source level, rendered level), outermost first.
+    open: list[tuple[int, int]] = field(default_factory=list)
+
+    def level(self, source: int) -> int:
+        """The rendered level of the next heading of source level *source*.
+
+        The body's first and shallowest headings become <h2>; a heading deeper than the
+        one before it becomes one level below that one's rendered level (`##` then `####`
+        gives h2, h3), and one as shallow as an open section takes that section's level.
+        """
+        source = min(6, max(1, source))
+        while self.open and self.open[-1][0] >= source:
+            self.open.pop()
+        rendered = min(6, self.open[-1][1] + 1) if self.open else 2
+        self.open.append((source, rendered))
+        return rendered
 
     def add(self, level: int, text: str) -> str:
         """Register a heading; returns its unique id and records it in `toc`."""
@@ -66,11 +84,6 @@ class HeadingIds:
         self.taken.add(anchor)
         self.toc.append(Heading(level, anchor, text))
         return anchor
-
-
-def shift_level(level: int) -> int:
-    """Heading level as rendered: clamp to 1–6, then one down (h1 → h2), at most h6."""
-    return min(6, max(1, level) + 1)
 
 
 def _plain(children: Sequence[Token] | None) -> str:
@@ -163,7 +176,7 @@ class MarkdownRenderer:
             if token.type == "inline" and token.children:
                 token.children = self._clean_inline(token.children)
             elif token.type == "heading_open":
-                level = shift_level(int(token.tag[1]))
+                level = ids.level(int(token.tag[1]))
                 inline = tokens[index + 1] if index + 1 < len(tokens) else None
                 text = _plain(inline.children if inline is not None else None)
                 token.attrSet("id", ids.add(level, text))

@@ -12,6 +12,7 @@ script or anything executable from content into a page.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -28,10 +29,13 @@ from sitegen.errors import BuildError
 from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.blocks import BlockRenderer
 from sitegen.render.bodies import Body, BodyCache
+from sitegen.render.i18n import Catalogue, Translator
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
 from sitegen.render.reads import Fingerprints, Recorder, Registry, context_fingerprint
-from sitegen.render.seo import page_meta
+from sitegen.render.seo import page_meta, site_warnings
 from sitegen.render.themes import ThemeSet
+
+log = logging.getLogger("sitegen.render")
 
 _OBJECT_ID = re.compile(r"^[0-9a-fA-F]{24}$")
 
@@ -46,6 +50,7 @@ class BeaconSettings:
     key: str
     site_slug: str
     script_url: str
+    visitor: str = "session"
 
     def __repr__(self) -> str:  # never show the key, even a public one, in logs
         return f"BeaconSettings(endpoint={self.endpoint!r}, site_slug={self.site_slug!r})"
@@ -107,8 +112,12 @@ class Renderer:
         self._owner = os.getpid()
         self._templates: dict[str, Template] = {}
         self._base_path = urlsplit(site.base_url).path.rstrip("/")
+        self.catalogue = Catalogue(themes.message_tables())
+        #: The publisher's logo in JSON-LD: the theme's page icon.
+        self.logo = site.absolute(asset_url("favicon.svg"))
         self._settings = {"assets": assets_fingerprint, "base": self._base_path,
-                          "bodies": bodies.fingerprint if bodies is not None else ""}
+                          "bodies": bodies.fingerprint if bodies is not None else "",
+                          "messages": self.catalogue.fingerprint}
         self._context_fps: dict[str, bytes] = {}
         self._cards: dict[tuple[str, str], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
@@ -117,7 +126,7 @@ class Renderer:
         self._helpers: dict[str, Callable[..., Any]] = {
             name: TemplateHelper(function) for name, function in (
                 ("asset", self.asset), ("link", self.link), ("card", self.card),
-                ("absolute", site.absolute))}
+                ("absolute", site.absolute), ("i18n", self.translator))}
 
         @pass_context  # a bound method cannot carry Jinja's marker, hence the closure
         def cached_partial(context: JinjaContext, name: str, *variant: object) -> Markup:
@@ -200,6 +209,8 @@ class Renderer:
             "data-site-slug": self.beacon.site_slug,
             "data-page-type": PAGE_TYPES.get(page.kind, "unknown"),
         }
+        if self.beacon.visitor == "persistent":
+            attrs["data-visitor"] = "persistent"
         article = page.article
         if article is not None:
             if _OBJECT_ID.match(article.id):
@@ -219,6 +230,27 @@ class Renderer:
             return self._base_path + url
         return url
 
+    def translator(self, language: str = "") -> Translator:
+        """The theme's catalogue in *language* (the site's language when empty)."""
+        return self.catalogue.translator(language or self.site.language)
+
+    def warn_missing_messages(self) -> int:
+        """Log, once per language the site uses, the theme messages it has no translation
+        of (they show in English). The build calls it under `--strict` only; main process."""
+        languages = {self.site.language, *(a.language for a in self.site.articles if a.language)}
+        gaps = self.catalogue.missing(languages)
+        for language, keys in gaps.items():
+            shown = ", ".join(repr(k) for k in keys[:3]) + (", …" if len(keys) > 3 else "")
+            log.warning("the theme has no %r translation of %d interface string(s) (%s): "
+                        "they are shown in English; add them to the theme's messages.toml",
+                        language, len(keys), shown)
+        return len(gaps)
+
+    def warn_metadata(self) -> None:
+        """Log, once per build, what the pages' metadata lacks (`seo.site_warnings`)."""
+        for message in site_warnings(self.site):
+            log.warning("%s", message)
+
     def asset(self, name: str) -> str:
         """The URL of a theme static file (through `asset_url`, then `link` unless that
         URL is under the base URL's path already, as an `AssetSet`'s URLs are)."""
@@ -231,8 +263,9 @@ class Renderer:
     def card(self, article: ArticleView, heading: str = "h2") -> Markup:
         """The `card` macro of `partials/card.html` for *article*, rendered once and reused.
 
-        A card sees only its arguments and `site`, `link`, `asset`, `absolute` (not the
-        page), so the same article's card is identical on every list it appears on.
+        A card sees only its arguments and `site`, `link`, `asset`, `absolute`, `i18n` (not
+        the page), so the same article's card is identical on every list it appears on; it
+        speaks its article's language (`i18n(article.language)`) and says so with `lang`.
         """
         key = (article.id, heading)
         found = self._cards.get(key)
@@ -242,7 +275,7 @@ class Renderer:
                     helpers = self._helpers
                     module = self.env.get_template("partials/card.html").make_module({
                         "site": self.site, "link": helpers["link"], "asset": helpers["asset"],
-                        "absolute": helpers["absolute"],
+                        "absolute": helpers["absolute"], "i18n": helpers["i18n"],
                     })
                     self._card_macro = getattr(module, "card")  # noqa: B009
                 recorder.reads.add("T\x00partials/card.html")
@@ -257,9 +290,10 @@ class Renderer:
         Like Hugo's `partialCached`: the first page asking for (name, variant) renders the
         partial with its own context, and every later page with the same variant gets
         those bytes (and the reads they took). The variant must name everything
-        page-specific the partial shows. Values must be hashable.
+        page-specific the partial shows. Values must be hashable. The page's language is
+        always part of the variant: a partial's interface strings speak it (`t`).
         """
-        key = (name, variant)
+        key = (name, (context.get("lang"), *variant))
         found = self._partials.get(key)
         if found is None:
             with self.env.recording(self.registry.keys) as recorder:
@@ -288,8 +322,10 @@ class Renderer:
         context: dict[str, object] = {
             "site": site,
             "page": page,
-            "meta": page_meta(site, page),
+            "meta": page_meta(site, page, self.logo),
             "lang": page.language or site.language,
+            "t": self.translator(page.language),
+            "i18n": helpers["i18n"],
             "asset": helpers["asset"],
             "link": helpers["link"],
             "card": helpers["card"],
@@ -339,6 +375,8 @@ class Renderer:
             if name in ("body", "toc"):  # the body's source and code count instead
                 value = (page.article.body_hash if page.article is not None else
                          page.own_page.body_hash if page.own_page is not None else "")
+            elif isinstance(value, Translator):
+                value = value.language  # (its messages count in the settings)
             elif getattr(value, "sitegen_observed", False):
                 continue
             elif id(value) in keys:

@@ -1,10 +1,13 @@
 """What a page tells search engines and link previews: title, description, canonical, JSON-LD.
 
 Role: compute, per page, the document title, meta description, keywords,
-canonical absolute URL, OpenGraph/Twitter image and type, robots directive, and
-the JSON-LD object (BlogPosting on articles, Blog/CollectionPage elsewhere). The
-values are plain data; templates escape them, and JSON-LD goes through the
-`jsonld` filter. Must never build markup or do I/O.
+canonical absolute URL (none on the 404 page, which has no address of its own),
+OpenGraph/Twitter image, its alt text and type, robots directive, and the JSON-LD
+object (BlogPosting on articles, Blog/CollectionPage elsewhere; the publisher with
+its logo); and, once per build, what the build should warn about (`site_warnings`:
+SVG share images, no site description). The values are plain data; templates
+escape them, and JSON-LD goes through the `jsonld` filter. Must never build
+markup, log (pages render in workers) or do I/O.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ class PageMeta:
     keywords: str
     robots: str
     jsonld: dict[str, object] = field(default_factory=dict)
+    image_alt: str = ""
 
 
 def _clip(text: str) -> str:
@@ -38,7 +42,12 @@ def _clip(text: str) -> str:
     return text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _article_ld(site: Site, article: ArticleView, canonical: str, image: str) -> dict[str, object]:
+def _article_ld(site: Site, article: ArticleView, canonical: str, image: str,
+                logo: str) -> dict[str, object]:
+    publisher: dict[str, object] = {"@type": "Organization", "name": site.title,
+                                    "url": site.base_url + "/"}
+    if logo:
+        publisher["logo"] = {"@type": "ImageObject", "url": logo}
     data: dict[str, object] = {
         "@context": "https://schema.org",
         "@type": "BlogPosting",
@@ -48,7 +57,7 @@ def _article_ld(site: Site, article: ArticleView, canonical: str, image: str) ->
         "datePublished": iso_date(article.published),
         "dateModified": iso_date(article.updated),
         "inLanguage": article.language,
-        "publisher": {"@type": "Organization", "name": site.title, "url": site.base_url + "/"},
+        "publisher": publisher,
     }
     if article.description:
         data["description"] = _clip(article.description)
@@ -67,8 +76,8 @@ def _article_ld(site: Site, article: ArticleView, canonical: str, image: str) ->
     return data
 
 
-def page_meta(site: Site, page: Page) -> PageMeta:
-    """The SEO values of *page*."""
+def page_meta(site: Site, page: Page, logo: str = "") -> PageMeta:
+    """The SEO values of *page*; *logo* is the publisher's logo (an absolute URL) or ""."""
     canonical = site.absolute(page.url)
     article = page.article
     suffix = f" – {site.title}"
@@ -79,7 +88,8 @@ def page_meta(site: Site, page: Page) -> PageMeta:
             description=_clip(article.description or site.description),
             canonical=canonical, og_type="article", image=image,
             keywords=", ".join(article.keywords), robots="index,follow",
-            jsonld=_article_ld(site, article, canonical, image),
+            jsonld=_article_ld(site, article, canonical, image, logo),
+            image_alt=article.title if image else "",
         )
     post = page.obj if isinstance(page.obj, SocialPostView) else None
     if post is not None:
@@ -119,8 +129,29 @@ def page_meta(site: Site, page: Page) -> PageMeta:
     }
     if description:
         jsonld["description"] = _clip(description)
+    missing = page.kind == "404"
     return PageMeta(
-        title=title, description=_clip(description), canonical=canonical, og_type="website",
-        image=image, keywords="", robots="noindex" if page.kind == "404" else "index,follow",
-        jsonld={} if page.kind == "404" else jsonld,
+        title=title, description=_clip(description), canonical="" if missing else canonical,
+        og_type="website", image=image, keywords="",
+        robots="noindex" if missing else "index,follow", jsonld={} if missing else jsonld,
+        image_alt=first.title if first is not None else "",
     )
+
+
+def is_svg(url: str) -> bool:
+    """Whether *url* names an SVG file (social platforms ignore SVG share images)."""
+    return url.split("?", 1)[0].split("#", 1)[0].lower().endswith((".svg", ".svgz"))
+
+
+def site_warnings(site: Site) -> list[str]:
+    """What the build warns about once (see the module docstring), as sentences."""
+    found: list[str] = []
+    svg = [a for a in site.articles if a.image and is_svg(a.image)]
+    if svg:
+        found.append(
+            f"{len(svg)} article(s) have an SVG share image, which social platforms ignore "
+            f"(first: {svg[0].slug!r}, {svg[0].image}): give them a PNG, JPEG or WebP image")
+    if not site.description.strip():
+        found.append("[site] description is empty, so the home and list pages have no meta "
+                      "description: write one sentence about the site in site.toml")
+    return found

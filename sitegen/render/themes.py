@@ -58,7 +58,7 @@ _BYTECODE = _MemoryBytecodeCache()
 
 
 #: Bump when render code changes what pages look like for the same templates.
-RENDER_VERSION = "1"
+RENDER_VERSION = "2"
 
 
 def builtin_themes_root() -> Path:
@@ -118,6 +118,13 @@ class ThemeSet:
         if self.theme_dir != self.default_dir:
             dirs.append(self.default_dir / "static")
         return [d for d in dirs if d.is_dir()]
+
+    def message_tables(self) -> list[Path]:
+        """`messages.toml` of the chain, highest priority first (see `render.i18n`)."""
+        dirs = [self.theme_dir]
+        if self.theme_dir != self.default_dir:
+            dirs.append(self.default_dir)
+        return [d / "messages.toml" for d in dirs if (d / "messages.toml").is_file()]
 
     # --- Jinja --------------------------------------------------------------------
 

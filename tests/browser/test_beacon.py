@@ -144,8 +144,8 @@ def test_one_valid_event_per_view_and_a_stable_visitor(
     _, events = emulator
     url, root = site
     article = _article_path(root)
-    sent, problems = _visit(browser, [f"{url}/?utm_source=news&utm_medium=mail&x=1",
-                                      f"{url}{article}"], events, expect=2)
+    sent, problems = _visit(browser, [f"{url}/?utm_source=news&utm_medium=mail&x=1#top",
+                                      f"{url}{article}?token=secret"], events, expect=2)
     assert problems == []
     assert len(sent) == 2
     home, post = (AnalyticsEvent.model_validate(raw) for raw in sent)
@@ -154,9 +154,11 @@ def test_one_valid_event_per_view_and_a_stable_visitor(
     assert home.articleId is None and "articleId" not in sent[0]
     assert home.page.siteSlug == "beacon-test" and home.page.host == url.split("//")[1]
     assert home.client is not None and "x" in str(home.client.get("screen"))
-    assert home.landingUrl is not None and home.landingUrl.startswith(url)
+    # the query string goes, except utm_* parameters
+    assert home.landingUrl == f"{url}/?utm_source=news&utm_medium=mail"
     assert post.page is not None and post.page.type == "article"
     assert post.page.path == article and post.page.articleSlug == article.strip("/")
+    assert post.landingUrl == f"{url}{article}"
     assert post.articleId is not None and post.agentId is not None
     assert post.visitorId == home.visitorId and 6 <= len(home.visitorId) <= 128
     assert all(value is not None for raw in sent for value in raw.values())
@@ -179,9 +181,46 @@ def test_storage_blocked_still_sends_with_a_page_id(browser: Any, site: tuple[st
                                                     emulator: tuple[str, Any]) -> None:
     _, events = emulator
     url = site[0]
-    init = ("Object.defineProperty(window, 'localStorage', "
+    init = ("Object.defineProperty(window, 'sessionStorage', "
             "{get: () => { throw new Error('blocked'); }})")
     sent, problems = _visit(browser, [f"{url}/"], events, init=init, expect=1)
     assert problems == []
     assert len(sent) == 1
     assert 6 <= len(AnalyticsEvent.model_validate(sent[0]).visitorId) <= 128
+
+
+def _stored_ids(browser: Any, url: str, events: Any, persistent: bool) -> dict[str, Any]:
+    """Visit *url* (the tag made persistent when asked); where the visitor id is kept."""
+    start = len(events.analytics_events)
+    context = browser.new_context()
+    try:
+        if persistent:  # the tag as `[analytics] visitor = "persistent"` writes it
+            context.add_init_script("""new MutationObserver(records => records.forEach(r =>
+                r.addedNodes.forEach(el => { if (el.dataset && el.dataset.key)
+                    el.dataset.visitor = 'persistent'; }))
+            ).observe(document, {childList: true, subtree: true});""")
+        context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
+        page = context.new_page()
+        page.goto(url + "/", wait_until="load")
+        for _ in range(100):
+            if len(events.analytics_events) > start:
+                break
+            page.wait_for_timeout(50)
+        return page.evaluate("""() => ({local: localStorage.getItem('sitegen:visitor'),
+                                          session: sessionStorage.getItem('sitegen:visitor')})""")
+    finally:
+        context.close()
+
+
+def test_the_visitor_id_lasts_a_session_unless_persistent(
+        browser: Any, site: tuple[str, Path], emulator: tuple[str, Any]) -> None:
+    _, events = emulator
+    url, root = site
+    assert 'data-visitor' not in (root / "index.html").read_text()  # the default: session
+    stored = _stored_ids(browser, url, events, persistent=False)
+    assert stored["local"] is None and stored["session"]
+    sent = [e["visitorId"] for e in events.analytics_events]
+    assert stored["session"] in sent
+    stored = _stored_ids(browser, url, events, persistent=True)
+    assert stored["session"] is None and stored["local"]
+    assert stored["local"] in [e["visitorId"] for e in events.analytics_events[len(sent):]]

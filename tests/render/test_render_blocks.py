@@ -31,7 +31,7 @@ def test_text_header_list(blocks: BlockRenderer) -> None:
                   {"type": "list", "items": ["c"]})
     assert "<p>Hello <em>world</em></p>" in html
     assert '<h2 id="title">Title</h2>' in html
-    assert '<h6 id="title-2">Title</h6>' in html
+    assert '<h3 id="title-2">Title</h3>' in html  # level 9 under level 1: h3, no gap
     assert "<ol>" in html and "<li><strong>b</strong></li>" in html and "<ul>" in html
 
 

@@ -1,11 +1,13 @@
-"""Markdown: safe links and images, shifted anchored headings, TOC, tables, code."""
+"""Markdown: safe links and images, renumbered anchored headings, TOC, tables, code."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from render_safety import problems
 
-from sitegen.render.markdown import HeadingIds, MarkdownRenderer, shift_level
+from sitegen.render.markdown import HeadingIds, MarkdownRenderer
 
 md = MarkdownRenderer("https://site.example.test", code=lambda code, lang: f"<pre>{lang}</pre>")
 
@@ -48,13 +50,35 @@ def test_headings_shift_get_unique_ids_and_a_toc() -> None:
     html, toc = md.render("# Intro\n\n## Intro\n\n###### Deep\n\n# Main\n", ids)
     assert '<h2 id="intro">Intro</h2>' in html
     assert '<h3 id="intro-2">Intro</h3>' in html
-    assert '<h6 id="deep">Deep</h6>' in html
+    assert '<h4 id="deep">Deep</h4>' in html  # one below its parent, not h7
     assert '<h2 id="main-2">Main</h2>' in html  # "main" is a theme landmark id
     assert "<h1" not in html
     assert [(h.level, h.id, h.text) for h in toc] == [
-        (2, "intro", "Intro"), (3, "intro-2", "Intro"), (6, "deep", "Deep"),
+        (2, "intro", "Intro"), (3, "intro-2", "Intro"), (4, "deep", "Deep"),
         (2, "main-2", "Main")]
-    assert [shift_level(n) for n in (0, 1, 2, 5, 6, 9)] == [2, 2, 3, 6, 6, 6]
+
+
+def levels(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r"<h([1-6])", html)]
+
+
+def test_the_body_top_level_is_h2_and_levels_never_skip() -> None:
+    # The usual LLM body: sections at `##` (not `#`) become <h2>, straight under the title.
+    html, toc = md.render("Intro\n\n## One\n\n### One.a\n\n## Two\n\n#### Deep\n")
+    assert levels(html) == [2, 3, 2, 3]
+    assert [h.level for h in toc] == [2, 3, 2, 3]
+    # A shallower heading after deeper ones closes them; the first heading is h2 anyway.
+    assert levels(md.render("### a\n\n## b\n\n### c\n\n# d\n\n###### e\n")[0]) == [
+        2, 2, 3, 2, 3]
+    for source in ["#### x\n\n## y\n\n##### z\n\n###### w\n", "# a\n" * 3]:
+        found = levels(md.render(source)[0])
+        assert found[0] == 2
+        assert all(b <= a + 1 for a, b in zip(found, found[1:], strict=False))
+
+
+def test_headings_never_go_past_h6() -> None:
+    ids = HeadingIds()
+    assert [ids.level(n) for n in (0, 1, 2, 3, 4, 5, 6, 9)] == [2, 2, 3, 4, 5, 6, 6, 6]
 
 
 def test_tables_strikethrough_and_fences() -> None:

@@ -49,7 +49,9 @@ def test_every_kind_renders_with_seo(tmp_path: Path) -> None:
     for page in site.pages:
         html = renderer.render(page).decode()
         assert html.startswith("<!doctype html>")
-        assert f'<link rel="canonical" href="https://site.example.test{page.url}">' in html
+        canonical = f'<link rel="canonical" href="https://site.example.test{page.url}">'
+        assert (canonical in html) == (page.kind != "404"), page.path
+        assert ("rel=\"canonical\"" in html) == (page.kind != "404"), page.path
         assert html.count("<h1") == 1
         assert problems(html, allow_scripts=True) == []
     art = next(p for p in site.pages if p.kind == "article" and p.article
@@ -95,6 +97,11 @@ def test_beacon_tag(tmp_path: Path) -> None:
     assert "pub-key" not in repr(beacon)
     plain = Renderer(config, site, ThemeSet(config))
     assert "<script src" not in plain.render(art).decode()
+    assert "data-visitor" not in text  # the default: a visitor id per browser session
+    persistent = Renderer(config, site, ThemeSet(config), beacon=BeaconSettings(
+        beacon.endpoint, "pub-key", "my-site", "/static/beacon.js", visitor="persistent"))
+    assert 'data-visitor="persistent"' in persistent.render(art).decode()
+    assert persistent.context_fingerprint(art) != renderer.context_fingerprint(art)
 
 
 def test_asset_url_and_subpath(tmp_path: Path) -> None:

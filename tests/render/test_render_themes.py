@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,18 @@ def test_shipped_pygments_css_is_current_and_css_is_small() -> None:
     total = sum(p.stat().st_size for p in static.glob("*.css"))
     assert total < 20_000
 
+
+
+def test_code_colours_reach_aa_in_both_schemes_and_no_token_looks_like_an_error() -> None:
+    from sitegen.render.filters import contrast_ratio
+
+    css = pygments_css()
+    light, dark = css.split("@media (prefers-color-scheme: dark)")
+    for part in (light, dark):
+        background = re.search(r"\.highlight \{ background:(#[0-9a-fA-F]{6})", part)
+        assert background is not None
+        for colour in re.findall(r"(?<![-\w])color:(#[0-9a-fA-F]{3,6})", part):
+            assert contrast_ratio(colour, background.group(1)) >= 4.5, colour
+    # The error token (valid code a lexer did not understand) is plain text in both.
+    assert re.findall(r"\.highlight \.err \{[^}]*\}", css) == [
+        ".highlight .err { color:inherit;background:none;border:0 }"]

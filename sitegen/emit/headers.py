@@ -1,0 +1,69 @@
+"""The `_headers` file: HTTP headers for hosts that read it (Netlify, Cloudflare Pages).
+
+Role: say how long each kind of file may be cached and which security headers every
+response carries. Theme assets under `static/` have content-hashed names (see
+`emit.assets`), so they are cached for a year and marked immutable; pages keep the
+hosts' own short default (revalidate on every visit: both hosts send
+`max-age=0, must-revalidate`), because a second Cache-Control rule on `/*` would be
+merged into the assets' rule on both hosts. The Content-Security-Policy allows
+exactly what sitegen's pages load: their own stylesheets, scripts (the beacon) and
+icons; images and video files from https (article images may live anywhere);
+YouTube's privacy-enhanced and Vimeo's players in frames; `style` attributes (topic
+colours); connections to the site itself (pages make none, but tools such as
+Lighthouse fetch robots.txt from the page) and, with a beacon, to the service's
+origin only. This module must never write files (the writer does) and never read
+content.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+#: The players `render.blocks.classify_video` embeds.
+FRAME_ORIGINS = ("https://www.youtube-nocookie.com", "https://player.vimeo.com")
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def origin_of(url: str) -> str:
+    """scheme://host[:port] of an absolute URL ("" when it has none)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
+def content_security_policy(beacon_endpoint: str | None) -> str:
+    """The policy for every page (see the module docstring)."""
+    connect = origin_of(beacon_endpoint) if beacon_endpoint else ""
+    return "; ".join([
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "style-src-attr 'unsafe-inline'",
+        "img-src 'self' https:",
+        "media-src 'self' https:",
+        "frame-src " + " ".join(FRAME_ORIGINS),
+        f"connect-src 'self'{' ' + connect if connect else ''}",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'self'",
+    ])
+
+
+def render_headers(base_path: str, beacon_endpoint: str | None) -> bytes:
+    """The `_headers` file for a site published at *base_path* ("" or "/blog")."""
+    base = base_path.rstrip("/")
+    lines = [
+        "# Written by sitegen: caching and security headers (Netlify, Cloudflare Pages).",
+        "# Pages keep the host's default caching (max-age=0, must-revalidate).",
+        f"{base}/*",
+        f"  Content-Security-Policy: {content_security_policy(beacon_endpoint)}",
+        "  X-Content-Type-Options: nosniff",
+        "  Referrer-Policy: strict-origin-when-cross-origin",
+        f"{base}/static/*",
+        f"  Cache-Control: {IMMUTABLE}",
+        "",
+    ]
+    return "\n".join(lines).encode("utf-8")
+
+
+__all__ = ["content_security_policy", "origin_of", "render_headers"]

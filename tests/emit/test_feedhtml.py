@@ -1,0 +1,26 @@
+"""Feed entry HTML: video iframes become titled links; same-document references absolute."""
+
+from __future__ import annotations
+
+from sitegen.emit.feedhtml import feed_html
+
+URL = "https://site.test/a-post/"
+
+
+def test_video_iframes_become_links_named_by_the_video_title() -> None:
+    body = ('<p>Intro</p>\n<figure class="video">\n  <iframe src="https://www.youtube-nocookie.com/'
+            'embed/dQw4w9WgXcQ" title="Fish &amp; &lt;chips&gt;" loading="lazy" allowfullscreen>'
+            '</iframe>\n</figure>\n<iframe src="https://player.vimeo.com/video/123?dnt=1" '
+            'title="Clouds"></iframe>')
+    out = feed_html(body, URL)
+    assert "<iframe" not in out and "<figure" not in out
+    assert ('<p><a href="https://www.youtube.com/watch?v=dQw4w9WgXcQ">▶ Fish &amp; &lt;chips&gt;'
+            "</a></p>") in out
+    assert '<a href="https://vimeo.com/123">▶ Clouds</a>' in out
+    assert out.startswith("<p>Intro</p>")
+
+
+def test_same_document_references_point_at_the_article() -> None:
+    out = feed_html('<a href="#part-2">Part 2</a> <a href="/other/">x</a>', URL)
+    assert out == '<a href="https://site.test/a-post/#part-2">Part 2</a> <a href="/other/">x</a>'
+    assert feed_html("<p>plain</p>", URL) == "<p>plain</p>"

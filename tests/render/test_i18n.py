@@ -1,0 +1,115 @@
+"""Languages: interface strings from the theme catalogue, Babel dates and numbers, `lang`."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import date
+from pathlib import Path
+
+import pytest
+from render_factory import demo_workspace, make_config
+
+from sitegen.model import build_site
+from sitegen.render.i18n import SHIPPED, Catalogue, og_locale
+from sitegen.render.pages import Renderer
+from sitegen.render.themes import ThemeSet, builtin_themes_root
+
+
+def renderer_for(tmp_path: Path, theme: str = "default") -> Renderer:
+    config = make_config(tmp_path, theme=theme)
+    return Renderer(config, build_site(config, demo_workspace()), ThemeSet(config))
+
+
+def html_of(renderer: Renderer, slug: str) -> str:
+    page = next(p for p in renderer.site.pages if p.article and p.article.slug == slug)
+    return renderer.render(page).decode()
+
+
+@pytest.mark.parametrize("theme", ["default", "magazine"])
+def test_french_and_german_articles_are_french_and_german_pages(
+        tmp_path: Path, theme: str) -> None:
+    renderer = renderer_for(tmp_path, theme)
+    french = html_of(renderer, "le-levain-sans-dogme")
+    assert '<html lang="fr">' in french
+    head = french[:french.index('id="article-body"')]  # related cards speak their own
+    assert "min de lecture" in head and "min read" not in head
+    assert 'content="fr_FR"' in french and "Aller au contenu" in french
+    assert re.search(r">\d{1,2} (janvier|février|mars|avril|mai|juin|juillet|août|septembre|"
+                     r"octobre|novembre|décembre) 20\d\d<", french)
+    german = html_of(renderer, "sauerkraut-mit-waage")
+    assert '<html lang="de">' in german and "Min. Lesezeit" in german
+    assert "Zum Inhalt springen" in german and "Skip to content" not in german
+    assert re.search(r">\d{1,2}\. [A-ZÄ][a-zä]+ 20\d\d<", german)
+
+
+def test_cards_carry_their_language_on_list_pages(tmp_path: Path) -> None:
+    renderer = renderer_for(tmp_path)
+    home = next(p for p in renderer.site.pages if p.kind == "home" and p.number == 1)
+    html = renderer.render(home).decode()
+    assert '<html lang="en">' in html
+    langs = re.findall(r'<article class="card" lang="([a-z-]+)"', html)
+    assert "en" in langs and {"fr", "de"} & set(langs), langs
+    card = html[html.index('<article class="card" lang="de"'):]
+    card = card[:card.index("</article>")]
+    assert "Min. Lesezeit" in card  # the card speaks its article's language throughout
+
+
+def test_every_shipped_language_translates_every_message() -> None:
+    root = builtin_themes_root()
+    for theme in ("default", "magazine"):
+        tables = [root / theme / "messages.toml", root / "default" / "messages.toml"]
+        catalogue = Catalogue(tables)
+        assert set(catalogue.messages) == set(SHIPPED) - {"en"}
+        assert catalogue.missing(SHIPPED) == {}, theme
+
+
+def test_fallback_is_english_and_warned_only_under_strict(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    partial = tmp_path / "messages.toml"
+    partial.write_text('[fr]\n"Contents" = "Sommaire"\n[de]\n"Contents" = "Inhalt"\n'
+                       '"Older" = "Älter"\n', encoding="utf-8")
+    catalogue = Catalogue([partial])
+    french = catalogue.translator("fr-CA")
+    assert french("Contents") == "Sommaire" and french("Older") == "Older"
+    assert french("{n} min read", n=2) == "2 min read"
+    assert catalogue.translator("ja")("Contents") == "Contents"
+    assert catalogue.missing(["en", "fr", "de", "ja"]) == {"fr": ["Older"],
+                                                           "ja": ["Contents", "Older"]}
+    renderer = renderer_for(tmp_path / "site")
+    renderer.catalogue = catalogue
+    with caplog.at_level(logging.WARNING):
+        assert renderer.warn_missing_messages() == 1  # the demo is en, fr, de
+    assert "'fr'" in caplog.text and "Older" in caplog.text
+
+
+def test_dates_numbers_and_og_locale_come_from_cldr() -> None:
+    catalogue = Catalogue([])
+    assert catalogue.translator("fr").date(date(2026, 6, 3)) == "3 juin 2026"
+    assert catalogue.translator("de").date(date(2026, 6, 3)) == "3. Juni 2026"
+    assert catalogue.translator("en").date(date(2026, 6, 3)) == "June 3, 2026"
+    assert catalogue.translator("de").number(1234.5) == "1.234,5"
+    assert catalogue.translator("not a language").date(None) == ""
+    assert [og_locale(x) for x in ("en", "fr", "pt-BR", "en-GB", "nl", "zz")] == [
+        "en_US", "fr_FR", "pt_BR", "en_GB", "nl_NL", "en_US"]
+
+
+def test_a_catalogue_change_changes_every_page_context(tmp_path: Path) -> None:
+    renderer = renderer_for(tmp_path)
+    page = renderer.site.pages[0]
+    before = renderer.context_fingerprint(page)
+    local = tmp_path / "themes" / "default"
+    (local / "templates").mkdir(parents=True)
+    (local / "messages.toml").write_text('[fr]\n"Contents" = "Table"\n', encoding="utf-8")
+    changed = renderer_for(tmp_path)
+    assert changed.catalogue.translator("fr")("Contents") == "Table"
+    assert changed.context_fingerprint(page) != before
+
+
+def test_counts_follow_each_language_plural_rules() -> None:
+    catalogue = Catalogue([builtin_themes_root() / "default" / "messages.toml"])
+    forms = ("{n} article", "{n} articles")
+    assert catalogue.translator("en").count(0, *forms) == "0 articles"
+    assert catalogue.translator("fr").count(0, *forms) == "0 article"  # CLDR: 0 is "one"
+    assert catalogue.translator("de").count(1234, *forms) == "1.234 Artikel"
+    assert catalogue.translator("it").count(2, *forms) == "2 articoli"

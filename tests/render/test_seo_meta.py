@@ -1,0 +1,53 @@
+"""Metadata: no canonical on 404, og:locale, image alt texts, publisher logo, build warnings."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+from render_factory import article, demo_workspace, make_config, make_workspace
+
+from sitegen.model import build_site
+from sitegen.render.pages import Renderer
+from sitegen.render.seo import is_svg, site_warnings
+from sitegen.render.themes import ThemeSet
+
+
+def test_404_has_no_canonical_and_articles_have_image_alts_and_a_publisher_logo(
+        tmp_path: Path) -> None:
+    config = make_config(tmp_path, description="A site.")
+    renderer = Renderer(config, build_site(config, demo_workspace()), ThemeSet(config),
+                        asset_url=lambda name: "/static/x." + name)
+    pages = {p.kind: p for p in renderer.site.pages if p.kind in {"404", "home"}}
+    missing = renderer.render(pages["404"]).decode()
+    assert 'rel="canonical"' not in missing and 'og:url' not in missing
+    assert '<meta property="og:locale" content="en_US">' in missing
+    with_image = next(p for p in renderer.site.pages if p.article and p.article.image)
+    html = renderer.render(with_image).decode()
+    assert with_image.article is not None
+    title = with_image.article.title.replace("'", "&#39;")
+    assert f'<meta property="og:image:alt" content="{title}">' in html
+    assert f'<meta name="twitter:image:alt" content="{title}">' in html
+    data = json.loads(re.search(r'ld\+json">(.*?)</script>', html).group(1))  # type: ignore[union-attr]
+    assert data["publisher"]["logo"] == {
+        "@type": "ImageObject", "url": "https://site.example.test/static/x.favicon.svg"}
+
+
+def test_svg_share_images_and_an_empty_description_warn_once(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    assert is_svg("https://x.test/a.SVG?v=1") and not is_svg("https://x.test/svg.png")
+    arts = [article(n, content=f"![Chart](https://img.test/{n}.svg)\n\nText.") for n in (1, 2)]
+    config = make_config(tmp_path)  # what `sitegen init` writes: description = ""
+    site = build_site(config, make_workspace(arts))
+    found = site_warnings(site)
+    assert len(found) == 2
+    assert "2 article(s) have an SVG share image" in found[0]
+    assert "[site] description is empty" in found[1]
+    with caplog.at_level(logging.WARNING):
+        Renderer(config, site, ThemeSet(config)).warn_metadata()
+    assert caplog.text.count("description is empty") == 1
+    described = make_config(tmp_path, description="Notes.")
+    assert site_warnings(build_site(described, make_workspace([article(3)]))) == []
