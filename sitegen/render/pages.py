@@ -189,6 +189,7 @@ class Renderer:
                 "partials/disclosure.html").render({
                     "site": self.site, "article": article, "link": helpers["link"],
                     "asset": helpers["asset"], "absolute": helpers["absolute"],
+                    "t": self.translator(article.language),
                 }).strip()
         return found
 
