@@ -69,7 +69,7 @@ def base_language(language: str) -> str:
 class Translator:
     """The catalogue in one language: the `t` every page template sees (see the docstring)."""
 
-    __slots__ = ("language", "_messages", "_locale")
+    __slots__ = ("language", "_messages", "_locale", "_formatted")
     #: Its arguments are plain strings and dates; the language is in the page's context
     #: fingerprint, so the recording environment need not look into calls to it.
     sitegen_observed = True
@@ -78,6 +78,8 @@ class Translator:
         self.language = language
         self._messages = messages
         self._locale = locale_of(language)
+        #: Dates and numbers already formatted (a site repeats them on many pages).
+        self._formatted: dict[object, str] = {}
 
     def __call__(self, message: str, **values: object) -> str:
         """*message* in this language (English when it has no translation), formatted."""
@@ -88,11 +90,18 @@ class Translator:
         """A date in the locale's long form ("3 juin 2026", "June 3, 2026"); "" for None."""
         if value is None:
             return ""
-        return str(format_date(value, "long", locale=self._locale))
+        key = ("date", value)
+        found = self._formatted.get(key)
+        if found is None:
+            found = self._formatted[key] = str(format_date(value, "long", locale=self._locale))
+        return found
 
     def number(self, value: float) -> str:
         """A number with the locale's separators ("1 234,5" in French)."""
-        return str(format_decimal(value, locale=self._locale))
+        found = self._formatted.get(value)
+        if found is None:
+            found = self._formatted[value] = str(format_decimal(value, locale=self._locale))
+        return found
 
     def count(self, value: int, one: str, other: str) -> str:
         """*value* with the message for its CLDR plural category: `t.count(n, "{n} article",
