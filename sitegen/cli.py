@@ -161,7 +161,7 @@ def _dispatch(options: argparse.Namespace) -> int:
     command = options.command
     if command == "build":
         from sitegen.build_cli import build_command
-        from sitegen.config import site_url_from
+        from sitegen.siteurl import site_url_from
 
         with site_url_from(getattr(options, "base_url", None)):
             return build_command(options)

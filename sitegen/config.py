@@ -15,8 +15,6 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -32,6 +30,7 @@ from pydantic_core import CoreSchema, core_schema
 
 from sitegen.configerrors import describe, syntax_error
 from sitegen.errors import ConfigError
+from sitegen.siteurl import SITE_URL_ENV
 
 OBJECT_ID_PATTERN = r"^[0-9a-fA-F]{24}$"
 #: A root-relative path of the site (redirects never point outside it).
@@ -255,31 +254,8 @@ def resolve_config(path: str, demo: bool) -> Config:
     return demo_config(base, Path.cwd())
 
 
-#: The environment variable that overrides `[site] url` for one build (`--base-url` sets it).
-SITE_URL_ENV = "SITEGEN_SITE_URL"
 #: The `[api] url` that `sitegen init` writes: a placeholder, never a real service.
 PLACEHOLDER_API_URL = "https://cas.example.com"
-
-
-@contextmanager
-def site_url_from(option: str | None) -> Iterator[None]:
-    """`--base-url URL` as `SITEGEN_SITE_URL=URL` for the command's duration (then restored).
-
-    One way in keeps one rule: the override is part of the environment the build's
-    no-change check hashes (`sitegen.unchanged.InputKey`).
-    """
-    if option is None:
-        yield
-        return
-    before = os.environ.get(SITE_URL_ENV)
-    os.environ[SITE_URL_ENV] = option
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(SITE_URL_ENV, None)
-        else:
-            os.environ[SITE_URL_ENV] = before
 
 
 def with_site_url(config: Config, url: str) -> Config:
