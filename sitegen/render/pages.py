@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +25,7 @@ from markupsafe import Markup
 from sitegen.config import Config
 from sitegen.errors import BuildError
 from sitegen.model.views import ArticleView, OwnPage, Page, Site
+from sitegen.render.beacon import BeaconSettings, beacon_attrs
 from sitegen.render.blocks import BlockRenderer
 from sitegen.render.bodies import Body, BodyCache
 from sitegen.render.i18n import Catalogue, Translator
@@ -36,25 +35,6 @@ from sitegen.render.seo import page_meta, site_warnings
 from sitegen.render.themes import ThemeSet
 
 log = logging.getLogger("sitegen.render")
-
-_OBJECT_ID = re.compile(r"^[0-9a-fA-F]{24}$")
-
-PAGE_TYPES = {"home": "workspace", "article": "article", "agent": "agent"}
-
-
-@dataclass(frozen=True, slots=True)
-class BeaconSettings:
-    """What the page-view beacon tag needs (the script itself is written by the emit stage)."""
-
-    endpoint: str
-    key: str
-    site_slug: str
-    script_url: str
-    visitor: str = "session"
-
-    def __repr__(self) -> str:  # never show the key, even a public one, in logs
-        return f"BeaconSettings(endpoint={self.endpoint!r}, site_slug={self.site_slug!r})"
-
 
 def static_asset_url(name: str) -> str:
     """The default asset mapping: a theme static file is served from `/static/<name>`."""
@@ -202,28 +182,7 @@ class Renderer:
     # --- pages ----------------------------------------------------------------------
 
     def _beacon_attrs(self, page: Page) -> dict[str, str] | None:
-        if self.beacon is None:
-            return None
-        attrs = {
-            "data-endpoint": self.beacon.endpoint,
-            "data-key": self.beacon.key,
-            "data-site-slug": self.beacon.site_slug,
-            "data-page-type": PAGE_TYPES.get(page.kind, "unknown"),
-        }
-        if self.beacon.visitor == "persistent":
-            attrs["data-visitor"] = "persistent"
-        article = page.article
-        if article is not None:
-            if _OBJECT_ID.match(article.id):
-                attrs["data-article-id"] = article.id
-            if article.agent is not None and _OBJECT_ID.match(article.agent.id):
-                attrs["data-agent-id"] = article.agent.id
-            attrs["data-article-slug"] = article.slug
-        elif page.kind == "agent" and page.obj is not None:
-            agent_id = str(getattr(page.obj, "id", ""))
-            if _OBJECT_ID.match(agent_id):
-                attrs["data-agent-id"] = agent_id
-        return {k: v for k, v in attrs.items() if v}
+        return beacon_attrs(self.beacon, page) if self.beacon is not None else None
 
     def link(self, url: str) -> str:
         """A root-relative site URL made to work under the base URL's path ("/blog" + url)."""
