@@ -125,9 +125,12 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
 def _content(config: Config, store: Store, options: BuildOptions, report: BuildReport,
              progress: Progress) -> Workspace:
     """The workspace to build: given, or synced into the store (`sitegen.fetch.sync`)."""
-    if options.workspace is not None:
-        report.api, report.from_cache = {"version": options.workspace.api_version, "calls": {},
-                                         "total": 0, "retries": 0}, True
+    if options.workspace is not None:  # nothing fetched: an empty ledger of its version
+        from sitegen.fetch.ledger import CallLedger
+
+        ledger = CallLedger()
+        ledger.version = options.workspace.api_version
+        report.api, report.from_cache = ledger.to_report(), True
         return options.workspace
     from sitegen.budget import api_report
     from sitegen.fetch.sync import demo_transport, sync

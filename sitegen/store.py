@@ -103,7 +103,7 @@ class Store:
         rest_changed = dict(rest) != old_rest
         updates = dict(meta)
         differs = bool(changed or gone or rest_changed) or any(
-            self.get("content:" + name) != value for name, value in meta.items())
+            self.get(name) != value for name, value in meta.items())
         if differs:
             updates["content_version"] = str(self.content_version() + 1)
         with self.transaction():
@@ -112,8 +112,7 @@ class Store:
             if rest_changed:
                 self.db.execute("DELETE FROM rest")
                 self.db.executemany("INSERT INTO rest VALUES (?, ?)", rest.items())
-            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
-                *updates.items(), *(("content:" + n, v) for n, v in meta.items())])
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", updates.items())
         return differs
 
     def set_state(self, values: Mapping[str, str]) -> None:

@@ -240,7 +240,7 @@ def test_set_aside_moves_the_output_keeping_every_file(tmp_path: Path) -> None:
 
 
 def test_the_cpu_probe_times_its_loop() -> None:
-    short, long = cpu_probe(steps=20_000, tries=2), cpu_probe(steps=2_000_000, tries=1)
+    short, long = cpu_probe(steps=300_000, tries=2), cpu_probe(steps=3_000_000, tries=1)
     assert 0 < short < long < 60
 
 

@@ -67,10 +67,7 @@ _KEYS: dict[type, Callable[[Any], str]] = {
 _OBSERVED_FILTERS = frozenset({
     "attr", "batch", "count", "d", "default", "first", "groupby", "last", "length", "list",
     "map", "max", "min", "reject", "rejectattr", "reverse", "select", "selectattr", "slice",
-    "sort", "sum", "unique", "safe", "escape", "e", "int", "float", "abs", "round", "upper",
-    "lower", "title", "capitalize", "trim", "striptags", "truncate", "wordcount", "replace",
-    "urlencode", "indent", "center", "filesizeformat", "forceescape", "wordwrap", "urlize",
-    "xmlattr", "items",
+    "sort", "sum", "unique", "items",
 })
 
 
@@ -214,7 +211,7 @@ def _observing(env: RecordingEnvironment, function: Callable[..., Any]) -> Calla
                 recorder.deep(value)
         return function(*args, **kwargs)
 
-    observed.__dict__.update(function.__dict__)  # keeps Jinja's pass_context & co. markers
+    observed.__dict__.update(getattr(function, "__dict__", {}))  # pass_context & co. markers
     observed.__name__ = getattr(function, "__name__", "filter")
     return observed
 

@@ -418,3 +418,17 @@ print("rendered")
         pytest.fail("a render pool waited forever for a worker that inherited a SIGTERM handler")
     assert process.returncode == 0, err
     assert out.strip() == "rendered"
+
+
+@pytest.mark.parametrize("source", ["{{ x|replace('a', 'b') }}", "{{ x|upper }}", "{{ x|string }}",
+                                    "{{ x|wordcount }}", "{{ x|e }}"])
+def test_a_filter_that_prints_an_entity_counts_as_reading_all_of_it(source: str) -> None:
+    """Filters that turn their input into text read every field: a deep read is noted."""
+    from sitegen.render.reads import RecordingEnvironment
+
+    env = RecordingEnvironment()
+    env.observe_filters()
+    entity = object()
+    with env.recording({id(entity): "article:1"}) as recorder:
+        env.from_string(source).render(x=entity)
+    assert "D\x00article:1" in recorder.reads
