@@ -158,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     deploy = commands.add_parser("deploy", parents=[_GLOBALS],
                                  help="publish the built output to object storage (S3)")
     _common(deploy)
+    deploy.add_argument("-o", "--output", metavar="DIR",
+                        help="the built output folder, as given to build -o (relative to cwd)")
     deploy.add_argument("--target", metavar="NAME",
                         help="only this [deploy.NAME] target (default: every target)")
     deploy.add_argument("--dry-run", action="store_true",

@@ -114,5 +114,20 @@ def reconcile(listing: Mapping[str, str], record: Record, site: Mapping[str, str
     return result, Drift(missing, extra, changed)
 
 
-__all__ = ["Drift", "Plan", "Record", "WAVES", "clean_etag", "plan_deploy", "reconcile",
-           "wave_of"]
+#: More changed paths than this are invalidated as "/*" (one path for CloudFront).
+INVALIDATE_MAX = 50
+
+
+def invalidation_paths(changed: list[str]) -> list[str]:
+    """The CDN paths to invalidate for the *changed* (overwritten or deleted) files.
+
+    A page is invalidated as its file and its pretty URL (`a/index.html`, `a/`); more
+    than `INVALIDATE_MAX` paths become the one wildcard `/*`. New files need none.
+    """
+    paths = {"/" + p for p in changed} | {"/" + p[:-len("index.html")] for p in changed
+                                         if p.endswith("index.html")}
+    return sorted(paths) if len(paths) <= INVALIDATE_MAX else ["/*"]
+
+
+__all__ = ["INVALIDATE_MAX", "WAVES", "Drift", "Plan", "Record", "clean_etag",
+           "invalidation_paths", "plan_deploy", "reconcile", "wave_of"]

@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.deploy.objects import object_headers, website_redirects
-from sitegen.deploy.plan import WAVES, Plan, clean_etag, plan_deploy, reconcile
+from sitegen.deploy.plan import (
+    WAVES,
+    Plan,
+    clean_etag,
+    invalidation_paths,
+    plan_deploy,
+    reconcile,
+)
 from sitegen.deploy.targets import DeployTarget
 from sitegen.emit import tree
 from sitegen.emit.lock import OutputLock
@@ -42,8 +49,6 @@ log = logging.getLogger("sitegen.deploy")
 INSTALL = "pip install 'sitegen-cas[deploy]'"
 #: Confirmed uploads are saved at least this often (seconds), and when the deploy ends.
 RECORD_EVERY = 0.25
-#: More changed paths than this are invalidated as "/*" (one path for CloudFront).
-INVALIDATE_MAX = 50
 
 BucketFactory = Callable[[str, DeployTarget], "Bucket"]
 
@@ -60,34 +65,35 @@ class Outcome:
 
 
 def deploy_command(options: argparse.Namespace) -> int:
-    """`sitegen deploy [-c site.toml] [--target NAME] [--dry-run] [--full]`."""
+    """`sitegen deploy [-c site.toml] [-o DIR] [--target NAME] [--dry-run] [--full]`."""
     from sitegen.config import load_config
 
     config = load_config(Path(options.config))
     run_deploy(config, target=options.target, full=bool(options.full),
-               dry_run=bool(options.dry_run))
+               dry_run=bool(options.dry_run), output=options.output)
     return 0
 
 
 def run_deploy(config: Config, *, target: str | None = None, full: bool = False,
-               dry_run: bool = False, bucket_factory: BucketFactory | None = None,
-               ) -> list[Outcome]:
-    """Deploy the output of *config* to *target* (None: every target, in order)."""
+               dry_run: bool = False, output: str | None = None,
+               bucket_factory: BucketFactory | None = None) -> list[Outcome]:
+    """Deploy the output of *config* (or *output*, relative to the cwd) to *target* (None:
+    every target, in order)."""
     targets = _targets(config, target)
-    output = Path(os.path.realpath(config.output_path()))
+    folder = Path(os.path.realpath(config.output_path(output)))
     if bucket_factory is None:
         bucket_factory = _boto_bucket()
-    lock = OutputLock(tree.sibling(output, "lock"), 60.0)
+    lock = OutputLock(tree.sibling(folder, "lock"), 60.0)
     lock.acquire()
     try:
-        site = _manifest(output)
-        redirects = _redirects(output, site, config.site.url)
+        site = _manifest(folder)
+        redirects = _redirects(folder, site, config.site.url)
         from sitegen.fetch.stored import open_config_store
 
         outcomes = []
         with open_config_store(config) as store:
             for name, spec in targets:
-                outcomes.append(Deploy(name, spec, bucket_factory(name, spec), store, output,
+                outcomes.append(Deploy(name, spec, bucket_factory(name, spec), store, folder,
                                        site, redirects).run(full=full, dry_run=dry_run))
         return outcomes
     finally:
@@ -238,14 +244,9 @@ class Deploy:
               f"{len(plan.deletes)} to delete, {plan.unchanged} unchanged ({self.target.url})")
 
     def _invalidate(self, before: dict[str, tuple[str, str]], outcome: Outcome) -> None:
-        distribution = self.target.cdn_invalidate
         changed = [p for p in outcome.uploaded if p in before] + outcome.deleted
-        if distribution is None or not changed:
-            return
-        paths = sorted({"/" + p for p in changed} | {"/" + p[:-len("index.html")]
-                                                    for p in changed
-                                                    if p.endswith("index.html")})
-        self.bucket.invalidate(distribution, paths if len(paths) <= INVALIDATE_MAX else ["/*"])
+        if self.target.cdn_invalidate is not None and changed:
+            self.bucket.invalidate(self.target.cdn_invalidate, invalidation_paths(changed))
 
 
 __all__ = ["INSTALL", "Outcome", "deploy_command", "run_deploy"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import boto3
 import pytest
 
+from sitegen.deploy.plan import INVALIDATE_MAX, invalidation_paths
 from sitegen.deploy.run import run_deploy
 from sitegen.deploy.s3 import Bucket
 from sitegen.emit.headers import IMMUTABLE, REVALIDATE
@@ -202,3 +204,38 @@ def test_website_redirects_carry_the_new_address(
     run_deploy(config)
     head = s3_client(s3_endpoint).head_object(Bucket=bucket_name, Key="old-notes/index.html")
     assert head["WebsiteRedirectLocation"] == "https://notes.acme.test/about/"
+
+
+def test_changed_pages_are_invalidated_on_the_cdn(
+        tmp_path: Path, s3_endpoint: str, bucket_name: str, demo_workspace: Workspace,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDFRONT", s3_endpoint)
+    cloudfront = boto3.session.Session().client("cloudfront", region_name="us-east-1")
+    origin = {"Id": "site", "DomainName": f"{bucket_name}.s3.amazonaws.com",
+              "S3OriginConfig": {"OriginAccessIdentity": ""}}
+    made = cloudfront.create_distribution(DistributionConfig={
+        "CallerReference": bucket_name, "Comment": "", "Enabled": True,
+        "Origins": {"Quantity": 1, "Items": [origin]},
+        "DefaultCacheBehavior": {"TargetOriginId": "site", "ViewerProtocolPolicy": "allow-all",
+                                 "MinTTL": 0}})
+    distribution = made["Distribution"]["Id"]
+    config = deploy_config(tmp_path, s3_endpoint, bucket_name, cdn_invalidate=distribution)
+    build(config, demo_workspace)
+    run_deploy(config)  # only new files: nothing to invalidate
+    assert cloudfront.list_invalidations(DistributionId=distribution)[
+        "InvalidationList"].get("Quantity", 0) == 0
+    changed = _edit(demo_workspace, -1, "\n\nOne more paragraph, added later.\n")
+    slug = next(a.slug for a in reversed(changed.articles) if a.status == "published" and a.slug)
+    build(config, changed)
+    run_deploy(config)
+    [listed] = cloudfront.list_invalidations(DistributionId=distribution)[
+        "InvalidationList"]["Items"]
+    batch = cloudfront.get_invalidation(DistributionId=distribution, Id=listed["Id"])[
+        "Invalidation"]["InvalidationBatch"]
+    assert f"/{slug}/" in batch["Paths"]["Items"] or batch["Paths"]["Items"] == ["/*"]
+
+
+def test_invalidation_paths_name_pretty_urls_and_fall_back_to_a_wildcard() -> None:
+    assert invalidation_paths(["a/index.html", "feed.xml"]) == [
+        "/a/", "/a/index.html", "/feed.xml"]
+    assert invalidation_paths([f"p{i}.html" for i in range(INVALIDATE_MAX + 1)]) == ["/*"]
