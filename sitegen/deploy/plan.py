@@ -45,6 +45,12 @@ class Plan:
         """Every upload, in order."""
         return [path for wave in self.waves for path in wave]
 
+    def describe(self) -> list[str]:
+        """A line per action, in order: `would upload PATH (WAVE)`, `would delete PATH`."""
+        lines = [f"would upload {path} ({WAVES[index]})"
+                 for index, wave in enumerate(self.waves) for path in wave]
+        return lines + [f"would delete {path}" for path in self.deletes]
+
     @property
     def empty(self) -> bool:
         """True when the bucket already holds the site."""

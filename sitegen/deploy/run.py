@@ -19,14 +19,13 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.deploy.objects import object_headers, website_redirects
 from sitegen.deploy.plan import (
-    WAVES,
     Plan,
     clean_etag,
     invalidation_paths,
@@ -167,7 +166,11 @@ class Deploy:
         plan = plan_deploy(self.site, record, delete=self.target.delete)
         outcome = Outcome(self.name, plan, [], [], listed)
         if dry_run:
-            self._tell(plan)
+            for line in plan.describe():
+                print(line)
+            print(f"deploy {self.name} (dry run): {len(plan.uploads)} to upload, "
+                  f"{len(plan.deletes)} to delete, {plan.unchanged} unchanged "
+                  f"({self.target.url})")
             return outcome
         try:
             for wave in plan.waves:
@@ -184,24 +187,26 @@ class Deploy:
         return outcome
 
     def _send(self, paths: Sequence[str], done: list[str]) -> None:
+        """Upload *paths* several at a time, recording each as it is confirmed.
+
+        On the first failure (or Ctrl-C) the uploads not started are cancelled; those in
+        flight end, unrecorded (the next deploy sends them again).
+        """
         if not paths:
             return
-        with ThreadPoolExecutor(self.target.concurrency) as pool:
+        pool = ThreadPoolExecutor(self.target.concurrency)
+        try:
             futures: dict[Future[tuple[str, str]], str] = {
                 pool.submit(self._upload, path): path for path in paths}
             pending = set(futures)
             while pending:
-                finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
-                failed = next((f for f in finished if f.exception() is not None), None)
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    if future.exception() is None:
-                        sha, etag = future.result()
-                        self._confirmed(futures[future], sha, etag)
-                        done.append(futures[future])
-                if failed is not None:
-                    for future in pending:
-                        future.cancel()
-                    failed.result()
+                    sha, etag = future.result()  # the first failure ends the wave
+                    self._confirmed(futures[future], sha, etag)
+                    done.append(futures[future])
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _upload(self, path: str) -> tuple[str, str]:
         try:
@@ -233,15 +238,6 @@ class Deploy:
                                ).hexdigest()
         except OSError:
             return ""
-
-    def _tell(self, plan: Plan) -> None:
-        for index, wave in enumerate(plan.waves):
-            for path in wave:
-                print(f"would upload {path} ({WAVES[index]})")
-        for path in plan.deletes:
-            print(f"would delete {path}")
-        print(f"deploy {self.name} (dry run): {len(plan.uploads)} to upload, "
-              f"{len(plan.deletes)} to delete, {plan.unchanged} unchanged ({self.target.url})")
 
     def _invalidate(self, before: dict[str, tuple[str, str]], outcome: Outcome) -> None:
         changed = [p for p in outcome.uploaded if p in before] + outcome.deleted
