@@ -28,6 +28,7 @@ from botocore.exceptions import (
     HTTPClientError,
     NoCredentialsError,
     PartialCredentialsError,
+    ProfileNotFound,
 )
 
 from sitegen.deploy.targets import DeployTarget
@@ -107,6 +108,9 @@ class Bucket:
         except (NoCredentialsError, PartialCredentialsError):
             raise ConfigError(f"no credentials for deploy target '{self.name}': set "
                               f"{_CREDENTIALS}") from None
+        except ProfileNotFound:
+            raise ConfigError(f"the profile in AWS_PROFILE for deploy target '{self.name}' "
+                              "does not exist: fix AWS_PROFILE or unset it") from None
         except ClientError as error:
             info = error.response.get("Error", {})
             meta = error.response.get("ResponseMetadata", {})

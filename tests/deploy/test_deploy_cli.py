@@ -186,3 +186,28 @@ def test_a_deploy_killed_half_way_is_finished_by_the_next_one(
     [outcome] = run_deploy(config, bucket_factory=counter.factory)
     assert not outcome.listed and len(counter.puts()) < len(files)  # resumed, not restarted
     assert listing(s3_endpoint, bucket_name) == files
+
+
+@pytest.mark.parametrize(("env", "words"), [
+    ({"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}, "no credentials"),
+    ({"AWS_PROFILE": "no-such-profile"}, "AWS_PROFILE"),
+])
+def test_missing_credentials_exit_2(tmp_path: Path, s3_endpoint: str, bucket_name: str,
+                                    env: dict[str, str], words: str) -> None:
+    path = write_site(tmp_path, f"""
+        [deploy.production]
+        url = "s3://{bucket_name}"
+        endpoint = "{s3_endpoint}"
+        """)
+    output = tmp_path / "_site"
+    output.mkdir()
+    (output / ".sitegen-manifest.json").write_text(
+        '{"generator": "sitegen", "version": 3, "files": {}}\n')
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ACCESS")
+               and not k.startswith("AWS_SECRET")}
+    environ.update({k: v for k, v in env.items() if v})
+    done = subprocess.run([sys.executable, "-m", "sitegen", "deploy", "-c", str(path)],
+                          cwd=tmp_path, env={**environ, "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr.strip().splitlines()[-1]
