@@ -49,9 +49,13 @@ class Bucket:
         self.name = name
         self.target = target
         self.prefix = target.prefix
+        # Checksums only where the operation requires one (DeleteObjects): S3-compatible
+        # stores other than AWS do not all accept the CRC headers boto3 adds by default.
         config = BotoConfig(retries={"mode": "standard", "max_attempts": 4},
                             connect_timeout=10, read_timeout=60,
-                            max_pool_connections=target.concurrency)
+                            max_pool_connections=target.concurrency,
+                            request_checksum_calculation="when_required",
+                            response_checksum_validation="when_required")
         with self._failing("connect to"):
             self.session = boto3.session.Session()
             #: The botocore client (tests register event hooks on `client.meta.events`).
