@@ -154,6 +154,18 @@ def build_parser() -> argparse.ArgumentParser:
     change.add_argument("--preview-text")
     change.add_argument("--sender-name")
     change.add_argument("--reply-to", metavar="EMAIL")
+
+    deploy = commands.add_parser("deploy", parents=[_GLOBALS],
+                                 help="publish the built output to object storage (S3)")
+    _common(deploy)
+    deploy.add_argument("-o", "--output", metavar="DIR",
+                        help="the built output folder, as given to build -o (relative to cwd)")
+    deploy.add_argument("--target", metavar="NAME",
+                        help="only this [deploy.NAME] target (default: every target)")
+    deploy.add_argument("--dry-run", action="store_true",
+                        help="print what would be uploaded and deleted; send no write")
+    deploy.add_argument("--full", action="store_true",
+                        help="list the bucket and repair what differs from the record")
     return parser
 
 
@@ -185,6 +197,10 @@ def _dispatch(options: argparse.Namespace) -> int:
         from sitegen.digest import digest_command
 
         return digest_command(options)
+    if command == "deploy":
+        from sitegen.deploy.run import deploy_command
+
+        return deploy_command(options)
     raise ConfigError(f"unknown command {command!r}: see `sitegen --help`")
 
 

@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic_core import CoreSchema, core_schema
 
 from sitegen.configerrors import describe, syntax_error
+from sitegen.deploy.targets import DeployTarget
 from sitegen.errors import ConfigError
 from sitegen.siteurl import SITE_URL_ENV
 
@@ -149,6 +150,8 @@ class Config(_Strict):
     site: SiteSection
     api: ApiSection
     analytics: AnalyticsSection = AnalyticsSection()
+    #: `[deploy.NAME]`: where `sitegen deploy` publishes (credentials from the env only).
+    deploy: dict[str, DeployTarget] = Field(default={})
     root: Path = Field(default=Path("."), exclude=True, strict=False)
 
     @property

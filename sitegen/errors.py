@@ -15,6 +15,9 @@ a token or request headers.
     │   ├── QuotaError           exit 4  402: monthly quota exhausted (or --max-calls)
     │   └── UnreachableError     exit 5  network failure, 5xx/429 after retries,
     │                                    or the forced API version absent
+    └── DeployError              exit 1  `sitegen deploy`: the object store failed
+        ├── StorageAuthError     exit 3  the store refused the credentials (403, bad key)
+        └── StorageUnreachable   exit 5  connection errors, timeouts, 5xx after retries
 """
 
 from __future__ import annotations
@@ -62,5 +65,21 @@ class QuotaError(ApiError):
 
 class UnreachableError(ApiError):
     """The service could not be reached, kept failing after retries, or the version is absent."""
+
+    exit_code = 5
+
+
+class DeployError(SitegenError):
+    """`sitegen deploy` could not finish; the bucket still serves a whole site."""
+
+
+class StorageAuthError(DeployError):
+    """The object store refused the credentials (invalid key, bad signature, access denied)."""
+
+    exit_code = 3
+
+
+class StorageUnreachable(DeployError):
+    """The object store could not be reached, or kept failing (5xx) after retries."""
 
     exit_code = 5

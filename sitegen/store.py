@@ -15,6 +15,8 @@ Role: the only module that opens `.sitegen/store.sqlite`. It owns the schema:
     builds    name → value         the last build's facts (`sitegen.unchanged`)
     urls      (article, url)       every URL each article has had in a committed build
                                    (redirects for moved articles)
+    deployed  (target, path) → (sha256, etag)  what each `sitegen deploy` target's bucket
+                                   holds, as last confirmed by an upload or a listing
 
 Each stage that writes does so in one transaction, so a killed sync or build leaves
 the store as it was before or after, never between. A store that is damaged, of
@@ -49,6 +51,10 @@ CREATE TABLE builds(name TEXT PRIMARY KEY, value TEXT NOT NULL);
 #: Added within schema 2: an older store gains it on open (nothing else changes).
 _URLS = """CREATE TABLE IF NOT EXISTS urls(article TEXT NOT NULL, url TEXT NOT NULL,
                                          PRIMARY KEY(article, url))"""
+#: Added within schema 2 for `sitegen deploy`, the same way as `urls`.
+_DEPLOYED = """CREATE TABLE IF NOT EXISTS deployed(target TEXT NOT NULL, path TEXT NOT NULL,
+                                             sha TEXT NOT NULL, etag TEXT NOT NULL,
+                                             PRIMARY KEY(target, path))"""
 _CHUNK = 500
 
 
@@ -221,6 +227,27 @@ class Store:
         with self.transaction():
             self.db.executemany("INSERT OR IGNORE INTO urls VALUES (?, ?)", current.items())
 
+    # --- what deploy targets hold ---------------------------------------------------
+
+    def deployed(self, target: str) -> dict[str, tuple[str, str]]:
+        """path → (sha256, etag) of what *target*'s bucket holds, as last confirmed."""
+        return {str(p): (str(s), str(e)) for p, s, e in self._query(
+            "SELECT path, sha, etag FROM deployed WHERE target = ?", (target,))}
+
+    def save_deployed(self, target: str, confirmed: Mapping[str, tuple[str, str]],
+                      gone: Iterable[str] = (), *, replace: bool = False) -> None:
+        """Record uploads *confirmed* (path → (sha256, etag)) and deletions *gone* of *target*.
+
+        *replace* starts the target's record afresh (a listing of its bucket).
+        """
+        with self.transaction():
+            if replace:
+                self.db.execute("DELETE FROM deployed WHERE target = ?", (target,))
+            self.db.executemany("INSERT OR REPLACE INTO deployed VALUES (?, ?, ?, ?)",
+                                ((target, p, s, e) for p, (s, e) in confirmed.items()))
+            self.db.executemany("DELETE FROM deployed WHERE target = ? AND path = ?",
+                                ((target, p) for p in gone))
+
     # --- plumbing --------------------------------------------------------------------
 
     @contextmanager
@@ -266,6 +293,7 @@ def open_store(folder: Path, source: str) -> Store:
     if connection is not None and _usable(connection, source):
         with connection:
             connection.execute(_URLS)
+            connection.execute(_DEPLOYED)
         return Store(path, connection, recreated=False)
     if connection is not None:
         connection.close()
@@ -278,6 +306,7 @@ def open_store(folder: Path, source: str) -> Store:
     with connection:
         connection.executescript(_TABLES)
         connection.execute(_URLS)
+        connection.execute(_DEPLOYED)
         connection.executemany("INSERT INTO meta VALUES (?, ?)",
                                [("schema", SCHEMA), ("source", source)])
     return Store(path, connection, recreated=True, discarded=existed)

@@ -22,6 +22,19 @@ from urllib.parse import urlsplit
 #: The players `render.blocks.classify_video` embeds.
 FRAME_ORIGINS = ("https://www.youtube-nocookie.com", "https://player.vimeo.com")
 IMMUTABLE = "public, max-age=31536000, immutable"
+#: What both hosts send for everything else: revalidate on every visit.
+REVALIDATE = "max-age=0, must-revalidate"
+#: Output folder of the content-hashed assets (`emit.assets`): cached for a year.
+HASHED_FOLDER = "static/"
+
+
+def cache_control(path: str) -> str:
+    """The Cache-Control of the output file *path* (the rule `_headers` writes as globs).
+
+    `sitegen deploy` sets it on each object it uploads, so a bucket behind a CDN caches
+    exactly as Netlify or Cloudflare Pages would with `_headers`.
+    """
+    return IMMUTABLE if path.startswith(HASHED_FOLDER) else REVALIDATE
 
 
 def origin_of(url: str) -> str:
@@ -54,16 +67,16 @@ def render_headers(base_path: str, beacon_endpoint: str | None) -> bytes:
     base = base_path.rstrip("/")
     lines = [
         "# Written by sitegen: caching and security headers (Netlify, Cloudflare Pages).",
-        "# Pages keep the host's default caching (max-age=0, must-revalidate).",
+        f"# Pages keep the host's default caching ({REVALIDATE}).",
         f"{base}/*",
         f"  Content-Security-Policy: {content_security_policy(beacon_endpoint)}",
         "  X-Content-Type-Options: nosniff",
         "  Referrer-Policy: strict-origin-when-cross-origin",
-        f"{base}/static/*",
+        f"{base}/{HASHED_FOLDER}*",
         f"  Cache-Control: {IMMUTABLE}",
         "",
     ]
     return "\n".join(lines).encode("utf-8")
 
 
-__all__ = ["content_security_policy", "origin_of", "render_headers"]
+__all__ = ["cache_control", "content_security_policy", "origin_of", "render_headers"]

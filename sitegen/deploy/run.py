@@ -1,0 +1,248 @@
+"""`sitegen deploy`: publish the last committed output to each `[deploy.NAME]` target.
+
+Role: the command. It reads the output's manifest (what the site is), the store's
+record of each target (what its bucket holds), lists the bucket when asked (`--full`)
+or when there is no record (first deploy, a store deleted), plans (`deploy.plan`) and
+sends the waves in order, several uploads at a time, recording each confirmed upload
+in the store as it goes (a few per transaction, at most a quarter second apart), so an
+interrupted deploy leaves a whole site (no page before its assets, deletions last) and
+the next one sends only what is still missing. It holds the output's build lock while
+it reads, so a build cannot swap the output under it. It must never write the output,
+never take credentials from site.toml, and never print one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen.deploy.objects import object_headers, website_redirects
+from sitegen.deploy.plan import (
+    Plan,
+    clean_etag,
+    invalidation_paths,
+    plan_deploy,
+    reconcile,
+)
+from sitegen.deploy.targets import DeployTarget
+from sitegen.emit import tree
+from sitegen.emit.lock import OutputLock
+from sitegen.emit.manifest import MANIFEST_NAME, Manifest
+from sitegen.emit.redirects import REDIRECTS_FILE
+from sitegen.errors import ConfigError, DeployError
+from sitegen.store import Store
+
+if TYPE_CHECKING:
+    from sitegen.config import Config
+    from sitegen.deploy.s3 import Bucket
+
+log = logging.getLogger("sitegen.deploy")
+INSTALL = "pip install 'sitegen-cas[deploy]'"
+#: Confirmed uploads are saved at least this often (seconds), and when the deploy ends.
+RECORD_EVERY = 0.25
+
+BucketFactory = Callable[[str, DeployTarget], "Bucket"]
+
+
+@dataclass
+class Outcome:
+    """What a deploy did to one target."""
+
+    target: str
+    plan: Plan
+    uploaded: list[str]
+    deleted: list[str]
+    listed: bool
+
+
+def deploy_command(options: argparse.Namespace) -> int:
+    """`sitegen deploy [-c site.toml] [-o DIR] [--target NAME] [--dry-run] [--full]`."""
+    from sitegen.config import load_config
+
+    config = load_config(Path(options.config))
+    run_deploy(config, target=options.target, full=bool(options.full),
+               dry_run=bool(options.dry_run), output=options.output)
+    return 0
+
+
+def run_deploy(config: Config, *, target: str | None = None, full: bool = False,
+               dry_run: bool = False, output: str | None = None,
+               bucket_factory: BucketFactory | None = None) -> list[Outcome]:
+    """Deploy the output of *config* (or *output*, relative to the cwd) to *target* (None:
+    every target, in order)."""
+    targets = _targets(config, target)
+    folder = Path(os.path.realpath(config.output_path(output)))
+    if bucket_factory is None:
+        bucket_factory = _boto_bucket()
+    lock = OutputLock(tree.sibling(folder, "lock"), 60.0)
+    lock.acquire()
+    try:
+        site = _manifest(folder)
+        redirects = _redirects(folder, site, config.site.url)
+        from sitegen.fetch.stored import open_config_store
+
+        outcomes = []
+        with open_config_store(config) as store:
+            for name, spec in targets:
+                outcomes.append(Deploy(name, spec, bucket_factory(name, spec), store, folder,
+                                       site, redirects).run(full=full, dry_run=dry_run))
+        return outcomes
+    finally:
+        lock.release()
+
+
+def _targets(config: Config, wanted: str | None) -> list[tuple[str, DeployTarget]]:
+    if not config.deploy:
+        raise ConfigError("site.toml has no [deploy.NAME] section: add one, e.g. "
+                          '[deploy.production] with url = "s3://bucket/prefix"')
+    if wanted is None:
+        return list(config.deploy.items())
+    if wanted not in config.deploy:
+        raise ConfigError(f"there is no deploy target '{wanted}' in site.toml: choose one "
+                          f"of {', '.join(sorted(config.deploy))}")
+    return [(wanted, config.deploy[wanted])]
+
+
+def _boto_bucket() -> BucketFactory:
+    try:
+        from sitegen.deploy.s3 import Bucket
+    except ImportError:
+        raise ConfigError(f"sitegen deploy needs boto3: {INSTALL}") from None
+    return Bucket
+
+
+def _manifest(output: Path) -> dict[str, str]:
+    try:
+        manifest = Manifest.from_bytes((output / MANIFEST_NAME).read_bytes())
+    except OSError:
+        manifest = None
+    if manifest is None:
+        raise ConfigError(f"there is no built site in {output}: run `sitegen build` first")
+    return {path: entry.sha256 for path, entry in manifest.files.items()}
+
+
+def _redirects(output: Path, site: dict[str, str], site_url: str) -> dict[str, str]:
+    if REDIRECTS_FILE not in site:
+        return {}
+    try:
+        text = (output / REDIRECTS_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {p: url for p, url in website_redirects(text, site_url).items() if p in site}
+
+
+class Deploy:
+    """One target's deploy: list when needed, plan, send, record."""
+
+    def __init__(self, name: str, target: DeployTarget, bucket: Bucket, store: Store,
+                 output: Path, site: dict[str, str], redirects: dict[str, str]) -> None:
+        self.name, self.target, self.bucket, self.store = name, target, bucket, store
+        self.output, self.site, self.redirects = output, site, redirects
+        self.key = target.record_key(name)
+        self._pending: dict[str, tuple[str, str]] = {}
+        self._saved = time.monotonic()
+
+    def run(self, *, full: bool, dry_run: bool) -> Outcome:
+        record = self.store.deployed(self.key)
+        listed = full or not record
+        if listed:
+            listing = self.bucket.listing()
+            found, drift = reconcile(listing, record, self.site, self._md5)
+            if record and drift:
+                log.warning("the bucket of deploy target '%s' differs from what the last "
+                            "deploy recorded (%s): it is repaired now", self.name,
+                            drift.describe())
+            if not dry_run:
+                self.store.save_deployed(self.key, found, replace=True)
+            record = found
+        plan = plan_deploy(self.site, record, delete=self.target.delete)
+        outcome = Outcome(self.name, plan, [], [], listed)
+        if dry_run:
+            for line in plan.describe():
+                print(line)
+            print(f"deploy {self.name} (dry run): {len(plan.uploads)} to upload, "
+                  f"{len(plan.deletes)} to delete, {plan.unchanged} unchanged "
+                  f"({self.target.url})")
+            return outcome
+        try:
+            for wave in plan.waves:
+                self._send(wave, outcome.uploaded)
+        finally:
+            self._flush()
+        if plan.deletes:
+            self.bucket.delete(plan.deletes)
+            self.store.save_deployed(self.key, {}, plan.deletes)
+            outcome.deleted = list(plan.deletes)
+        self._invalidate(record, outcome)
+        log.info("deploy %s: %d uploaded, %d deleted, %d unchanged (%s)", self.name,
+                 len(outcome.uploaded), len(outcome.deleted), plan.unchanged, self.target.url)
+        return outcome
+
+    def _send(self, paths: Sequence[str], done: list[str]) -> None:
+        """Upload *paths* several at a time, recording each as it is confirmed.
+
+        On the first failure (or Ctrl-C) the uploads not started are cancelled; those in
+        flight end, unrecorded (the next deploy sends them again).
+        """
+        if not paths:
+            return
+        pool = ThreadPoolExecutor(self.target.concurrency)
+        try:
+            futures: dict[Future[tuple[str, str]], str] = {
+                pool.submit(self._upload, path): path for path in paths}
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    sha, etag = future.result()  # the first failure ends the wave
+                    self._confirmed(futures[future], sha, etag)
+                    done.append(futures[future])
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _upload(self, path: str) -> tuple[str, str]:
+        try:
+            body = (self.output / path).read_bytes()
+        except OSError as error:
+            raise DeployError(f"cannot read {path} of the output ({error.strerror}): build "
+                              "again, then deploy") from None
+        sha = hashlib.sha256(body).hexdigest()
+        if sha != self.site[path]:
+            raise DeployError(f"the output file {path} is not the one the last build wrote: "
+                              "build again, then deploy")
+        etag = self.bucket.put(path, body, sha, object_headers(path), self.redirects.get(path))
+        return sha, clean_etag(etag)
+
+    def _confirmed(self, path: str, sha: str, etag: str) -> None:
+        self._pending[path] = (sha, etag)
+        if time.monotonic() - self._saved >= RECORD_EVERY:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.store.save_deployed(self.key, self._pending)
+            self._pending = {}
+        self._saved = time.monotonic()
+
+    def _md5(self, path: str) -> str:
+        try:
+            return hashlib.md5((self.output / path).read_bytes(), usedforsecurity=False
+                               ).hexdigest()
+        except OSError:
+            return ""
+
+    def _invalidate(self, before: dict[str, tuple[str, str]], outcome: Outcome) -> None:
+        changed = [p for p in outcome.uploaded if p in before] + outcome.deleted
+        if self.target.cdn_invalidate is not None and changed:
+            self.bucket.invalidate(self.target.cdn_invalidate, invalidation_paths(changed))
+
+
+__all__ = ["INSTALL", "Outcome", "deploy_command", "run_deploy"]
