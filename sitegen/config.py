@@ -143,12 +143,19 @@ class AnalyticsSection(_Strict):
     visitor: Literal["session", "persistent"] = "session"
 
 
+class SearchSection(_Strict):
+    """`[search]`: a Pagefind index of the articles and a `/search/` page."""
+
+    enabled: bool = True
+
+
 class Config(_Strict):
     """The whole validated `site.toml`, plus where it lives."""
 
     site: SiteSection
     api: ApiSection
     analytics: AnalyticsSection = AnalyticsSection()
+    search: SearchSection = SearchSection()
     root: Path = Field(default=Path("."), exclude=True, strict=False)
 
     @property
@@ -238,6 +245,8 @@ def demo_config(base: Config | None, root: Path) -> Config:
                 "cache_dir": ".sitegen/demo"},
         "analytics": analytics,
     }
+    if base is not None:  # the user's [search] choice holds for the demo's content too
+        data["search"] = base.search.model_dump(mode="json")
     return parse_config(data, base.root if base is not None else root, "demo configuration")
 
 

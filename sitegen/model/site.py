@@ -302,6 +302,7 @@ def build_site(config: Config, workspace: Workspace,
         if len(languages) > 1 else [],
         social_posts=social, ai_disclosure=config.site.ai_disclosure,
         own_pages=own_pages, menu=menu_of(own_pages),
+        search_url="/search/" if config.search.enabled and articles else None,
     )
     pages = layout_pages(site)
     site.pages = pages[:-1] + own_layout(own_pages, pages, site.language) + pages[-1:]
