@@ -240,6 +240,9 @@ class Site:
     menu: list[OwnPage] = field(default_factory=list)
     #: The search page's URL (`[search] enabled`), or None: no search link, no page.
     search_url: str | None = None
+    #: The search page of each other language of a site in several (`/lang/<slug>/search/`):
+    #: Pagefind searches the index of the page's language.
+    search_urls: dict[str, str] = field(default_factory=dict)
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""
