@@ -64,8 +64,11 @@ def render_headers(base_path: str, beacon_endpoint: str | None, *,
         "  Referrer-Policy: strict-origin-when-cross-origin",
         f"{base}/static/*",
         f"  Cache-Control: {IMMUTABLE}",
-        "",
     ]
+    if search:  # (Pagefind's index and fragment files are named by a hash of their bytes)
+        for folder in ("fragment", "index"):
+            lines += [f"{base}/pagefind/{folder}/*", f"  Cache-Control: {IMMUTABLE}"]
+    lines.append("")
     return "\n".join(lines).encode("utf-8")
 
 
