@@ -25,8 +25,8 @@ log = logging.getLogger("sitegen.build")
 
 def theme_assets(config: Config, with_beacon: bool) -> AssetSet:
     """The theme layers' static files (and the beacon script), with content-hashed names."""
-    from sitegen.emit.search import SEARCH_SCRIPT
     from sitegen.emit.assets import BEACON_NAME, AssetSet, beacon_source, collect_static
+    from sitegen.emit.search import SEARCH_SCRIPT
     from sitegen.render.themes import ThemeSet
 
     files, junk = collect_static(ThemeSet(config).static_dirs())

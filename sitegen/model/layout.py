@@ -4,8 +4,8 @@ Role: from a linked Site graph, list every `Page` — home (paginated), one per
 article, per agent, cluster, author, tag, language (only when several), an
 index of each kind of section that has any (`/agents/`, `/topics/`, `/authors/`,
 `/tags/`), the social section (when any posts) with a page per post, the search pages
-(`[search]`: one per language) and the 404 page — in a deterministic order. URLs come from slugs that `slugs.slugify` made, so no path
-leaves the output. Must never do I/O, log, or render.
+(`[search]`: one per language) and the 404 page — in a deterministic order. URLs come from
+slugs that `slugs.slugify` made, so no path leaves the output. Must never do I/O, log, or render.
 """
 
 from __future__ import annotations

@@ -212,7 +212,8 @@ _SMALL_HEADINGS = """(() => { const body = document.querySelector('.prose');
   const small = probes.filter(h => parseFloat(getComputedStyle(h).fontSize) < size)
     .map(h => h.tagName);
   probes.forEach(h => h.remove()); return small; })()"""
-_NAV_LINKS = """[...document.querySelectorAll('.site-header nav a, .site-header .search-link')].map(a => {
+_NAV_LINKS = """[...document.querySelectorAll('.site-header nav a, .site-header .search-link')]
+  .map(a => {
   const r = a.getBoundingClientRect(); return [a.textContent.trim(), r.left, r.right]; })"""
 
 
