@@ -116,28 +116,37 @@ def _canonical(rel: str, data: bytes) -> bytes:
                       separators=(",", ":")).encode("utf-8")
 
 
+def _copy(writer: OutputWriter, pages: list[str], site: Path, *, marked: bool) -> int:
+    """Copy the *pages* (only those with the marker when *marked*) under *site*; count them."""
+    copied = 0
+    for path in pages:
+        data = writer.read(path)
+        if data is None or (marked and MARKER not in data):
+            continue
+        target = site / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        copied += 1
+    return copied
+
+
 def index_site(writer: OutputWriter, pages: Iterable[str]) -> int:
     """Run Pagefind over *pages* (output paths) and write its bundle; returns the pages
-    given to it."""
-    read = {path: writer.read(path) for path in pages}
-    found = {path: data for path, data in read.items() if data is not None}
-    marked = {path: data for path, data in found.items() if MARKER in data}
-    chosen = marked or found
-    if not chosen:
-        raise SearchError("the site has no HTML page for Pagefind to index: set [search] "
-                          "enabled = false, or publish an article")
+    given to it (those marked `data-pagefind-body`, else all)."""
+    paths = list(pages)
     with tempfile.TemporaryDirectory(prefix="sitegen-search-") as temp:
         site, output = Path(temp, "site"), Path(temp, "bundle")
-        for path, data in chosen.items():
-            target = site / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+        copied = _copy(writer, paths, site, marked=True) or \
+            _copy(writer, paths, site, marked=False)
+        if not copied:
+            raise SearchError("the site has no HTML page for Pagefind to index: set [search] "
+                              "enabled = false, or publish an article")
         run_pagefind(site, output)
         for file in sorted(output.rglob("*")):
             if file.is_file():
                 rel = file.relative_to(output).as_posix()
                 writer.write(f"{BUNDLE}/{rel}", _canonical(rel, file.read_bytes()))
-    return len(chosen)
+    return copied
 
 
 __all__ = ["BUNDLE", "SEARCH_SCRIPT", "find_binary", "index_site", "keep_previous",

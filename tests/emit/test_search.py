@@ -186,3 +186,22 @@ def test_search_enabled_must_be_a_boolean(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="search"):
         config(tmp_path, enabled=True, engine="lunr")
     assert config(tmp_path).search.enabled is True
+
+
+@pytest.mark.parametrize("marked", [True, False])
+def test_only_marked_pages_are_indexed_and_all_when_none_is(tmp_path: Path,
+                                                          marked: bool) -> None:
+    from sitegen.emit.writer import OutputWriter
+
+    body = '<main data-pagefind-body><h1>{0}</h1><p>{0} words</p></main>' if marked else \
+        "<main><h1>{0}</h1><p>{0} words</p></main>"
+    with OutputWriter(tmp_path / "out") as writer:
+        writer.write("a/index.html", f'<html lang="en"><body>{body.format("Alpha")}'
+                                     "</body></html>".encode())
+        writer.write("b/index.html", b'<html lang="de"><body><h1>Listing</h1></body></html>')
+        given = search.index_site(writer, ["a/index.html", "b/index.html", "missing.html"])
+        writer.commit()
+    entry = json.loads((tmp_path / "out" / "pagefind" / "pagefind-entry.json").read_text())
+    assert given == (1 if marked else 2)
+    assert {code: lang["page_count"] for code, lang in entry["languages"].items()} == \
+        ({"en": 1} if marked else {"en": 1, "de": 1})
