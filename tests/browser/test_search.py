@@ -29,24 +29,28 @@ from tests.content import synced
 pytestmark = pytest.mark.browser
 
 _TAG = re.compile(r"<[^>]+>")
-_BODY = re.compile(r"<article[^>]*data-pagefind-body[^>]*>(.*?)</article>", re.S)
+_ARTICLE = re.compile(r"<article class=\"article[^>]*>(.*?)</article>", re.S)
+_BODY = re.compile(r'id="article-body" data-pagefind-body>(.*?)<footer class="article__footer">',
+                   re.S)
 _WORD = re.compile(r"[a-z]{9,}")
 
 
 def _unique_word(output: Path) -> tuple[str, str]:
-    """(word, article URL): a long word of one English article's indexed text only."""
-    words: dict[str, set[str]] = {}
+    """(word, article URL): a long word of one English article's body, found in no other
+    article's page (Pagefind stems words: no other word may share its first six letters)."""
+    found: dict[str, tuple[set[str], set[str]]] = {}  # url → (body words, all words)
     for page in sorted(output.glob("*/index.html")):
         html = page.read_text(encoding="utf-8")
-        body = _BODY.search(html)
-        if body is None or '<html lang="en"' not in html:
+        article, body = _ARTICLE.search(html), _BODY.search(html)
+        if article is None or body is None or '<html lang="en"' not in html:
             continue
-        text = _TAG.sub(" ", body.group(1)).lower()
-        words[f"/{page.parent.name}/"] = set(_WORD.findall(text))
-    stems = Counter(word[:6] for found in words.values() for word in found)
-    for url, found in sorted(words.items()):
-        for word in sorted(found):
-            if stems[word[:6]] == 1:  # (Pagefind stems: no other word may share the start)
+        found[f"/{page.parent.name}/"] = (
+            set(_WORD.findall(_TAG.sub(" ", body.group(1)).lower())),
+            set(_WORD.findall(_TAG.sub(" ", article.group(1)).lower())))
+    stems = Counter(word[:6] for _, every in found.values() for word in every)
+    for url, (body_words, _) in sorted(found.items()):
+        for word in sorted(body_words):
+            if stems[word[:6]] == 1:
                 return word, url
     raise AssertionError("no word occurs in one demo article only")
 
