@@ -177,7 +177,10 @@ def test_pages_link_their_language_s_search_page_under_a_sub_path(
     target = link.group(1).removeprefix("/blog/")
     assert target.startswith("lang/") and (out / target / "index.html").is_file()
     assert '<html lang="fr"' in (out / target / "index.html").read_text()
-    assert "script-src 'self' 'wasm-unsafe-eval'" in (out / "_headers").read_text()
+    headers = (out / "_headers").read_text()
+    assert "script-src 'self' 'wasm-unsafe-eval'" in headers
+    assert "/blog/pagefind/fragment/*\n  Cache-Control: public, max-age=31536000, immutable" \
+        in headers
 
 
 def test_search_enabled_must_be_a_boolean(tmp_path: Path) -> None:
