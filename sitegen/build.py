@@ -1,4 +1,4 @@
-"""The recipe: config → store → sync → model → plan → render → links → commit → report.
+"""The recipe: config → store → sync → model → plan → render → search → links → commit.
 
 Role: `run_build` gathers everything first into the writer's staging and commits only
 at the end, so any failure (or `--strict` with warnings) leaves the previous output
@@ -43,6 +43,7 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
     from sitegen.emit.linkcheck import LinkCheck
     from sitegen.emit.ownfiles import check_collisions, collect_own_static
+    from sitegen.emit.search import index_site, keep_previous
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, output_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
@@ -104,6 +105,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                                            store.url_history()).items():
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
+        if site.search_url is not None and not keep_previous(writer, force=options.force):
+            with timings.stage("search"):  # (in the timings only when Pagefind ran)
+                index_site(writer, [page.path for page in site.pages])
         links.finish(site.pages, writer)
         report.warnings, report.warning_messages = counter.count, counter.messages
         if options.strict and counter.count:

@@ -144,6 +144,12 @@ class AnalyticsSection(_Strict):
     visitor: Literal["session", "persistent"] = "session"
 
 
+class SearchSection(_Strict):
+    """`[search]`: a Pagefind index of the articles and a `/search/` page."""
+
+    enabled: bool = True
+
+
 class Config(_Strict):
     """The whole validated `site.toml`, plus where it lives."""
 
@@ -152,6 +158,7 @@ class Config(_Strict):
     analytics: AnalyticsSection = AnalyticsSection()
     #: `[deploy.NAME]`: where `sitegen deploy` publishes (credentials from the env only).
     deploy: dict[str, DeployTarget] = Field(default={})
+    search: SearchSection = SearchSection()
     root: Path = Field(default=Path("."), exclude=True, strict=False)
 
     @property
@@ -241,6 +248,8 @@ def demo_config(base: Config | None, root: Path) -> Config:
                 "cache_dir": ".sitegen/demo"},
         "analytics": analytics,
     }
+    if base is not None:  # the user's [search] choice holds for the demo's content too
+        data["search"] = base.search.model_dump(mode="json")
     return parse_config(data, base.root if base is not None else root, "demo configuration")
 
 

@@ -7,6 +7,7 @@ a token or request headers.
 
     SitegenError                 exit 1  build failed
     ├── BuildError               exit 1  rendering / writing failed
+    │   └── SearchError          exit 1  Pagefind missing or failed to index the site
     ├── StrictError              exit 1  --strict and warnings were logged
     ├── CacheError               exit 1  --offline with no usable cache
     ├── ConfigError              exit 2  site.toml, arguments, missing key variable
@@ -31,6 +32,10 @@ class SitegenError(Exception):
 
 class BuildError(SitegenError):
     """Rendering or writing the site failed; the previous output is kept."""
+
+
+class SearchError(BuildError):
+    """Pagefind could not be found or could not index the site; the previous output is kept."""
 
 
 class StrictError(SitegenError):

@@ -11,7 +11,9 @@ icons; images and video files from https (article images may live anywhere);
 YouTube's privacy-enhanced and Vimeo's players in frames; `style` attributes (topic
 colours); connections to the site itself (pages make none, but tools such as
 Lighthouse fetch robots.txt from the page) and, with a beacon, to the service's
-origin only. This module must never write files (the writer does) and never read
+origin only. With `[search]`, scripts may also compile WebAssembly (`'wasm-unsafe-eval'`:
+Pagefind's search runs in a wasm module it fetches from the site; no `eval` of text is
+allowed). This module must never write files (the writer does) and never read
 content.
 """
 
@@ -43,12 +45,12 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
 
 
-def content_security_policy(beacon_endpoint: str | None) -> str:
+def content_security_policy(beacon_endpoint: str | None, *, search: bool = False) -> str:
     """The policy for every page (see the module docstring)."""
     connect = origin_of(beacon_endpoint) if beacon_endpoint else ""
     return "; ".join([
         "default-src 'self'",
-        "script-src 'self'",
+        "script-src 'self' 'wasm-unsafe-eval'" if search else "script-src 'self'",
         "style-src 'self'",
         "style-src-attr 'unsafe-inline'",
         "img-src 'self' https:",
@@ -62,20 +64,24 @@ def content_security_policy(beacon_endpoint: str | None) -> str:
     ])
 
 
-def render_headers(base_path: str, beacon_endpoint: str | None) -> bytes:
+def render_headers(base_path: str, beacon_endpoint: str | None, *,
+                   search: bool = False) -> bytes:
     """The `_headers` file for a site published at *base_path* ("" or "/blog")."""
     base = base_path.rstrip("/")
     lines = [
         "# Written by sitegen: caching and security headers (Netlify, Cloudflare Pages).",
         f"# Pages keep the host's default caching ({REVALIDATE}).",
         f"{base}/*",
-        f"  Content-Security-Policy: {content_security_policy(beacon_endpoint)}",
+        f"  Content-Security-Policy: {content_security_policy(beacon_endpoint, search=search)}",
         "  X-Content-Type-Options: nosniff",
         "  Referrer-Policy: strict-origin-when-cross-origin",
         f"{base}/{HASHED_FOLDER}*",
         f"  Cache-Control: {IMMUTABLE}",
-        "",
     ]
+    if search:  # (Pagefind's index and fragment files are named by a hash of their bytes)
+        for folder in ("fragment", "index"):
+            lines += [f"{base}/pagefind/{folder}/*", f"  Cache-Control: {IMMUTABLE}"]
+    lines.append("")
     return "\n".join(lines).encode("utf-8")
 
 

@@ -5,7 +5,7 @@ one per agent, cluster, author, tag and language at `<section url>feed.xml`),
 what each holds (the newest `site.feed_size` articles, full sanitized HTML from
 `Renderer.feed_html`: the theme's AI disclosure, then the body, with videos as links:
 `emit.feedhtml`); every build renders them all, and the writer keeps the files whose
-bytes did not change. Also lists the sitemap entries: every HTML page but 404.html,
+bytes did not change. Also lists the sitemap entries: every HTML page but 404.html and /search/,
 dated from content. This module must never write files (the writer does) and never use
 the wall clock.
 """
@@ -120,7 +120,7 @@ def sitemap_entries(site: Site) -> list[SitemapEntry]:
     entries: list[SitemapEntry] = []
     add = entries.append
     for page in site.pages:
-        if page.kind == "404" or not page.path.endswith(".html"):
+        if page.kind in ("404", "search") or not page.path.endswith(".html"):
             continue
         shown = page.obj
         if isinstance(shown, ArticleView):

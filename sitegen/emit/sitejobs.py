@@ -26,9 +26,12 @@ log = logging.getLogger("sitegen.build")
 def theme_assets(config: Config, with_beacon: bool) -> AssetSet:
     """The theme layers' static files (and the beacon script), with content-hashed names."""
     from sitegen.emit.assets import BEACON_NAME, AssetSet, beacon_source, collect_static
+    from sitegen.emit.search import SEARCH_SCRIPT
     from sitegen.render.themes import ThemeSet
 
     files, junk = collect_static(ThemeSet(config).static_dirs())
+    if not config.search.enabled:  # (the search page's script: no page loads it)
+        files.pop(SEARCH_SCRIPT, None)
     if with_beacon:
         files[BEACON_NAME] = beacon_source()
     return AssetSet(files, base_path=urlsplit(config.site.base_url).path or "/", junk=junk)
@@ -74,7 +77,8 @@ def site_files(site: Site, renderer: Renderer, assets: AssetSet,
     yield from render_sitemaps(sitemap_entries(site), site.base_url)
     yield "robots.txt", render_robots(site.base_url)
     beacon = renderer.beacon.endpoint if renderer.beacon is not None else None
-    yield "_headers", render_headers(urlsplit(site.base_url).path, beacon)
+    yield "_headers", render_headers(urlsplit(site.base_url).path, beacon,
+                                     search=site.search_url is not None)
     for asset in assets.assets():
         yield asset.path, asset.data
     if demo:

@@ -180,13 +180,21 @@ class OutputWriter:
         """Every path of the new site named so far (written or kept)."""
         return frozenset(self._new)
 
+    def digest(self, path: str) -> str | None:
+        """The sha256 of the new site's *path* (None when this build has not named it)."""
+        entry = self._new.get(safe_relpath(path))
+        return entry.sha256 if entry is not None else None
+
     def read(self, path: str) -> bytes | None:
         """The bytes of the new site's *path* (staged or kept), or None when it has none."""
         rel = safe_relpath(path)
         if rel not in self._new:
             return None
         folder = self.output if rel in self._carried else self._staging
+        pending = self._pending.get(rel)
         try:
+            if pending is not None:  # (an I/O thread may still be writing it)
+                pending.result()
             with open(os.path.join(folder, rel), "rb") as handle:
                 return handle.read()
         except OSError:

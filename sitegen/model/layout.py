@@ -3,9 +3,9 @@
 Role: from a linked Site graph, list every `Page` — home (paginated), one per
 article, per agent, cluster, author, tag, language (only when several), an
 index of each kind of section that has any (`/agents/`, `/topics/`, `/authors/`,
-`/tags/`), the social section (when any posts) with a page per post, and the 404 page — in a
-deterministic order. URLs come from slugs that `slugs.slugify` made, so no path
-leaves the output. Must never do I/O, log, or render.
+`/tags/`), the social section (when any posts) with a page per post, the search pages
+(`[search]`: one per language) and the 404 page — in a deterministic order. URLs come from
+slugs that `slugs.slugify` made, so no path leaves the output. Must never do I/O, log, or render.
 """
 
 from __future__ import annotations
@@ -132,6 +132,12 @@ def layout_pages(site: Site) -> list[Page]:
                        template="social_post.html", title=post.title, obj=post,
                        language=site.language, feed_url=site.feed_url)
                   for post in site.social_posts]
+    if site.search_url is not None:
+        searches = [(site.search_url, lang), *((url, code) for code, url in
+                                                 sorted(site.search_urls.items()))]
+        pages += [Page(kind="search", path=url_to_path(url), url=url, template="search.html",
+                       title="Search", language=code, feed_url=site.feed_url)
+                  for url, code in searches]
     not_found = Page(kind="404", path="404.html", url="/404.html", template="404.html",
                      title="Page not found", language=lang, feed_url=site.feed_url)
     pages.append(not_found)

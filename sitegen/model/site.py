@@ -302,7 +302,11 @@ def build_site(config: Config, workspace: Workspace,
         if len(languages) > 1 else [],
         social_posts=social, ai_disclosure=config.site.ai_disclosure,
         own_pages=own_pages, menu=menu_of(own_pages),
+        search_url="/search/" if config.search.enabled and articles else None,
     )
+    if site.search_url is not None:
+        site.search_urls = {language.id: f"{language.url}search/" for language in site.languages
+                            if language.id != site.language}
     pages = layout_pages(site)
     site.pages = pages[:-1] + own_layout(own_pages, pages, site.language) + pages[-1:]
     return site

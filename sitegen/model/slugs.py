@@ -33,7 +33,7 @@ DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul",
 RESERVED = frozenset({
     "agents", "topics", "authors", "tags", "lang", "social", "page", "static", "media",
     "feed.xml", "sitemap.xml", "robots.txt", "404", "404.html", "index.html", "feed",
-    "sitemap", "robots", "index",
+    "sitemap", "robots", "index", "search", "pagefind",
 }) | DEVICE_NAMES
 
 

@@ -18,7 +18,7 @@ from sitegen.fetch.records import KnownBlock
 
 PageKind = Literal[
     "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
-    "own", "social_post", "404",
+    "own", "social_post", "404", "search",
 ]
 
 
@@ -238,6 +238,11 @@ class Site:
     #: The owner's own pages (file order), and those in the navigation (menu order).
     own_pages: list[OwnPage] = field(default_factory=list)
     menu: list[OwnPage] = field(default_factory=list)
+    #: The search page's URL (`[search] enabled`), or None: no search link, no page.
+    search_url: str | None = None
+    #: The search page of each other language of a site in several (`/lang/<slug>/search/`):
+    #: Pagefind searches the index of the page's language.
+    search_urls: dict[str, str] = field(default_factory=dict)
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

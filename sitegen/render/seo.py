@@ -133,7 +133,8 @@ def page_meta(site: Site, page: Page, logo: str = "") -> PageMeta:
     return PageMeta(
         title=title, description=_clip(description), canonical="" if missing else canonical,
         og_type="website", image=image, keywords="",
-        robots="noindex" if missing else "index,follow", jsonld={} if missing else jsonld,
+        robots="noindex" if missing else "noindex,follow" if page.kind == "search"
+        else "index,follow", jsonld={} if missing else jsonld,
         image_alt=first.title if first is not None else "",
     )
 

@@ -282,3 +282,21 @@ def test_open_pages_are_rebuilt_first_and_reload_once(browser: Browser, preview:
             assert opened.evaluate("sessionStorage.getItem('loads')") == "2"
     finally:
         context.close()
+
+
+def test_search_works_in_the_preview(browser: Browser, preview: Preview) -> None:
+    """The preview builds through the recipe, so its `/search/` page finds as the site's does."""
+    from tests.browser.test_search import _unique_word
+
+    word, url = _unique_word(preview.root / ".sitegen" / "preview")
+    context = browser.new_context()
+    try:
+        opened = context.new_page()
+        opened.goto(preview.url.rstrip("/") + "/search/")
+        opened.locator(".pagefind-ui__search-input").fill(word)
+        first = opened.locator(".pagefind-ui__result-link").first
+        first.wait_for(timeout=WAIT_MS)
+        assert first.get_attribute("href") == url
+        assert opened.request.get(preview.url.rstrip("/") + url).status == 200
+    finally:
+        context.close()

@@ -25,7 +25,7 @@ from tests.content import synced
 
 THEME = builtin_themes_root() / "magazine"
 KINDS = {"home", "article", "agent", "cluster", "author", "tag", "language", "social",
-         "social_post", "terms", "404"}
+         "social_post", "terms", "404", "search"}
 
 
 class Cards(HTMLParser):

@@ -45,7 +45,7 @@ def test_every_kind_renders_with_seo(tmp_path: Path) -> None:
     renderer = Renderer(config, site, ThemeSet(config))
     kinds = {p.kind for p in site.pages}
     assert kinds == {"home", "article", "agent", "cluster", "author", "tag", "language",
-                     "social", "social_post", "terms", "404"}
+                     "social", "social_post", "terms", "404", "search"}
     for page in site.pages:
         html = renderer.render(page).decode()
         assert html.startswith("<!doctype html>")

@@ -1,0 +1,210 @@
+"""The search stage of a build: Pagefind's bundle in the atomic commit, run only when pages
+changed, a failure that keeps the previous output, and `[search] enabled = false`.
+
+The demo workspace is built (its content given, nothing fetched) with the real Pagefind
+binary; a spy on `sitegen.emit.search.run_pagefind` counts the runs, and
+`PAGEFIND_BINARY_PATH` (which Pagefind's `get_executable` honours) points at a script that
+fails, or at nothing, for the failures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitegen.build import BuildOptions, run_build
+from sitegen.config import Config, demo_config, parse_config
+from sitegen.emit import search
+from sitegen.emit.manifest import MANIFEST_NAME
+from sitegen.errors import ConfigError, SearchError
+from sitegen.report import BuildReport
+from sitegen.workspace import Workspace
+from tests.content import synced
+
+
+@pytest.fixture(scope="module")
+def demo_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    return synced(demo_config(None, tmp_path_factory.mktemp("fetch")))
+
+
+@pytest.fixture
+def runs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The sites Pagefind ran over in this test (the real runner, counted)."""
+    seen: list[Path] = []
+    real = search.run_pagefind
+
+    def spy(site: Path, output: Path) -> None:
+        seen.append(site)
+        real(site, output)
+
+    monkeypatch.setattr(search, "run_pagefind", spy)
+    return seen
+
+
+def config(root: Path, url: str = "https://notes.acme.test/", **section: Any) -> Config:
+    data: dict[str, Any] = {
+        "site": {"title": "The Demo Workshop", "url": url, "description": "Notes"},
+        "api": {"url": "https://cas.example.test", "workspace": "65f0c0ffee0123456789abcd"},
+        "analytics": {"enabled": False}}
+    if section:
+        data["search"] = section
+    return parse_config(data, root)
+
+
+def build(cfg: Config, out: Path, workspace: Workspace) -> BuildReport:
+    return run_build(cfg, BuildOptions(output=out, workspace=workspace, demo=True))
+
+
+def files(root: Path) -> dict[str, tuple[str, int]]:
+    """Every file under *root* but the manifest: (sha256, mtime_ns)."""
+    return {path.relative_to(root).as_posix(): (hashlib.sha256(path.read_bytes()).hexdigest(),
+                                                path.stat().st_mtime_ns)
+            for path in sorted(root.rglob("*"))
+            if path.is_file() and path.name != MANIFEST_NAME}
+
+
+def retitled(workspace: Workspace, title: str) -> Workspace:
+    first = workspace.articles[0]
+    articles = [first.model_copy(update={"title": title}), *workspace.articles[1:]]
+    return workspace.model_copy(update={"articles": articles})
+
+
+def test_the_index_lands_in_the_commit_and_is_kept_when_no_page_changed(
+        tmp_path: Path, demo_workspace: Workspace, runs: list[Path]) -> None:
+    out = tmp_path / "_site"
+    first = build(config(tmp_path), out, demo_workspace)
+    assert len(runs) == 1 and "search" in first.timings
+    bundle = {p for p in files(out) if p.startswith("pagefind/")}
+    assert {"pagefind/pagefind-ui.js", "pagefind/pagefind-ui.css",
+            "pagefind/pagefind-entry.json"} <= bundle
+    assert any(p.startswith("pagefind/fragment/") for p in bundle)
+    assert bundle <= set(first.written)
+    # Only the pages with data-pagefind-body (the articles) went to Pagefind, by language.
+    entry = json.loads((out / "pagefind" / "pagefind-entry.json").read_text())
+    published = [a for a in demo_workspace.articles if a.status == "published"]
+    assert sum(lang["page_count"] for lang in entry["languages"].values()) == len(published)
+    assert set(entry["languages"]) == {a.language or "en" for a in published}
+    assert not runs[0].exists()  # the temporary folders are gone
+
+    before = files(out)
+    again = build(config(tmp_path), out, demo_workspace)
+    assert len(runs) == 1 and "search" not in again.timings
+    assert not again.written and files(out) == before  # the bundle was kept, untouched
+
+    changed = build(config(tmp_path), out, retitled(demo_workspace, "Zanzibar Quokkas"))
+    assert len(runs) == 2 and "search" in changed.timings
+    assert any(p.startswith("pagefind/fragment/") for p in changed.written)
+
+
+def test_the_same_pages_give_the_same_bundle_bytes(
+        tmp_path: Path, demo_workspace: Workspace, runs: list[Path]) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    build(config(tmp_path / "a"), one, demo_workspace)
+    build(config(tmp_path / "b"), two, demo_workspace)
+    assert len(runs) == 2
+    assert {p: d for p, (d, _) in files(one).items()} == \
+        {p: d for p, (d, _) in files(two).items()}
+
+
+def _failing_binary(folder: Path) -> Path:
+    script = folder / "pagefind-broken"
+    script.write_text("#!/bin/sh\necho 'Error: the disk is on fire' >&2\nexit 1\n")
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize("binary", ["fails", "missing"])
+def test_a_pagefind_failure_is_an_error_that_keeps_the_previous_output(
+        tmp_path: Path, demo_workspace: Workspace, monkeypatch: pytest.MonkeyPatch,
+        binary: str) -> None:
+    out = tmp_path / "_site"
+    build(config(tmp_path), out, demo_workspace)
+    before = files(out)
+    path = _failing_binary(tmp_path) if binary == "fails" else tmp_path / "no-such-pagefind"
+    monkeypatch.setenv("PAGEFIND_BINARY_PATH", str(path))
+    with pytest.raises(SearchError) as caught:
+        build(config(tmp_path), out, retitled(demo_workspace, "A New Title"))
+    message = str(caught.value)
+    assert caught.value.exit_code == 1 and "\n" not in message
+    assert ("the disk is on fire" in message and "exit status 1" in message
+            if binary == "fails" else "not found" in message)
+    assert "[search] enabled = false" in message
+    assert files(out) == before
+    assert not list(tmp_path.glob("._site.sitegen-staging*"))  # no staging left beside it
+
+
+def test_search_off_has_no_link_page_or_bundle_and_turning_it_off_removes_them(
+        tmp_path: Path, demo_workspace: Workspace, runs: list[Path]) -> None:
+    out = tmp_path / "_site"
+    build(config(tmp_path), out, demo_workspace)
+    assert (out / "pagefind").is_dir() and (out / "search" / "index.html").is_file()
+    report = build(config(tmp_path, enabled=False), out, demo_workspace)
+    assert len(runs) == 1
+    assert not (out / "pagefind").exists() and not (out / "search").exists()
+    assert not list(out.glob("lang/*/search"))
+    assert any(p.startswith("pagefind/") for p in report.removed)
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "search-link" not in text and "/pagefind/" not in text, page
+    assert not list((out / "static").glob("search.*.js"))
+    assert "wasm-unsafe-eval" not in (out / "_headers").read_text()
+
+
+def test_pages_link_their_language_s_search_page_under_a_sub_path(
+        tmp_path: Path, demo_workspace: Workspace) -> None:
+    out = tmp_path / "_site"
+    report = build(config(tmp_path, url="https://user.example.test/blog/"), out,
+                   demo_workspace)
+    assert not [m for m in report.warning_messages if "search" in m or "pagefind" in m]
+    home = (out / "index.html").read_text(encoding="utf-8")
+    assert 'class="search-link" href="/blog/search/"' in home
+    page = (out / "search" / "index.html").read_text(encoding="utf-8")
+    assert 'data-bundle="/blog/pagefind/"' in page and 'data-base="/blog/"' in page
+    assert 'href="/blog/pagefind/pagefind-ui.css"' in page
+    assert 'src="/blog/pagefind/pagefind-ui.js"' in page
+    assert '<meta name="robots" content="noindex,follow">' in page
+    assert "/search/" not in (out / "sitemap.xml").read_text()
+    french = next(a for a in demo_workspace.articles
+                  if a.language == "fr" and a.status == "published")
+    french_page = out / str(french.slug) / "index.html"
+    link = re.search(r'class="search-link" href="([^"]+)"', french_page.read_text())
+    assert link is not None and link.group(1).endswith("/search/")
+    target = link.group(1).removeprefix("/blog/")
+    assert target.startswith("lang/") and (out / target / "index.html").is_file()
+    assert '<html lang="fr"' in (out / target / "index.html").read_text()
+    headers = (out / "_headers").read_text()
+    assert "script-src 'self' 'wasm-unsafe-eval'" in headers
+    assert "/blog/pagefind/fragment/*\n  Cache-Control: public, max-age=31536000, immutable" \
+        in headers
+
+
+def test_search_enabled_must_be_a_boolean(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="search"):
+        config(tmp_path, enabled="yes")
+    with pytest.raises(ConfigError, match="search"):
+        config(tmp_path, enabled=True, engine="lunr")
+    assert config(tmp_path).search.enabled is True
+
+
+@pytest.mark.parametrize("marked", [True, False])
+def test_only_marked_pages_are_indexed_and_all_when_none_is(tmp_path: Path,
+                                                          marked: bool) -> None:
+    from sitegen.emit.writer import OutputWriter
+
+    body = '<main data-pagefind-body><h1>{0}</h1><p>{0} words</p></main>' if marked else \
+        "<main><h1>{0}</h1><p>{0} words</p></main>"
+    with OutputWriter(tmp_path / "out") as writer:
+        writer.write("a/index.html", f'<html lang="en"><body>{body.format("Alpha")}'
+                                     "</body></html>".encode())
+        writer.write("b/index.html", b'<html lang="de"><body><h1>Listing</h1></body></html>')
+        given = search.index_site(writer, ["a/index.html", "b/index.html", "missing.html"])
+        writer.commit()
+    entry = json.loads((tmp_path / "out" / "pagefind" / "pagefind-entry.json").read_text())
+    assert given == (1 if marked else 2)
+    assert {code: lang["page_count"] for code, lang in entry["languages"].items()} == \
+        ({"en": 1} if marked else {"en": 1, "de": 1})
