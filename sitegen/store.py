@@ -15,6 +15,8 @@ Role: the only module that opens `.sitegen/store.sqlite`. It owns the schema:
     builds    name → value         the last build's facts (`sitegen.unchanged`)
     urls      (article, url)       every URL each article has had in a committed build
                                    (redirects for moved articles)
+    images    url → (hash, etag,   each image URL fetched, the sha256 of its bytes and its
+              last_modified)       validators (the bytes: `derived`, kind `image`)
 
 Each stage that writes does so in one transaction, so a killed sync or build leaves
 the store as it was before or after, never between. A store that is damaged, of
@@ -49,6 +51,9 @@ CREATE TABLE builds(name TEXT PRIMARY KEY, value TEXT NOT NULL);
 #: Added within schema 2: an older store gains it on open (nothing else changes).
 _URLS = """CREATE TABLE IF NOT EXISTS urls(article TEXT NOT NULL, url TEXT NOT NULL,
                                          PRIMARY KEY(article, url))"""
+#: Added within schema 2 as `urls` was: image URL → content hash and validators.
+_IMAGES = """CREATE TABLE IF NOT EXISTS images(url TEXT PRIMARY KEY, hash TEXT NOT NULL,
+                                           etag TEXT NOT NULL, modified TEXT NOT NULL)"""
 _CHUNK = 500
 
 
@@ -221,6 +226,38 @@ class Store:
         with self.transaction():
             self.db.executemany("INSERT OR IGNORE INTO urls VALUES (?, ?)", current.items())
 
+    # --- images fetched ---------------------------------------------------------------
+
+    def image_rows(self) -> dict[str, tuple[str, str, str]]:
+        """image URL → (sha256 of its bytes, ETag, Last-Modified) of every image fetched."""
+        try:
+            rows = self.db.execute("SELECT url, hash, etag, modified FROM images")
+            return {str(u): (str(h), str(e), str(m)) for u, h, e, m in rows}
+        except sqlite3.OperationalError:  # a read-only store from before the table
+            return {}
+        except sqlite3.DatabaseError as error:
+            raise _damaged(self.path, error) from None
+
+    def save_images(self, rows: Mapping[str, tuple[str, str, str]], sources: Mapping[str, bytes],
+                    keep: Iterable[str]) -> None:
+        """Add image URL *rows* and source bytes (hash → bytes, `derived` kind `image`) in one
+        transaction; then keep only the URLs in *keep* and the sources they name."""
+        wanted = set(keep)
+        with self.transaction():
+            self.db.executemany("INSERT OR REPLACE INTO images VALUES (?, ?, ?, ?)",
+                                [(url, *row) for url, row in rows.items()])
+            self.db.executemany("INSERT OR REPLACE INTO derived VALUES ('image', ?, ?)",
+                                sources.items())
+            stored = {str(u): str(h) for u, h in self.db.execute(
+                "SELECT url, hash FROM images")}
+            self.db.executemany("DELETE FROM images WHERE url = ?",
+                                [(u,) for u in stored.keys() - wanted])
+            hashes = {h for u, h in stored.items() if u in wanted}
+            known = {str(k) for (k,) in self.db.execute(
+                "SELECT key FROM derived WHERE kind = 'image'")}
+            self.db.executemany("DELETE FROM derived WHERE kind = 'image' AND key = ?",
+                                [(k,) for k in known - hashes])
+
     # --- plumbing --------------------------------------------------------------------
 
     @contextmanager
@@ -266,6 +303,7 @@ def open_store(folder: Path, source: str) -> Store:
     if connection is not None and _usable(connection, source):
         with connection:
             connection.execute(_URLS)
+            connection.execute(_IMAGES)
         return Store(path, connection, recreated=False)
     if connection is not None:
         connection.close()
@@ -278,6 +316,7 @@ def open_store(folder: Path, source: str) -> Store:
     with connection:
         connection.executescript(_TABLES)
         connection.execute(_URLS)
+        connection.execute(_IMAGES)
         connection.executemany("INSERT INTO meta VALUES (?, ?)",
                                [("schema", SCHEMA), ("source", source)])
     return Store(path, connection, recreated=True, discarded=existed)

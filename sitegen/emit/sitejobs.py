@@ -77,8 +77,9 @@ def site_files(site: Site, renderer: Renderer, assets: AssetSet,
     yield "_headers", render_headers(urlsplit(site.base_url).path, beacon)
     for asset in assets.assets():
         yield asset.path, asset.data
-    if demo:
-        yield from demo_media()
+    if demo:  # the demo's media files the images stage did not make the site's own
+        made = renderer.images.entries
+        yield from ((path, data) for path, data in demo_media() if "/" + path not in made)
 
 
 def output_files(site: Site, renderer: Renderer, assets: AssetSet, demo: bool,

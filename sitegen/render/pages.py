@@ -20,10 +20,18 @@ from urllib.parse import urlsplit
 
 from jinja2 import Template, TemplateError, pass_context
 from jinja2.runtime import Context as JinjaContext
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from sitegen.config import Config
 from sitegen.errors import BuildError
+from sitegen.images.picture import (
+    DEFAULT_SIZES,
+    Dropped,
+    ImageMap,
+    Picture,
+    picture_html,
+    plain_img_html,
+)
 from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.beacon import BeaconSettings, beacon_attrs
 from sitegen.render.blocks import BlockRenderer
@@ -72,19 +80,26 @@ class Renderer:
         self, config: Config, site: Site, themes: ThemeSet, *,
         asset_url: Callable[[str], str] = static_asset_url, assets_fingerprint: str = "",
         beacon: BeaconSettings | None = None, bodies: BodyCache | None = None,
+        images: ImageMap | None = None,
     ) -> None:
         self.config = config
         self.site = site
         self.themes = themes
         self.asset_url = asset_url
         self.beacon = beacon
+        self.images = images if images is not None else ImageMap()
         self.env = themes.environment()
         self.registry = Registry(site)
         self.fingerprints = Fingerprints(self.registry, themes.template_source,
-                                         self.context_fingerprint)
-        self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url))
-        self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code)
+                                         self.context_fingerprint, self.images.fingerprint)
+        self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url),
+                                    image=self.body_image)
+        self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code,
+                                         image=self.body_image)
         self.blocks.markdown = self.markdown
+        if bodies is not None:  # a body's HTML holds its images: their entries key it
+            bodies.extra = lambda body_hash: self.images.digest(
+                self.images.bodies.get(body_hash, ()))
         self._bodies: dict[str, tuple[Markup, list[Heading]]] = {}
         #: Bodies rendered (not found in the store) since the last `save_bodies`.
         self.fresh_bodies: dict[str, Body] = {}
@@ -99,14 +114,15 @@ class Renderer:
                           "bodies": bodies.fingerprint if bodies is not None else "",
                           "messages": self.catalogue.fingerprint}
         self._context_fps: dict[str, bytes] = {}
-        self._cards: dict[tuple[str, str], Fragment] = {}
+        self._cards: dict[tuple[str, str, bool], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
         self._disclosures: dict[str, str] = {}
         self._helpers: dict[str, Callable[..., Any]] = {
             name: TemplateHelper(function) for name, function in (
                 ("asset", self.asset), ("link", self.link), ("card", self.card),
-                ("absolute", site.absolute), ("i18n", self.translator))}
+                ("absolute", site.absolute), ("i18n", self.translator),
+                ("picture", self.picture), ("image", self.image))}
 
         @pass_context  # a bound method cannot carry Jinja's marker, hence the closure
         def cached_partial(context: JinjaContext, name: str, *variant: object) -> Markup:
@@ -179,6 +195,49 @@ class Renderer:
         body = self.article_html(article)
         return disclosure + "\n" + body if disclosure else body
 
+    # --- images ---------------------------------------------------------------------
+
+    def _note_image(self, url: str) -> None:
+        recorder = self.env.recorder
+        if recorder is not None:
+            recorder.reads.add("I\x00" + url)
+
+    def image(self, url: str) -> Picture | None:
+        """`image(url)`: what this build made of the image *url* (None: use it as it is)."""
+        self._note_image(url)
+        found = self.images.get(url)
+        return found if isinstance(found, Picture) else None
+
+    def picture(self, url: str, alt: str = "", sizes: str = DEFAULT_SIZES,
+                eager: bool = False, cls: str = "", width: int | None = None) -> Markup:
+        """`picture(url, alt, sizes, eager, cls, width)`: the image *url* as the page shows
+        it (THEMES.md): a sized `<picture>` of its variants, or a plain `<img>` when it was
+        not processed, or its alt text when it could not be used; *width* (CSS pixels)
+        sets the shown `width`/`height` of a fixed-size image (an avatar)."""
+        if not url:
+            return Markup("")
+        self._note_image(url)
+        found = self.images.get(url)
+        if isinstance(found, Dropped):
+            return Markup(escape(alt))
+        if found is None:
+            return plain_img_html(url, alt=alt, eager=eager, cls=cls)
+        if width is not None:
+            found = Picture(width, max(1, round(found.height * width / found.width)),
+                            found.fallback, found.files)
+        return picture_html(found, alt=alt, sizes=sizes, eager=eager, cls=cls,
+                            link=self._base_path)
+
+    def body_image(self, url: str, alt: str, index: int) -> str | None:
+        """A body's image (markdown or block): None to write it as it is; "" to drop it
+        (its alt text stays where the caller puts it). The body's first is not lazy."""
+        found = self.images.get(url)
+        if found is None:
+            return None
+        if isinstance(found, Dropped):
+            return ""
+        return str(picture_html(found, alt=alt, eager=index == 0, link=self._base_path))
+
     # --- pages ----------------------------------------------------------------------
 
     def _beacon_attrs(self, page: Page) -> dict[str, str] | None:
@@ -220,14 +279,14 @@ class Renderer:
             return url
         return self.link(url)
 
-    def card(self, article: ArticleView, heading: str = "h2") -> Markup:
+    def card(self, article: ArticleView, heading: str = "h2", eager: bool = False) -> Markup:
         """The `card` macro of `partials/card.html` for *article*, rendered once and reused.
 
         A card sees only its arguments and `site`, `link`, `asset`, `absolute`, `i18n` (not
         the page), so the same article's card is identical on every list it appears on; it
         speaks its article's language (`i18n(article.language)`) and says so with `lang`.
         """
-        key = (article.id, heading)
+        key = (article.id, heading, eager)
         found = self._cards.get(key)
         if found is None:
             with self.env.recording(self.registry.keys) as recorder:
@@ -236,10 +295,12 @@ class Renderer:
                     module = self.env.get_template("partials/card.html").make_module({
                         "site": self.site, "link": helpers["link"], "asset": helpers["asset"],
                         "absolute": helpers["absolute"], "i18n": helpers["i18n"],
+                        "picture": helpers["picture"], "image": helpers["image"],
                     })
                     self._card_macro = getattr(module, "card")  # noqa: B009
                 recorder.reads.add("T\x00partials/card.html")
-                markup = Markup(self._card_macro(article, heading))
+                markup = Markup(self._card_macro(article, heading, eager)
+                                if eager else self._card_macro(article, heading))
             found = self._cards[key] = (markup, frozenset(recorder.reads))
         self._replay(found)
         return found[0]
@@ -291,6 +352,8 @@ class Renderer:
             "card": helpers["card"],
             "absolute": helpers["absolute"],
             "cached_partial": helpers["cached_partial"],
+            "picture": helpers["picture"],
+            "image": helpers["image"],
             "feed_url": page.feed_url or site.feed_url,
             "beacon": self._beacon_attrs(page),
             "beacon_src": self.beacon.script_url if self.beacon is not None else "",
@@ -365,6 +428,9 @@ class Renderer:
         try:
             with self.env.recording(self.registry.keys) as recorder:
                 recorder.reads.add("T\x00" + page.template)
+                body = page.article or page.own_page
+                for url in self.images.bodies.get(body.body_hash, ()) if body else ():
+                    recorder.reads.add("I\x00" + url)
                 data = template.render(context).encode("utf-8")
         except TemplateError as error:
             raise BuildError(
