@@ -126,7 +126,8 @@ def process(data: bytes, settings: Settings) -> Processed:
     variants: list[Variant] = []
     for target in widths:
         scaled = image if target == width else image.resize(
-            (target, max(1, round(height * target / width))), Image.Resampling.LANCZOS)
+            (target, max(1, round(height * target / width))), Image.Resampling.LANCZOS,
+            reducing_gap=3.0)
         for fmt in (*settings.usable_formats(), fallback):
             encoded = _encode(scaled, fmt, settings.quality)
             variants.append(Variant(f"{name_key}-{target}.{_EXT[fmt]}", target,
