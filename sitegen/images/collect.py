@@ -10,7 +10,11 @@ never do I/O.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 from sitegen.fetch.records import ImageBlock
@@ -25,6 +29,8 @@ class Found:
 
     where: dict[str, str] = field(default_factory=dict)
     bodies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Markdown bodies parsed in this call (body hash → image URLs), for the store.
+    parsed: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def add(self, url: str, where: str) -> None:
         """Note *url* (as written) shown by *where* (the first place is kept)."""
@@ -46,10 +52,34 @@ def markdown_images(markdown: MarkdownRenderer, source: str) -> tuple[str, ...]:
     return tuple(urls)
 
 
-def collect(site: Site) -> Found:
-    """Every image *site* shows (see the module docstring)."""
+def parse_key() -> str:
+    """What decides a markdown body's image URLs besides its source (the parser's code and
+    version): part of the key under which they are kept."""
+    digest = hashlib.sha256(version("markdown-it-py").encode())
+    package = Path(__file__).resolve().parent.parent
+    for name in ("render/markdown.py", "urls.py", "images/collect.py"):
+        digest.update((package / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def markdown_bodies(site: Site) -> set[str]:
+    """The body hashes of the markdown bodies that may hold an image (`![` in them)."""
+    return {a.body_hash for a in site.articles if a.body_kind == "markdown"
+            and "![" in a.content} | {p.body_hash for p in site.own_pages if "![" in p.content}
+
+
+def collect(site: Site, known: Mapping[str, tuple[str, ...]] | None = None) -> Found:
+    """Every image *site* shows (see the module docstring); *known* gives the image URLs of
+    markdown bodies parsed by an earlier build (by body hash), which are not parsed again."""
     found = Found()
     markdown = MarkdownRenderer(site.base_url)
+    known = known or {}
+
+    def images_of(body_hash: str, source: str) -> tuple[str, ...]:
+        urls = known.get(body_hash)
+        if urls is None:
+            urls = found.parsed[body_hash] = markdown_images(markdown, source)
+        return urls
     for article in site.articles:
         where = f"article {article.title!r} ({article.id})"
         found.add(article.image, where)
@@ -59,12 +89,14 @@ def collect(site: Site) -> Found:
                     url for block in article.blocks if isinstance(block, ImageBlock)
                     for url in [safe_http_url(block.url)] if url))
             else:
-                urls = markdown_images(markdown, article.content)
+                urls = images_of(article.body_hash, article.content)
             found.bodies[article.body_hash] = urls
         for url in found.bodies[article.body_hash]:
             found.add(url, where)
     for page in site.own_pages:
-        urls = found.bodies.setdefault(page.body_hash, markdown_images(markdown, page.content))
+        if page.body_hash not in found.bodies:
+            found.bodies[page.body_hash] = images_of(page.body_hash, page.content)
+        urls = found.bodies[page.body_hash]
         for url in urls:
             found.add(url, f"page {page.source}")
     for author in site.authors:

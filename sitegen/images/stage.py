@@ -25,7 +25,7 @@ import httpx
 from sitegen.config import Config
 from sitegen.emit.writer import OutputWriter
 from sitegen.fetch.images import Counts, Downloaded, Failed, ImageFetcher
-from sitegen.images.collect import collect, resolve
+from sitegen.images.collect import collect, markdown_bodies, parse_key, resolve
 from sitegen.images.picture import DROPPED, Dropped, ImageMap, Picture
 from sitegen.images.process import ImageRefused, Processed, Settings, process
 from sitegen.model.views import Site
@@ -33,6 +33,7 @@ from sitegen.store import Store
 
 log = logging.getLogger("sitegen.images")
 INFO_KIND = "imageinfo"
+REFS_KIND = "imagerefs"  #: a markdown body's image URLs, by parser key and body hash
 
 
 @dataclass(slots=True)
@@ -77,7 +78,14 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
     stats = ImageStats()
     if not config.images.enabled:
         return ImageMap(), stats
-    found = collect(site)
+    refs_key, with_images = parse_key(), markdown_bodies(site)
+    refs = {k.split(":", 1)[1]: tuple(json.loads(v)) for k, v in store.derived(
+        REFS_KIND, (f"{refs_key}:{h}" for h in with_images)).items()}
+    found = collect(site, refs)
+    if found.parsed:  # (and the entries of bodies gone since are dropped)
+        store.save_derived(REFS_KIND, {f"{refs_key}:{h}": json.dumps(u).encode()
+                                       for h, u in found.parsed.items()},
+                           (f"{refs_key}:{h}" for h in with_images))
     service = config.api.base_url
     written = {url: resolve(url, service) for url in found.where}
     rows = store.image_rows()
