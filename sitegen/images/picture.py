@@ -102,9 +102,12 @@ def picture_html(picture: Picture, *, alt: str, sizes: str = DEFAULT_SIZES, eage
     return Markup(f"<picture>{sources}{img}</picture>")
 
 
-def plain_img_html(src: str, *, alt: str, eager: bool = False, cls: str = "") -> Markup:
-    """An image whose size is unknown (images off, or kept at its original URL)."""
+def plain_img_html(src: str, *, alt: str, eager: bool = False, cls: str = "",
+                   square: int | None = None) -> Markup:
+    """An image whose size is unknown (images off, or kept at its original URL); *square*
+    writes it as a square of that many CSS pixels (an avatar, cropped by `object-fit`)."""
     loading = ' fetchpriority="high"' if eager else ' loading="lazy"'
     klass = f' class="{escape(cls)}"' if cls else ""
-    return Markup(f'<img{klass} src="{escape(src)}" alt="{escape(alt)}"{loading} '
+    size = f' width="{square}" height="{square}"' if square is not None else ""
+    return Markup(f'<img{klass} src="{escape(src)}"{size} alt="{escape(alt)}"{loading} '
                   'decoding="async">')

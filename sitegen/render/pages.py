@@ -213,7 +213,8 @@ class Renderer:
         """`picture(url, alt, sizes, eager, cls, width)`: the image *url* as the page shows
         it (THEMES.md): a sized `<picture>` of its variants, or a plain `<img>` when it was
         not processed, or its alt text when it could not be used; *width* (CSS pixels)
-        sets the shown `width`/`height` of a fixed-size image (an avatar)."""
+        sets the shown `width`/`height` of a fixed-size image (an avatar; a square of that
+        size when the image was not processed)."""
         if not url:
             return Markup("")
         self._note_image(url)
@@ -221,7 +222,7 @@ class Renderer:
         if isinstance(found, Dropped):
             return Markup(escape(alt))
         if found is None:
-            return plain_img_html(url, alt=alt, eager=eager, cls=cls)
+            return plain_img_html(url, alt=alt, eager=eager, cls=cls, square=width)
         if width is not None:
             found = Picture(width, max(1, round(found.height * width / found.width)),
                             found.fallback, found.files)
