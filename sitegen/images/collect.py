@@ -103,6 +103,7 @@ def collect(site: Site, known: Mapping[str, tuple[str, ...]] | None = None) -> F
         found.add(author.image, f"author {author.name!r}")
     for post in site.social_posts:
         found.add(post.image, f"social post {post.title!r}")
+        found.add(post.share_image, f"social post {post.title!r}")  # (link previews)
     return found
 
 

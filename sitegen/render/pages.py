@@ -229,6 +229,15 @@ class Renderer:
         return picture_html(found, alt=alt, sizes=sizes, eager=eager, cls=cls,
                             link=self._base_path)
 
+    def share_image(self, url: str) -> str:
+        """The URL link previews get for the image *url*: its largest processed file (the
+        fallback format: JPEG or PNG, which every platform reads), *url* as it is when it
+        was not processed, "" when it could not be used."""
+        found = self.images.get(url)
+        if isinstance(found, Dropped):
+            return ""
+        return found.src if isinstance(found, Picture) else url
+
     def body_image(self, url: str, alt: str, index: int) -> str | None:
         """A body's image (markdown or block): None to write it as it is; "" to drop it
         (its alt text stays where the caller puts it). The body's first is not lazy."""
@@ -344,7 +353,7 @@ class Renderer:
         context: dict[str, object] = {
             "site": site,
             "page": page,
-            "meta": page_meta(site, page, self.logo),
+            "meta": page_meta(site, page, self.logo, self.share_image),
             "lang": page.language or site.language,
             "t": self.translator(page.language),
             "i18n": helpers["i18n"],

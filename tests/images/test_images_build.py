@@ -206,3 +206,16 @@ def test_the_demo_shows_sized_local_pictures_in_both_themes(tmp_path: Path, them
     assert any(name.startswith("media/") and name.endswith(".webp")
                for name in manifest["files"])
     assert not (out / "media" / "demo").exists()
+
+
+def test_link_previews_name_the_largest_local_file(tmp_path: Path) -> None:
+    cfg = demo_config(None, tmp_path)
+    out = tmp_path / "_site"
+    run_build(cfg, BuildOptions(output=out, demo=True))
+    shared = set()
+    for page in out.rglob("index.html"):
+        for url in re.findall(r'<meta property="og:image" content="([^"]+)"', page.read_text()):
+            shared.add(url)
+            path = url.removeprefix(cfg.site.url.rstrip("/"))
+            assert path.startswith("/media/") and (out / path.lstrip("/")).is_file(), url
+    assert shared
