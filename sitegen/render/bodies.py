@@ -29,7 +29,7 @@ STORE_FORMAT = "2"
 KIND = "body"
 #: The libraries whose versions decide a rendered body, by distribution name.
 RENDER_LIBRARIES = ("markdown-it-py", "pygments", "jinja2", "markupsafe")
-_RENDER_CODE = ("blocks.py", "markdown.py", "highlight.py", "filters.py")
+_RENDER_CODE = ("blocks.py", "markdown.py", "highlight.py", "filters.py", "images.py")
 #: Modules outside `render/` whose code decides a body's HTML.
 _SHARED_CODE = ("urls.py", "model/slugs.py", "images/picture.py")
 _NESTING = ("{% include", "{% import", "{% from", "{% extends", "{%- include", "{%- import",

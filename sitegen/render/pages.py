@@ -20,23 +20,17 @@ from urllib.parse import urlsplit
 
 from jinja2 import Template, TemplateError, pass_context
 from jinja2.runtime import Context as JinjaContext
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from sitegen.config import Config
 from sitegen.errors import BuildError
-from sitegen.images.picture import (
-    DEFAULT_SIZES,
-    Dropped,
-    ImageMap,
-    Picture,
-    picture_html,
-    plain_img_html,
-)
+from sitegen.images.picture import ImageMap
 from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.beacon import BeaconSettings, beacon_attrs
 from sitegen.render.blocks import BlockRenderer
 from sitegen.render.bodies import Body, BodyCache
 from sitegen.render.i18n import Catalogue, Translator
+from sitegen.render.images import ShownImages
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
 from sitegen.render.reads import Fingerprints, Recorder, Registry, context_fingerprint
 from sitegen.render.seo import page_meta, site_warnings
@@ -89,13 +83,15 @@ class Renderer:
         self.beacon = beacon
         self.images = images if images is not None else ImageMap()
         self.env = themes.environment()
+        self._base_path = urlsplit(site.base_url).path.rstrip("/")
+        shown = self.shown = ShownImages(self.images, self.env, self._base_path)
         self.registry = Registry(site)
         self.fingerprints = Fingerprints(self.registry, themes.template_source,
                                          self.context_fingerprint, self.images.fingerprint)
         self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url),
-                                    image=self.body_image)
+                                    image=shown.body_image)
         self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code,
-                                         image=self.body_image)
+                                         image=shown.body_image)
         self.blocks.markdown = self.markdown
         if bodies is not None:  # a body's HTML holds its images: their entries key it
             bodies.extra = lambda body_hash: self.images.digest(
@@ -106,7 +102,6 @@ class Renderer:
         self.store = bodies
         self._owner = os.getpid()
         self._templates: dict[str, Template] = {}
-        self._base_path = urlsplit(site.base_url).path.rstrip("/")
         self.catalogue = Catalogue(themes.message_tables())
         #: The publisher's logo in JSON-LD: the theme's page icon.
         self.logo = site.absolute(asset_url("favicon.svg"))
@@ -122,7 +117,7 @@ class Renderer:
             name: TemplateHelper(function) for name, function in (
                 ("asset", self.asset), ("link", self.link), ("card", self.card),
                 ("absolute", site.absolute), ("i18n", self.translator),
-                ("picture", self.picture), ("image", self.image))}
+                ("picture", shown.picture), ("image", shown.image))}
 
         @pass_context  # a bound method cannot carry Jinja's marker, hence the closure
         def cached_partial(context: JinjaContext, name: str, *variant: object) -> Markup:
@@ -194,59 +189,6 @@ class Renderer:
         disclosure = self.disclosure(article)
         body = self.article_html(article)
         return disclosure + "\n" + body if disclosure else body
-
-    # --- images ---------------------------------------------------------------------
-
-    def _note_image(self, url: str) -> None:
-        recorder = self.env.recorder
-        if recorder is not None:
-            recorder.reads.add("I\x00" + url)
-
-    def image(self, url: str) -> Picture | None:
-        """`image(url)`: what this build made of the image *url* (None: use it as it is)."""
-        self._note_image(url)
-        found = self.images.get(url)
-        return found if isinstance(found, Picture) else None
-
-    def picture(self, url: str, alt: str = "", sizes: str = DEFAULT_SIZES,
-                eager: bool = False, cls: str = "", width: int | None = None) -> Markup:
-        """`picture(url, alt, sizes, eager, cls, width)`: the image *url* as the page shows
-        it (THEMES.md): a sized `<picture>` of its variants, or a plain `<img>` when it was
-        not processed, or its alt text when it could not be used; *width* (CSS pixels)
-        sets the shown `width`/`height` of a fixed-size image (an avatar; a square of that
-        size when the image was not processed)."""
-        if not url:
-            return Markup("")
-        self._note_image(url)
-        found = self.images.get(url)
-        if isinstance(found, Dropped):
-            return Markup(escape(alt))
-        if found is None:
-            return plain_img_html(url, alt=alt, eager=eager, cls=cls, square=width)
-        if width is not None:
-            found = Picture(width, max(1, round(found.height * width / found.width)),
-                            found.fallback, found.files)
-        return picture_html(found, alt=alt, sizes=sizes, eager=eager, cls=cls,
-                            link=self._base_path)
-
-    def share_image(self, url: str) -> str:
-        """The URL link previews get for the image *url*: its largest processed file (the
-        fallback format: JPEG or PNG, which every platform reads), *url* as it is when it
-        was not processed, "" when it could not be used."""
-        found = self.images.get(url)
-        if isinstance(found, Dropped):
-            return ""
-        return found.src if isinstance(found, Picture) else url
-
-    def body_image(self, url: str, alt: str, index: int) -> str | None:
-        """A body's image (markdown or block): None to write it as it is; "" to drop it
-        (its alt text stays where the caller puts it). The body's first is not lazy."""
-        found = self.images.get(url)
-        if found is None:
-            return None
-        if isinstance(found, Dropped):
-            return ""
-        return str(picture_html(found, alt=alt, eager=index == 0, link=self._base_path))
 
     # --- pages ----------------------------------------------------------------------
 
@@ -353,7 +295,7 @@ class Renderer:
         context: dict[str, object] = {
             "site": site,
             "page": page,
-            "meta": page_meta(site, page, self.logo, self.share_image),
+            "meta": page_meta(site, page, self.logo, self.shown.share_image),
             "lang": page.language or site.language,
             "t": self.translator(page.language),
             "i18n": helpers["i18n"],
