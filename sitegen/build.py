@@ -1,4 +1,5 @@
-"""The recipe: config → store → sync → model → plan → render → search → links → commit.
+"""The recipe: config → store → sync → model → images → plan → render → search → links →
+commit → report.
 
 Role: `run_build` gathers everything first into the writer's staging and commits only
 at the end, so any failure (or `--strict` with warnings) leaves the previous output
@@ -22,6 +23,9 @@ from sitegen.options import BuildOptions
 from sitegen.report import BuildReport, Progress, Timings
 
 if TYPE_CHECKING:
+    from sitegen.emit.writer import OutputWriter
+    from sitegen.images.picture import ImageMap
+    from sitegen.model.views import Site
     from sitegen.store import Store
     from sitegen.workspace import Workspace
 
@@ -71,6 +75,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             site = options.site or build_site(config, workspace, own_pages)
         report.articles, report.html_pages = len(site.articles), len(site.pages)
         check_collisions(own_static, (page.path for page in site.pages))
+        with timings.stage("images"):
+            images = _images(config, site, store, writer, options, report)
         with timings.stage("plan"):
             themes = ThemeSet(config)
             check_templates(site.own_pages, themes.template_source)
@@ -80,7 +86,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                 reuse=not options.force)
             renderer = Renderer(config, site, themes, asset_url=assets.url,
                                 assets_fingerprint=assets.fingerprint(),
-                                beacon=beacon_settings(config, key, assets), bodies=bodies)
+                                beacon=beacon_settings(config, key, assets), bodies=bodies,
+                                images=images)
             renderer.warn_metadata()
             if options.strict:  # a missing translation is silent (English) otherwise
                 renderer.warn_missing_messages()
@@ -124,6 +131,25 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         result.written, result.unchanged, result.removed, result.touched_output)
     report.timings, report.seconds = dict(timings.stages), timings.total()
     return report
+
+
+def _images(config: Config, site: Site, store: Store, writer: OutputWriter,
+            options: BuildOptions, report: BuildReport) -> ImageMap:
+    """The images stage (`sitegen.images.stage`): new images are fetched only when the
+    content is synced online (or `fetch_images` says so); the demo's through its emulator."""
+    from sitegen.images.stage import prepare_images
+
+    fetch = options.fetch_images if options.fetch_images is not None else (
+        options.workspace is None and not options.offline)
+    transport = options.transport
+    if options.demo and transport is None and fetch:
+        from sitegen.fetch.sync import demo_transport
+
+        transport = demo_transport()
+    images, stats = prepare_images(config, site, store, writer, fetch=fetch,
+                                   refresh=options.refresh, transport=transport)
+    report.images = stats.to_report()
+    return images
 
 
 def _content(config: Config, store: Store, options: BuildOptions, report: BuildReport,

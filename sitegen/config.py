@@ -148,6 +148,27 @@ class SearchSection(_Strict):
     """`[search]`: a Pagefind index of the articles and a `/search/` page."""
 
     enabled: bool = True
+class ImagesSection(_Strict):
+    """`[images]`: images fetched, checked and resized at build time (`sitegen.images`)."""
+
+    enabled: bool = True
+    #: The widths (pixels) of the `srcset` variants; an image is never made wider than it is.
+    widths: list[Annotated[int, Field(ge=16, le=8192)]] = Field(
+        default=[480, 960, 1600], min_length=1, max_length=8)
+    #: Modern formats offered before the fallback (the original's own JPEG or PNG).
+    formats: list[Literal["webp", "avif"]] = Field(default=["webp"], max_length=2)
+    quality: int = Field(default=80, ge=1, le=100)
+    max_bytes: int = Field(default=20_000_000, ge=1024, le=1_000_000_000)
+    max_pixels: int = Field(default=50_000_000, ge=1024, le=1_000_000_000)
+    concurrency: int = Field(default=8, ge=1, le=64)
+    timeout: float = Field(default=20.0, gt=0, le=600)
+
+    @field_validator("widths", "formats")
+    @classmethod
+    def _no_repeats(cls, value: list[Any]) -> list[Any]:
+        if len(set(value)) != len(value):
+            raise ValueError("must not name a value twice")
+        return sorted(value) if value and isinstance(value[0], int) else value
 
 
 class Config(_Strict):
@@ -159,6 +180,7 @@ class Config(_Strict):
     #: `[deploy.NAME]`: where `sitegen deploy` publishes (credentials from the env only).
     deploy: dict[str, DeployTarget] = Field(default={})
     search: SearchSection = SearchSection()
+    images: ImagesSection = ImagesSection()
     root: Path = Field(default=Path("."), exclude=True, strict=False)
 
     @property

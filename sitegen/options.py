@@ -34,6 +34,8 @@ class BuildOptions:
     max_calls: int | None = None
     transport: httpx.AsyncBaseTransport | None = None  #: how to reach the service (tests)
     workspace: Workspace | None = None  #: content given: nothing is fetched
+    #: Fetch new images (None: when the content is synced online, not given or offline).
+    fetch_images: bool | None = None
     site: Site | None = None  #: its model, already built (the preview's, between edits)
     own_pages: list[PageSource] | None = None  #: pages/ already read (None: read it here)
     progress: Progress | None = None

@@ -26,7 +26,7 @@ from sitegen.model.views import Page
 from sitegen.render.pages import Renderer
 from sitegen.store import Store
 
-_CODE = ("render", "model")
+_CODE = ("render", "model", "images")
 #: A page's reads as a render worker sends them: known read numbers, new reads, its context
 #: fingerprint, and the fingerprints of reads that worker had not sent before.
 Packed = tuple[bytes, list[str], bytes, dict[str, bytes]]

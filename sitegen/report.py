@@ -70,6 +70,9 @@ class BuildReport:
     output_changed: bool = False
     #: The warnings' sentences, in the order they were logged.
     warning_messages: list[str] = field(default_factory=list)
+    #: The images stage (`sitegen.images.stage.ImageStats.to_report`): image requests are
+    #: counted here, apart from API calls (they cost no quota).
+    images: dict[str, int] = field(default_factory=dict)
 
     @property
     def pages(self) -> dict[str, int]:
@@ -97,8 +100,17 @@ class BuildReport:
             f"built {_plural(self.files, 'page')} ({len(self.written)} written, "
             f"{len(self.unchanged)} unchanged, {len(self.removed)} removed) "
             f"from {_plural(self.articles, 'article')}; API: {_plural(calls, 'call')}{offline} "
-            f"({saved} saved by the cache{budget}); {self.seconds:.2f} s"
+            f"({saved} saved by the cache{budget}); {self._images_text()}{self.seconds:.2f} s"
         )
+
+    def _images_text(self) -> str:
+        shown = int(self.images.get("images") or 0)
+        if not shown:
+            return ""
+        requests = int(self.images.get("requests") or 0)
+        failed = int(self.images.get("failed") or 0)
+        return (f"images: {shown} ({_plural(requests, 'request')}"
+                + (f", {failed} unusable" if failed else "") + "); ")
 
     def to_json(self) -> dict[str, Any]:
         """The `--report FILE` document (SPEC: pages, api, timings; more keys welcome).
@@ -122,6 +134,7 @@ class BuildReport:
             "articles": self.articles,
             "api": self.api,
             "from_cache": self.from_cache,
+            "images": self.images,
             "warnings": logged,
             "warning_count": max(self.warnings, len(logged)),
             "output_changed": self.output_changed,

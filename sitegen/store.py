@@ -17,6 +17,8 @@ Role: the only module that opens `.sitegen/store.sqlite`. It owns the schema:
                                    (redirects for moved articles)
     deployed  (target, path) → (sha256, etag)  what each `sitegen deploy` target's bucket
                                    holds, as last confirmed by an upload or a listing
+    images    url → (hash, etag,   each image URL fetched, the sha256 of its bytes and its
+              last_modified)       validators (the bytes: `derived`, kind `image`)
 
 Each stage that writes does so in one transaction, so a killed sync or build leaves
 the store as it was before or after, never between. A store that is damaged, of
@@ -55,6 +57,9 @@ _URLS = """CREATE TABLE IF NOT EXISTS urls(article TEXT NOT NULL, url TEXT NOT N
 _DEPLOYED = """CREATE TABLE IF NOT EXISTS deployed(target TEXT NOT NULL, path TEXT NOT NULL,
                                              sha TEXT NOT NULL, etag TEXT NOT NULL,
                                              PRIMARY KEY(target, path))"""
+#: Added within schema 2 as `urls` was: image URL → content hash and validators.
+_IMAGES = """CREATE TABLE IF NOT EXISTS images(url TEXT PRIMARY KEY, hash TEXT NOT NULL,
+                                           etag TEXT NOT NULL, modified TEXT NOT NULL)"""
 _CHUNK = 500
 
 
@@ -247,6 +252,37 @@ class Store:
                                 ((target, p, s, e) for p, (s, e) in confirmed.items()))
             self.db.executemany("DELETE FROM deployed WHERE target = ? AND path = ?",
                                 ((target, p) for p in gone))
+    # --- images fetched ---------------------------------------------------------------
+
+    def image_rows(self) -> dict[str, tuple[str, str, str]]:
+        """image URL → (sha256 of its bytes, ETag, Last-Modified) of every image fetched."""
+        try:
+            rows = self.db.execute("SELECT url, hash, etag, modified FROM images")
+            return {str(u): (str(h), str(e), str(m)) for u, h, e, m in rows}
+        except sqlite3.OperationalError:  # a read-only store from before the table
+            return {}
+        except sqlite3.DatabaseError as error:
+            raise _damaged(self.path, error) from None
+
+    def save_images(self, rows: Mapping[str, tuple[str, str, str]], sources: Mapping[str, bytes],
+                    keep: Iterable[str]) -> None:
+        """Add image URL *rows* and source bytes (hash → bytes, `derived` kind `image`) in one
+        transaction; then keep only the URLs in *keep* and the sources they name."""
+        wanted = set(keep)
+        with self.transaction():
+            self.db.executemany("INSERT OR REPLACE INTO images VALUES (?, ?, ?, ?)",
+                                [(url, *row) for url, row in rows.items()])
+            self.db.executemany("INSERT OR REPLACE INTO derived VALUES ('image', ?, ?)",
+                                sources.items())
+            stored = {str(u): str(h) for u, h in self.db.execute(
+                "SELECT url, hash FROM images")}
+            self.db.executemany("DELETE FROM images WHERE url = ?",
+                                [(u,) for u in stored.keys() - wanted])
+            hashes = {h for u, h in stored.items() if u in wanted}
+            known = {str(k) for (k,) in self.db.execute(
+                "SELECT key FROM derived WHERE kind = 'image'")}
+            self.db.executemany("DELETE FROM derived WHERE kind = 'image' AND key = ?",
+                                [(k,) for k in known - hashes])
 
     # --- plumbing --------------------------------------------------------------------
 
@@ -294,6 +330,7 @@ def open_store(folder: Path, source: str) -> Store:
         with connection:
             connection.execute(_URLS)
             connection.execute(_DEPLOYED)
+            connection.execute(_IMAGES)
         return Store(path, connection, recreated=False)
     if connection is not None:
         connection.close()
@@ -307,6 +344,7 @@ def open_store(folder: Path, source: str) -> Store:
         connection.executescript(_TABLES)
         connection.execute(_URLS)
         connection.execute(_DEPLOYED)
+        connection.execute(_IMAGES)
         connection.executemany("INSERT INTO meta VALUES (?, ?)",
                                [("schema", SCHEMA), ("source", source)])
     return Store(path, connection, recreated=True, discarded=existed)

@@ -81,8 +81,9 @@ def site_files(site: Site, renderer: Renderer, assets: AssetSet,
                                      search=site.search_url is not None)
     for asset in assets.assets():
         yield asset.path, asset.data
-    if demo:
-        yield from demo_media()
+    if demo:  # the demo's media files the images stage did not make the site's own
+        made = renderer.images.entries
+        yield from ((path, data) for path, data in demo_media() if "/" + path not in made)
 
 
 def output_files(site: Site, renderer: Renderer, assets: AssetSet, demo: bool,

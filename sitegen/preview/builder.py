@@ -125,6 +125,7 @@ class SiteBuilder:
         try:
             report = run_build(config, BuildOptions(
                 output=self.output, demo=self.demo, workspace=workspace,
+                fetch_images=bool(fetch and not self.offline), transport=self.transport,
                 site=self._known_site(config, own), own_pages=own,
                 before_render=before_render))
         finally:

@@ -31,7 +31,7 @@ from sitegen.fetch.records import (
     VideoBlock,
 )
 from sitegen.render.highlight import highlight_code
-from sitegen.render.markdown import HeadingIds, MarkdownRenderer
+from sitegen.render.markdown import HeadingIds, ImageRenderer, MarkdownRenderer
 from sitegen.urls import host_of, safe_http_url
 
 _YOUTUBE_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
@@ -102,9 +102,11 @@ class BlockView(SimpleNamespace):
 class BlockRenderer:
     """Renders block lists through one theme environment; reusable across articles."""
 
-    def __init__(self, env: Environment, markdown: MarkdownRenderer) -> None:
+    def __init__(self, env: Environment, markdown: MarkdownRenderer,
+                 image: ImageRenderer | None = None) -> None:
         self.env = env
         self.markdown = markdown
+        self.image = image
         self._templates: dict[str, Template] = {}
 
     def template(self, kind: str) -> Template:
@@ -152,7 +154,12 @@ class BlockRenderer:
             if src is None:
                 return ""
             caption = " ".join((block.caption or "").split())
-            view = BlockView(type="image", src=src, caption=caption, alt=caption)
+            index, ids.images = ids.images, ids.images + 1
+            shown = self.image(src, caption, index) if self.image is not None else None
+            if shown == "":  # it could not be used and has no URL of its own: the caption
+                src = ""
+            view = BlockView(type="image", src=src, caption=caption, alt=caption,
+                             picture=Markup(shown or ""), eager=index == 0)
         elif isinstance(block, ListBlock):
             items = [Markup(inline(item)) for item in block.items if item.strip()]
             if not items:

@@ -3,7 +3,8 @@
 Role: rendering markdown and blocks is the costliest part of a page, and a body's
 HTML depends only on its source (`ArticleView.body_hash`) and on how bodies are
 rendered: the `blocks/` templates of the theme chain, the render code, the
-markdown and highlighting libraries and the site's base URL (external links).
+markdown and highlighting libraries, the site's base URL (external links) and what
+the build made of the body's images (`extra`).
 `body_fingerprint` hashes exactly that, and `BodyCache` keeps
 (fingerprint, body hash) → (HTML, table of contents) in the store's `derived`
 table, so a body is never stale. Only the build's main process reads or writes
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -28,7 +29,9 @@ STORE_FORMAT = "2"
 KIND = "body"
 #: The libraries whose versions decide a rendered body, by distribution name.
 RENDER_LIBRARIES = ("markdown-it-py", "pygments", "jinja2", "markupsafe")
-_RENDER_CODE = ("blocks.py", "markdown.py", "highlight.py", "filters.py")
+_RENDER_CODE = ("blocks.py", "markdown.py", "highlight.py", "filters.py", "images.py")
+#: Modules outside `render/` whose code decides a body's HTML.
+_SHARED_CODE = ("urls.py", "model/slugs.py", "images/picture.py")
 _NESTING = ("{% include", "{% import", "{% from", "{% extends", "{%- include", "{%- import",
             "{%- from", "{%- extends")
 
@@ -54,8 +57,8 @@ def body_fingerprint(template_dirs: Iterable[Path], base_url: str, whole_chain: 
     here = Path(__file__).resolve().parent
     for name in _RENDER_CODE:
         digest.update(b"\x00" + (here / name).read_bytes())
-    for shared in (here.parent / "urls.py", here.parent / "model" / "slugs.py"):
-        digest.update(b"\x00" + shared.read_bytes())
+    for shared in _SHARED_CODE:
+        digest.update(b"\x00" + (here.parent / shared).read_bytes())
     layers = [folder for folder in template_dirs if (folder / "blocks").is_dir()]
     for layer, folder in enumerate(layers):  # only layers with blocks/ count (their order)
         blocks = folder / "blocks"
@@ -79,9 +82,13 @@ class BodyCache:
         self.store = store
         self.fingerprint = fingerprint
         self.reuse = reuse
+        #: What else keys a body (its images' entries: `Renderer` sets it), by body hash.
+        self.extra: Callable[[str], str] | None = None
 
     def _key(self, body_hash: str) -> str:
-        return f"{self.fingerprint}:{body_hash}"
+        extra = self.extra(body_hash) if self.extra is not None else ""
+        return f"{self.fingerprint}:{body_hash}:{extra}" if extra else \
+            f"{self.fingerprint}:{body_hash}"
 
     def get_many(self, hashes: Iterable[str]) -> dict[str, Body]:
         """The stored bodies among *hashes* (missing ones are simply absent)."""

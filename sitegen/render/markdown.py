@@ -3,7 +3,8 @@
 Role: render untrusted markdown with "commonmark" + tables + strikethrough and
 raw HTML off. Links and images keep only http(s), mailto and relative URLs (any
 other link becomes its text, any other image its alt text); external links get
-rel="noopener noreferrer"; images load lazily; headings are renumbered so the
+rel="noopener noreferrer"; images go through the `image` hook (processed images
+as a sized `<picture>`), else load lazily but for the body's first; headings are renumbered so the
 body's top level is <h2> (the page title is the only <h1>) and each deeper level
 is one below its parent, never skipping one; they get ids unique per page; fenced code goes
 through a code renderer (the theme's `blocks/code.html`). It must never let raw
@@ -24,6 +25,7 @@ from sitegen.urls import is_external, safe_http_url, safe_url
 
 if TYPE_CHECKING:  # markdown-it itself is imported when a document is first parsed
     from markdown_it import MarkdownIt
+    from markdown_it.renderer import RendererHTML
     from markdown_it.rules_core import StateCore
     from markdown_it.token import Token
     from markdown_it.utils import EnvType, OptionsDict
@@ -40,6 +42,9 @@ _INLINE_SYNTAX = re.compile(r"[\\*_\[\]!`<>&~]| {2,}\n|https?:|\t")
 _LINE_SPACE = re.compile(r"[ \t]*\n[ \t]*")
 
 CodeRenderer = Callable[[str, "str | None"], str]
+#: (src, alt, index of the image in the body) → its HTML, "" to drop it to its alt text, or
+#: None to write it as a plain lazy `<img>` (`Renderer.body_image`).
+ImageRenderer = Callable[[str, str, int], "str | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,8 @@ class HeadingIds:
     toc: list[Heading] = field(default_factory=list)
     #: The open sections: (source level, rendered level), outermost first.
     open: list[tuple[int, int]] = field(default_factory=list)
+    #: Images rendered so far in this body (the first is not lazy).
+    images: int = 0
 
     def level(self, source: int) -> int:
         """The rendered level of the next heading of source level *source*.
@@ -101,9 +108,11 @@ def _plain(children: Sequence[Token] | None) -> str:
 class MarkdownRenderer:
     """A configured markdown-it instance; safe to reuse for any number of documents."""
 
-    def __init__(self, base_url: str = "", code: CodeRenderer | None = None) -> None:
+    def __init__(self, base_url: str = "", code: CodeRenderer | None = None,
+                 image: ImageRenderer | None = None) -> None:
         self.base_url = base_url
         self.code = code
+        self.image = image
         self._md: MarkdownIt | None = None
         self._inline_cache: dict[str, str] = {}
 
@@ -135,6 +144,15 @@ class MarkdownRenderer:
         ) -> str:
             return fence(tokens, idx)
 
+        image = self._image
+
+        def image_rule(
+            renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict,
+            env: EnvType,
+        ) -> str:
+            return image(renderer, tokens, idx, options, env)
+
+        md.add_render_rule("image", image_rule)
         md.add_render_rule("fence", fence_rule)
         md.add_render_rule("code_block", fence_rule)
         return md
@@ -161,7 +179,7 @@ class MarkdownRenderer:
     def _inline_cached(self, source: str) -> str:
         found = self._inline_cache.get(source)
         if found is None:
-            found = str(self.md.renderInline(source, {"ids": HeadingIds()}))
+            found = str(self.md.renderInline(source, {"ids": HeadingIds(images=1)}))
             if len(self._inline_cache) >= INLINE_CACHE_SIZE:
                 self._inline_cache.clear()
             self._inline_cache[source] = found
@@ -213,6 +231,23 @@ class MarkdownRenderer:
                 child.attrSet("decoding", "async")
             out.append(child)
         return out
+
+    def _image(self, renderer: RendererHTML, tokens: Sequence[Token], idx: int,
+               options: OptionsDict, env: EnvType) -> str:
+        """An image: through the `image` hook (processed, or dropped to its alt text), else
+        a plain `<img>`; the body's first is not lazy and is fetched first."""
+        token = tokens[idx]
+        ids: HeadingIds = env.get("ids") or HeadingIds()
+        index, ids.images = ids.images, ids.images + 1
+        if self.image is not None:
+            alt = renderer.renderInlineAsText(token.children or [], options, env)
+            html = self.image(str(token.attrGet("src") or ""), alt, index)
+            if html is not None:
+                return html or str(escape(alt))
+        if index == 0:
+            token.attrs.pop("loading", None)
+            token.attrSet("fetchpriority", "high")
+        return str(renderer.image(list(tokens), idx, options, env))
 
     def _fence(self, tokens: Sequence[Token], idx: int) -> str:
         token = tokens[idx]

@@ -24,11 +24,13 @@ from markupsafe import Markup
 
 from sitegen.config import Config
 from sitegen.errors import BuildError
+from sitegen.images.picture import ImageMap
 from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.beacon import BeaconSettings, beacon_attrs
 from sitegen.render.blocks import BlockRenderer
 from sitegen.render.bodies import Body, BodyCache
 from sitegen.render.i18n import Catalogue, Translator
+from sitegen.render.images import ShownImages
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
 from sitegen.render.reads import Fingerprints, Recorder, Registry, context_fingerprint
 from sitegen.render.seo import page_meta, site_warnings
@@ -72,26 +74,34 @@ class Renderer:
         self, config: Config, site: Site, themes: ThemeSet, *,
         asset_url: Callable[[str], str] = static_asset_url, assets_fingerprint: str = "",
         beacon: BeaconSettings | None = None, bodies: BodyCache | None = None,
+        images: ImageMap | None = None,
     ) -> None:
         self.config = config
         self.site = site
         self.themes = themes
         self.asset_url = asset_url
         self.beacon = beacon
+        self.images = images if images is not None else ImageMap()
         self.env = themes.environment()
+        self._base_path = urlsplit(site.base_url).path.rstrip("/")
+        shown = self.shown = ShownImages(self.images, self.env, self._base_path)
         self.registry = Registry(site)
         self.fingerprints = Fingerprints(self.registry, themes.template_source,
-                                         self.context_fingerprint)
-        self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url))
-        self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code)
+                                         self.context_fingerprint, self.images.fingerprint)
+        self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url),
+                                    image=shown.body_image)
+        self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code,
+                                         image=shown.body_image)
         self.blocks.markdown = self.markdown
+        if bodies is not None:  # a body's HTML holds its images: their entries key it
+            bodies.extra = lambda body_hash: self.images.digest(
+                self.images.bodies.get(body_hash, ()))
         self._bodies: dict[str, tuple[Markup, list[Heading]]] = {}
         #: Bodies rendered (not found in the store) since the last `save_bodies`.
         self.fresh_bodies: dict[str, Body] = {}
         self.store = bodies
         self._owner = os.getpid()
         self._templates: dict[str, Template] = {}
-        self._base_path = urlsplit(site.base_url).path.rstrip("/")
         self.catalogue = Catalogue(themes.message_tables())
         #: The publisher's logo in JSON-LD: the theme's page icon.
         self.logo = site.absolute(asset_url("favicon.svg"))
@@ -99,14 +109,15 @@ class Renderer:
                           "bodies": bodies.fingerprint if bodies is not None else "",
                           "messages": self.catalogue.fingerprint}
         self._context_fps: dict[str, bytes] = {}
-        self._cards: dict[tuple[str, str], Fragment] = {}
+        self._cards: dict[tuple[str, str, bool], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
         self._disclosures: dict[str, str] = {}
         self._helpers: dict[str, Callable[..., Any]] = {
             name: TemplateHelper(function) for name, function in (
                 ("asset", self.asset), ("link", self.link), ("card", self.card),
-                ("absolute", site.absolute), ("i18n", self.translator))}
+                ("absolute", site.absolute), ("i18n", self.translator),
+                ("picture", shown.picture), ("image", shown.image))}
 
         @pass_context  # a bound method cannot carry Jinja's marker, hence the closure
         def cached_partial(context: JinjaContext, name: str, *variant: object) -> Markup:
@@ -220,14 +231,14 @@ class Renderer:
             return url
         return self.link(url)
 
-    def card(self, article: ArticleView, heading: str = "h2") -> Markup:
+    def card(self, article: ArticleView, heading: str = "h2", eager: bool = False) -> Markup:
         """The `card` macro of `partials/card.html` for *article*, rendered once and reused.
 
         A card sees only its arguments and `site`, `link`, `asset`, `absolute`, `i18n` (not
         the page), so the same article's card is identical on every list it appears on; it
         speaks its article's language (`i18n(article.language)`) and says so with `lang`.
         """
-        key = (article.id, heading)
+        key = (article.id, heading, eager)
         found = self._cards.get(key)
         if found is None:
             with self.env.recording(self.registry.keys) as recorder:
@@ -236,10 +247,12 @@ class Renderer:
                     module = self.env.get_template("partials/card.html").make_module({
                         "site": self.site, "link": helpers["link"], "asset": helpers["asset"],
                         "absolute": helpers["absolute"], "i18n": helpers["i18n"],
+                        "picture": helpers["picture"], "image": helpers["image"],
                     })
                     self._card_macro = getattr(module, "card")  # noqa: B009
                 recorder.reads.add("T\x00partials/card.html")
-                markup = Markup(self._card_macro(article, heading))
+                markup = Markup(self._card_macro(article, heading, eager)
+                                if eager else self._card_macro(article, heading))
             found = self._cards[key] = (markup, frozenset(recorder.reads))
         self._replay(found)
         return found[0]
@@ -282,7 +295,7 @@ class Renderer:
         context: dict[str, object] = {
             "site": site,
             "page": page,
-            "meta": page_meta(site, page, self.logo),
+            "meta": page_meta(site, page, self.logo, self.shown.share_image),
             "lang": page.language or site.language,
             "t": self.translator(page.language),
             "i18n": helpers["i18n"],
@@ -291,6 +304,8 @@ class Renderer:
             "card": helpers["card"],
             "absolute": helpers["absolute"],
             "cached_partial": helpers["cached_partial"],
+            "picture": helpers["picture"],
+            "image": helpers["image"],
             "feed_url": page.feed_url or site.feed_url,
             "beacon": self._beacon_attrs(page),
             "beacon_src": self.beacon.script_url if self.beacon is not None else "",
@@ -365,6 +380,9 @@ class Renderer:
         try:
             with self.env.recording(self.registry.keys) as recorder:
                 recorder.reads.add("T\x00" + page.template)
+                body = page.article or page.own_page
+                for url in self.images.bodies.get(body.body_hash, ()) if body else ():
+                    recorder.reads.add("I\x00" + url)
                 data = template.render(context).encode("utf-8")
         except TemplateError as error:
             raise BuildError(

@@ -9,7 +9,9 @@ templates are (a user's own as much as the built-in themes). The Jinja environme
 - an entity handed whole to Python code (a filter that may look inside it, a method of
   it, `{{ entity }}` printed) → the deep read `D key` (every field);
 - a template loaded (the page's own, `extends`, `include`, `import`) → `T name`;
-- a fragment (a cached partial) rendered with another page's context → `C key`.
+- a fragment (a cached partial) rendered with another page's context → `C key`;
+- an image shown (`picture()`, `image()`, a body's images) → `I url`, whose fingerprint is
+  what this build made of that image (`sitegen.images.picture.ImageMap`).
 
 Each read is a string; `Fingerprints` turns one into the fingerprint of what it gives
 now (an entity by its key, a list by its members, a value by its contents), so the
@@ -227,8 +229,10 @@ class Fingerprints:
     """What each read gives in one Site, as a 16-byte fingerprint (memoized per read)."""
 
     def __init__(self, registry: Registry, template_source: Callable[[str], str | None],
-                 page_context: Callable[[Page], bytes]) -> None:
+                 page_context: Callable[[Page], bytes],
+                 image: Callable[[str], str] | None = None) -> None:
         self.registry = registry
+        self._image = image
         self._source = template_source
         self._page_context = page_context
         self._known: dict[str, bytes] = {}
@@ -245,6 +249,8 @@ class Fingerprints:
         if kind == "T":
             source = self._source(rest)
             return _digest("absent" if source is None else "source:" + source)
+        if kind == "I":
+            return _digest(self._image(rest) if self._image is not None else "")
         key, _, attribute = rest.partition("\x00")
         entity = self.registry.objects.get(key)
         if entity is None:

@@ -12,6 +12,7 @@ markup, log (pages render in workers) or do I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, SocialPostView
@@ -76,13 +77,21 @@ def _article_ld(site: Site, article: ArticleView, canonical: str, image: str,
     return data
 
 
-def page_meta(site: Site, page: Page, logo: str = "") -> PageMeta:
-    """The SEO values of *page*; *logo* is the publisher's logo (an absolute URL) or ""."""
+def page_meta(site: Site, page: Page, logo: str = "",
+              shown: Callable[[str], str] | None = None) -> PageMeta:
+    """The SEO values of *page*; *logo* is the publisher's logo (an absolute URL) or "";
+    *shown* maps an image URL as written to the one the site serves (its largest processed
+    file, `Renderer.share_image`; "" when it has none)."""
     canonical = site.absolute(page.url)
+
+    def absolute_image(url: str) -> str:
+        found = shown(url) if shown is not None and url else url
+        return site.absolute(found) if found else ""
+
     article = page.article
     suffix = f" – {site.title}"
     if article is not None:
-        image = site.absolute(article.image) if article.image else ""
+        image = absolute_image(article.image)
         return PageMeta(
             title=article.title + suffix,
             description=_clip(article.description or site.description),
@@ -93,7 +102,7 @@ def page_meta(site: Site, page: Page, logo: str = "") -> PageMeta:
         )
     post = page.obj if isinstance(page.obj, SocialPostView) else None
     if post is not None:
-        image = site.absolute(post.share_image) if post.share_image else ""
+        image = absolute_image(post.share_image)
         ld: dict[str, object] = {
             "@context": "https://schema.org", "@type": "SocialMediaPosting",
             "headline": post.title[:110], "url": canonical, "inLanguage": site.language}
@@ -121,7 +130,7 @@ def page_meta(site: Site, page: Page, logo: str = "") -> PageMeta:
         description = f"All {page.obj.name.lower()} of {site.title}"
     title = site.title if page.kind == "home" and page.number == 1 else page.title + suffix
     first = next((a for a in page.articles if a.image), None)
-    image = site.absolute(first.image) if first is not None else ""
+    image = absolute_image(first.image) if first is not None else ""
     ld_type = {"home": "Blog", "own": "WebPage"}.get(page.kind, "CollectionPage")
     jsonld: dict[str, object] = {
         "@context": "https://schema.org", "@type": ld_type, "name": title, "url": canonical,

@@ -134,3 +134,21 @@ def test_an_own_page_or_static_edit_is_rebuilt_though_the_model_is_otherwise_reu
     assert "About two" in (output / "index.html").read_text()
     assert "Two." in (output / "about" / "index.html").read_text()
     assert (output / "ads.txt").read_text() == "two"
+
+
+def test_the_preview_shows_the_demo_s_images_as_the_built_site_does(tmp_path: Path) -> None:
+    """The preview builds through the images stage: its first build fetches the demo's images
+    (through the emulator), a later one reuses the stored ones, pages show them sized."""
+    site = tmp_path / "site"
+    site.mkdir()
+    config = _config(site)
+    output = preview_output(config)
+    builder = SiteBuilder(output, demo=True, offline=False)
+    builder(config, fetch=True)
+    home = (output / "index.html").read_text("utf-8")
+    assert "<picture>" in home and 'src="/media/' in home
+    files = sorted(p.name for p in (output / "media").glob("*.webp"))
+    assert files
+    before = _tree(output)
+    builder(config, fetch=False)  # an edit's rebuild: the stored images, nothing fetched
+    assert _tree(output) == before

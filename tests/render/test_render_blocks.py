@@ -37,7 +37,9 @@ def test_text_header_list(blocks: BlockRenderer) -> None:
 
 def test_image_figure(blocks: BlockRenderer) -> None:
     html = render(blocks, {"type": "image", "url": "https://i.test/a.png", "caption": "A cat"})
-    assert '<img src="https://i.test/a.png" alt="A cat" loading="lazy" decoding="async">' in html
+    # the body's first image is the largest in view: fetched first, never lazy
+    assert ('<img src="https://i.test/a.png" alt="A cat" fetchpriority="high" '
+            'decoding="async">') in html
     assert "<figcaption>A cat</figcaption>" in html
     assert render(blocks, {"type": "image", "url": "javascript:alert(1)"}) == ""
 

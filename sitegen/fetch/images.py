@@ -1,0 +1,193 @@
+"""Image downloads: the second HTTP user, for images hosted anywhere (ARCHITECTURE.md).
+
+Role: fetch each image URL the site shows, once, concurrently within a limit, each
+under one overall deadline, its body streamed and cut off past `max_bytes`. Only
+http(s) URLs are requested; redirects are followed here (at most `MAX_REDIRECTS`) and
+each hop, the first included, must be http(s) and must not resolve to a private,
+loopback, link-local or otherwise non-public address, unless it is the service's own
+host (`[api] url`: the emulator on 127.0.0.1 is allowed). Requests to the service's own
+origin may go through the build's transport (the in-process demo emulator). It must
+never send a credential (no API key, no cookie, no auth header) to any host, never
+decode an image (`sitegen.images.process` does), and never write anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import httpx
+
+from sitegen import __version__
+
+MAX_REDIRECTS = 5
+_REDIRECT_STATUS = {301, 302, 303, 307, 308}
+
+
+@dataclass(frozen=True, slots=True)
+class Downloaded:
+    """An image's bytes as served, with the validators the host sent."""
+
+    data: bytes
+    etag: str = ""
+    modified: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """Why an image could not be fetched (one phrase, no URL: the caller names it)."""
+
+    reason: str
+
+
+@dataclass(slots=True)
+class Counts:
+    """Image requests made (every HTTP request, redirects included), apart from API calls."""
+
+    requests: int = 0
+    downloaded: int = 0
+    failed: int = 0
+
+
+class Refused(Exception):
+    """A hop that must not be requested (the message says why)."""
+
+
+def _port(url: httpx.URL) -> int:
+    return url.port if url.port is not None else (443 if url.scheme == "https" else 80)
+
+
+@dataclass
+class ImageFetcher:
+    """Downloads images under the limits above; `service` is `[api] url`."""
+
+    service: str
+    max_bytes: int
+    timeout: float
+    concurrency: int = 8
+    transport: httpx.AsyncBaseTransport | None = None  #: for the service's own origin only
+    counts: Counts = field(default_factory=Counts)
+
+    def __post_init__(self) -> None:
+        url = httpx.URL(self.service)
+        self._service_origin = (url.scheme, url.host.lower(), _port(url))
+        self._service_host = url.host.lower()
+        self._service_addresses: set[str] | None = None
+
+    def fetch_all(self, urls: Iterable[str]) -> dict[str, Downloaded | Failed]:
+        """Every URL of *urls* fetched (absolute http(s) URLs), each to bytes or a failure."""
+        wanted = sorted(set(urls))
+        if not wanted:
+            return {}
+        return asyncio.run(self._all(wanted))
+
+    async def _all(self, urls: list[str]) -> dict[str, Downloaded | Failed]:
+        limit = asyncio.Semaphore(self.concurrency)
+        headers = {"user-agent": f"sitegen/{__version__} (image fetch)", "accept": "image/*"}
+        async with httpx.AsyncClient(headers=headers, follow_redirects=False,
+                                     trust_env=False) as web:
+            service = httpx.AsyncClient(headers=headers, follow_redirects=False,
+                                        trust_env=False, transport=self.transport
+                                        ) if self.transport is not None else web
+            try:
+                async def one(url: str) -> tuple[str, Downloaded | Failed]:
+                    async with limit:
+                        return url, await self._one(url, web, service)
+
+                results = await asyncio.gather(*(one(url) for url in urls))
+            finally:
+                if service is not web:
+                    await service.aclose()
+        found = dict(results)
+        self.counts.downloaded += sum(isinstance(r, Downloaded) for r in found.values())
+        self.counts.failed += sum(isinstance(r, Failed) for r in found.values())
+        return found
+
+    async def _one(self, url: str, web: httpx.AsyncClient,
+                   service: httpx.AsyncClient) -> Downloaded | Failed:
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await self._follow(url, web, service)
+        except TimeoutError:
+            return Failed(f"it took longer than {self.timeout:g} s")
+        except Refused as error:
+            return Failed(str(error))
+        except httpx.HTTPError as error:
+            return Failed(f"the request failed ({type(error).__name__})")
+
+    async def _follow(self, url: str, web: httpx.AsyncClient,
+                      service: httpx.AsyncClient) -> Downloaded | Failed:
+        target = httpx.URL(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            own = await self._check(target)
+            client = service if own else web
+            self.counts.requests += 1
+            async with client.stream("GET", target) as response:
+                if response.status_code in _REDIRECT_STATUS:
+                    location = response.headers.get("location", "")
+                    try:
+                        target = target.join(location)
+                    except httpx.InvalidURL:
+                        raise Refused("it redirects to an invalid URL") from None
+                    continue
+                if response.status_code != 200:
+                    return Failed(f"the host answered HTTP {response.status_code}")
+                return Downloaded(await self._body(response),
+                                  response.headers.get("etag", ""),
+                                  response.headers.get("last-modified", ""))
+        return Failed(f"it redirects more than {MAX_REDIRECTS} times")
+
+    async def _body(self, response: httpx.Response) -> bytes:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            raise Refused(f"it is larger than max_bytes ({self.max_bytes:,} bytes)")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_raw():
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise Refused(f"it is larger than max_bytes ({self.max_bytes:,} bytes)")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _check(self, url: httpx.URL) -> bool:
+        """Refuse a hop that must not be requested; True when it is the service's origin."""
+        if url.scheme not in ("http", "https"):
+            raise Refused(f"it leads to a {url.scheme or 'relative'}: URL (http and https only)")
+        host = url.host.lower()
+        if not host:
+            raise Refused("it leads to a URL without a host")
+        if (url.scheme, host, _port(url)) == self._service_origin and self.transport is not None:
+            return True
+        if host == self._service_host:
+            return False
+        addresses = await self._resolve(host, _port(url))
+        service = await self._service_ips()
+        for address in addresses:
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
+            if not ip.is_global and address not in service:
+                raise Refused(f"it leads to a non-public address ({ip})")
+        return False
+
+    async def _service_ips(self) -> set[str]:
+        if self._service_addresses is None:
+            try:
+                self._service_addresses = set(await self._resolve(self._service_host, 0))
+            except Refused:
+                self._service_addresses = set()
+        return self._service_addresses
+
+    async def _resolve(self, host: str, port: int) -> list[str]:
+        try:
+            return [str(ipaddress.ip_address(host))]
+        except ValueError:
+            pass
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host, port or None, type=socket.SOCK_STREAM)
+        except OSError:
+            raise Refused(f"its host {host} cannot be resolved") from None
+        return sorted({str(info[4][0]) for info in infos})

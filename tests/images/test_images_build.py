@@ -1,0 +1,221 @@
+"""The images stage in real builds: a fake image host on 127.0.0.1 serving good images and
+every kind of trouble; the demo in both themes; rebuilds that make no image request."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from PIL import Image
+
+from sitegen.build import BuildOptions, run_build
+from sitegen.config import Config, demo_config, parse_config
+from sitegen.emulator.app import create_app
+from sitegen.emulator.demo import load_demo
+from sitegen.report import BuildReport
+from tests.images.imagehost import ImageHost, image_host, png
+
+API = "http://127.0.0.1:9"  # the in-process emulator answers through its transport
+IMG = re.compile(r"<img\b[^>]*>")
+
+
+def config(root: Path, theme: str = "default", **images: object) -> Config:
+    return parse_config({
+        "site": {"title": "Pictures", "url": "https://pics.example.test/", "theme": theme,
+                 "description": "A site with pictures"},
+        "api": {"url": API, "workspace": "65f0c0ffee0123456789abcd", "cache_dir": ".store"},
+        "images": {"timeout": 1.0, **images},
+    }, root)
+
+
+def workspace(content: str) -> dict[str, Any]:
+    """The demo workspace with its first published markdown article's body set to *content*."""
+    data = copy.deepcopy(load_demo())
+    for article in data["articles"]:
+        if article["status"] == "published" and not article.get("blocks"):
+            article["content"] = content
+            article["title"] = "The picture test"
+            article["slug"] = "picture-test"
+            break
+    return data
+
+
+def build(cfg: Config, out: Path, data: dict[str, Any], **options: Any) -> BuildReport:
+    transport = httpx.ASGITransport(app=create_app(data))
+    return run_build(cfg, BuildOptions(output=out, transport=transport, **options))
+
+
+def page_of(out: Path) -> str:
+    return (out / "picture-test" / "index.html").read_text()
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SITEGEN_API_KEY", "test-key-never-sent-to-image-hosts")
+
+
+@pytest.fixture()
+def host() -> Iterator[ImageHost]:
+    with image_host() as running:
+        yield running
+
+
+def body_for(host: ImageHost) -> str:
+    names = ["a.png", "rot.jpg", "c.webp", "evil.svg", "bomb.png", "text.jpg", "missing.png",
+             "slow.png", "to-file.png", "to-metadata.png"]
+    lines = [f"![Picture {name}]({host.url('/' + name)})" for name in names]
+    lines.append("![A relative picture that is not there](/media/demo/nowhere.png)")
+    return "# Pictures\n\n" + "\n\n".join(lines) + "\n"
+
+
+def test_every_outcome_of_the_fake_host(tmp_path: Path, host: ImageHost) -> None:
+    out = tmp_path / "_site"
+    report = build(config(tmp_path), out, workspace(body_for(host)))
+    html = page_of(out)
+    warnings = "\n".join(report.warning_messages)
+    media = out / "media"
+
+    def shown(name: str) -> str:
+        match = re.search(r'<img\b[^>]*alt="Picture ' + re.escape(name) + r'"[^>]*>', html)
+        assert match, name
+        return match.group(0)
+
+    # good images: sized <picture>s of local files; the body's first is fetched first
+    for name in ("a.png", "rot.jpg", "c.webp"):
+        img = shown(name)
+        assert 'src="/media/' in img and "width=" in img and "height=" in img, img
+        assert "srcset=" in img and "sizes=" in img and 'decoding="async"' in img
+    assert 'fetchpriority="high"' in shown("a.png") and 'loading="lazy"' in shown("c.webp")
+    for src in re.findall(r'(?:src|srcset)="([^"]+)"', html):
+        for part in src.split(", "):
+            path = part.split(" ")[0]
+            if path.startswith("/media/"):
+                assert (out / path.lstrip("/")).is_file(), path
+    # EXIF orientation applied (60×20 stored, shown 20×60) and every metadata dropped
+    rot = shown("rot.jpg")
+    assert 'width="20" height="60"' in rot
+    jpeg = media / re.search(r'src="/media/([^"]+\.jpg)"', rot).group(1)  # type: ignore[union-attr]
+    with Image.open(jpeg) as image:
+        assert image.size == (20, 60) and not image.getexif()
+        assert image.getpixel((10, 2))[1] > 150  # the green band is on top now
+    for variant in media.glob(jpeg.name.split("-")[0] + "-*"):
+        with Image.open(variant) as image:
+            assert not image.getexif() and "exif" not in image.info, variant
+    # trouble: a warning naming the page and the URL; the absolute URL is kept as it is
+    expected = {"evil.svg": "SVG", "bomb.png": "decompression bomb", "text.jpg": "not an image",
+                "missing.png": "HTTP 404", "slow.png": "longer than",
+                "to-file.png": "file: URL", "to-metadata.png": "non-public address (169.254"}
+    for name, reason in expected.items():
+        line = next((w for w in report.warning_messages if host.url("/" + name) in w), "")
+        assert reason in line and "The picture test" in line, (name, warnings)
+        assert f'src="{host.url("/" + name)}"' in shown(name)
+    assert not list(media.glob("*.svg"))
+    # a relative URL that cannot be fetched is dropped to its alt text
+    assert "A relative picture that is not there" in html
+    assert "/media/demo/nowhere.png" not in html
+    # image requests are counted apart from API calls, in the summary and the report
+    assert report.images["requests"] >= 10 and report.images["failed"] == 8
+    assert "images: " in report.summary() and report.to_json()["images"] == report.images
+    assert host.hits["/to-file.png"] == 1 and host.hits["/to-metadata.png"] == 1
+    assert host.credentials == 0
+
+
+def test_a_rebuild_makes_no_image_request_and_strict_fails_on_a_bad_one(
+        tmp_path: Path) -> None:
+    with image_host() as host:
+        data = workspace(f"![One]({host.url('/a.png')})\n\n![Two]({host.url('/wide.png')})\n")
+        out = tmp_path / "_site"
+        first = build(config(tmp_path), out, data)
+        assert host.hits["/a.png"] == 1 and host.hits["/wide.png"] == 1
+        assert first.images["requests"] >= 2
+        html = page_of(out)
+        # never upscaled: 2000 px wide gives 480, 960 and 1600; 64 px wide gives 64 only
+        assert "-1600.webp 1600w" in html and "-2000." not in html and "-64.png 64w" in html
+        second = build(config(tmp_path), out, data)
+        assert sum(host.hits.values()) == 2 and second.images["requests"] == 0
+        assert second.written == [] and page_of(out) == html
+        bad = workspace(f"![Gone]({host.url('/missing.png')})\n")
+        from sitegen.errors import StrictError
+
+        with pytest.raises(StrictError):
+            build(config(tmp_path), out, bad, strict=True)
+        assert page_of(out) == html  # the previous output is kept
+
+
+def test_an_image_that_comes_back_renders_exactly_what_a_fresh_build_does(
+        tmp_path: Path) -> None:
+    """Incremental exactness: a page whose image changed from broken to processed (an `I`
+    read) is rendered again, file for file as a fresh build makes it."""
+    with image_host({}) as host:
+        data = workspace(f"Intro.\n\n![Late]({host.url('/late.png')})\n")
+        data["authorIdentities"][0]["imageUrl"] = host.url("/late.png")
+        out = tmp_path / "_site"
+        build(config(tmp_path), out, data)
+        assert f'src="{host.url("/late.png")}"' in page_of(out)
+        host.routes["/late.png"] = (200, {}, png(800, 400))
+        build(config(tmp_path), out, data)
+        fresh_root = tmp_path / "fresh"
+        fresh_root.mkdir()
+        build(config(fresh_root), fresh_root / "_site", data)
+    assert 'src="/media/' in page_of(out)
+    assert tree(out) == tree(fresh_root / "_site")
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.startswith(".sitegen")}
+
+
+def test_images_off_keeps_the_urls_as_written(tmp_path: Path, host: ImageHost) -> None:
+    out = tmp_path / "_site"
+    report = build(config(tmp_path, enabled=False), out,
+                   workspace(f"![Kept]({host.url('/a.png')})\n"))
+    assert f'<img src="{host.url("/a.png")}" alt="Kept"' in page_of(out)
+    assert sum(host.hits.values()) == 0 and not report.images.get("images")
+    assert not (out / "media").exists() or not list((out / "media").glob("*.png"))
+
+
+@pytest.mark.parametrize("theme", ["default", "magazine"])
+def test_the_demo_shows_sized_local_pictures_in_both_themes(tmp_path: Path, theme: str) -> None:
+    base = parse_config({"site": {"title": "Demo", "url": "https://demo.example.test/",
+                                  "theme": theme, "description": "The demo"},
+                         "api": {"url": "https://x.example.test",
+                                 "workspace": "65f0c0ffee0123456789abcd"}}, tmp_path)
+    cfg = demo_config(base, tmp_path)
+    out = tmp_path / "_site"
+    report = run_build(cfg, BuildOptions(output=out, demo=True))
+    assert report.images["processed"] >= 10 and report.images["failed"] == 0
+    home = (out / "index.html").read_text()
+    assert home.count("<picture>") >= 2  # the home page cards show their articles' images
+    assert len(re.findall(r'fetchpriority="high"', home)) == 1
+    for page in out.rglob("*.html"):
+        text = page.read_text()
+        for img in IMG.findall(text):
+            assert " width=" in img and " height=" in img, (page, img)
+            assert 'src="/media/' in img, (page, img)
+        for srcset in re.findall(r'srcset="([^"]+)"', text):
+            for part in srcset.split(", "):
+                assert (out / part.split(" ")[0].lstrip("/")).is_file(), part
+    manifest = json.loads((out / ".sitegen-manifest.json").read_text())
+    assert any(name.startswith("media/") and name.endswith(".webp")
+               for name in manifest["files"])
+    assert not (out / "media" / "demo").exists()
+
+
+def test_link_previews_name_the_largest_local_file(tmp_path: Path) -> None:
+    cfg = demo_config(None, tmp_path)
+    out = tmp_path / "_site"
+    run_build(cfg, BuildOptions(output=out, demo=True))
+    shared = set()
+    for page in out.rglob("index.html"):
+        for url in re.findall(r'<meta property="og:image" content="([^"]+)"', page.read_text()):
+            shared.add(url)
+            path = url.removeprefix(cfg.site.url.rstrip("/"))
+            assert path.startswith("/media/") and (out / path.lstrip("/")).is_file(), url
+    assert shared

@@ -1,0 +1,78 @@
+"""The image downloader's limits and the processor's checks, each on its own."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image, features
+
+from sitegen.fetch.images import Downloaded, Failed, ImageFetcher
+from sitegen.images.collect import resolve
+from sitegen.images.picture import Picture, picture_html
+from sitegen.images.process import ImageRefused, Settings, open_checked, process
+from tests.images.imagehost import bomb_png, image_host, png, rotated_jpeg
+
+SETTINGS = Settings((480, 960, 1600), ("webp",), 80, 50_000_000)
+
+
+def test_the_size_cap_holds_while_streaming_and_redirects_are_followed_to_public_hops() -> None:
+    big = png(1500, 1500, (1, 2, 3)) + b"\x00" * 300_000
+    with image_host({"/big.png": (200, {}, big), "/a.png": (200, {"etag": '"x"'}, png()),
+                     "/hop.png": (301, {"location": "/a.png"}, b"")}) as host:
+        fetcher = ImageFetcher(host.url("/"), max_bytes=100_000, timeout=5)
+        found = fetcher.fetch_all([host.url("/big.png"), host.url("/hop.png")])
+    assert isinstance(found[host.url("/big.png")], Failed)
+    assert "max_bytes" in found[host.url("/big.png")].reason  # type: ignore[union-attr]
+    hop = found[host.url("/hop.png")]
+    assert isinstance(hop, Downloaded) and hop.etag == '"x"' and hop.data == png()
+    assert fetcher.counts.requests == 3 and host.hits["/a.png"] == 1
+
+
+def test_loopback_is_refused_unless_the_service_is_there() -> None:
+    with image_host({"/a.png": (200, {}, png())}) as host:
+        fetcher = ImageFetcher("https://cas.example.test", max_bytes=10**6, timeout=5)
+        found = fetcher.fetch_all([host.url("/a.png"), "http://169.254.169.254/x.png",
+                                   "http://[::1]:1/x.png", "http://10.0.0.1/x.png"])
+    assert all(isinstance(r, Failed) and "non-public address" in r.reason
+               for r in found.values()), found
+    assert host.hits["/a.png"] == 0
+
+
+def test_relative_urls_resolve_against_the_service_and_other_schemes_do_not() -> None:
+    assert resolve("/media/demo/x.png", "http://127.0.0.1:8080") == \
+        "http://127.0.0.1:8080/media/demo/x.png"
+    assert resolve("//img.test/a.png", "http://s.test") == "https://img.test/a.png"
+    assert resolve("data:image/png;base64,xx", "http://s.test") is None
+
+
+def test_a_declared_bomb_is_refused_before_decoding() -> None:
+    with pytest.raises(ImageRefused, match="decompression bomb"):
+        open_checked(bomb_png(20_000), 50_000_000)
+    with pytest.raises(ImageRefused, match="decompression bomb"):
+        process(bomb_png(8_000), SETTINGS)  # 64 Mpx: over the cap, under Pillow's own
+
+
+def test_variants_are_never_upscaled_and_carry_no_metadata() -> None:
+    small = process(png(300, 200), SETTINGS)
+    assert {v.width for v in small.variants} == {300}
+    assert (small.width, small.height, small.fallback) == (300, 200, "png")
+    wide = process(png(2000, 1000), SETTINGS)
+    assert sorted({v.width for v in wide.variants}) == [480, 960, 1600]
+    assert {v.format for v in wide.variants} == {"webp", "png"}
+    rotated = process(rotated_jpeg(), SETTINGS)
+    assert (rotated.width, rotated.height, rotated.fallback) == (20, 60, "jpeg")
+    for variant in rotated.variants:
+        with Image.open(io.BytesIO(variant.data)) as image:
+            assert image.size == (20, 60) and not image.getexif()
+
+
+@pytest.mark.skipif(not features.check("avif"), reason="this Pillow cannot encode AVIF")
+def test_avif_comes_first_when_asked_for_and_supported() -> None:
+    made = process(png(100, 50), Settings((480,), ("avif", "webp"), 60, 10**6))
+    assert {v.format for v in made.variants} == {"avif", "webp", "png"}
+    picture = Picture(made.width, made.height, made.fallback,
+                      tuple((v.name, v.width, v.format) for v in made.variants))
+    html = str(picture_html(picture, alt='a "quoted" alt', link="/blog"))
+    assert html.index("image/avif") < html.index("image/webp")
+    assert 'alt="a &#34;quoted&#34; alt"' in html and 'src="/blog/media/' in html
