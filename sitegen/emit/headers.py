@@ -28,6 +28,9 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "max-age=0, must-revalidate"
 #: Output folder of the content-hashed assets (`emit.assets`): cached for a year.
 HASHED_FOLDER = "static/"
+#: Every output folder whose files are named by a hash of their bytes: the theme's assets
+#: and Pagefind's index and fragment files (`[search]`).
+HASHED_FOLDERS = (HASHED_FOLDER, "pagefind/fragment/", "pagefind/index/")
 
 
 def cache_control(path: str) -> str:
@@ -36,7 +39,7 @@ def cache_control(path: str) -> str:
     `sitegen deploy` sets it on each object it uploads, so a bucket behind a CDN caches
     exactly as Netlify or Cloudflare Pages would with `_headers`.
     """
-    return IMMUTABLE if path.startswith(HASHED_FOLDER) else REVALIDATE
+    return IMMUTABLE if path.startswith(HASHED_FOLDERS) else REVALIDATE
 
 
 def origin_of(url: str) -> str:
@@ -75,12 +78,9 @@ def render_headers(base_path: str, beacon_endpoint: str | None, *,
         f"  Content-Security-Policy: {content_security_policy(beacon_endpoint, search=search)}",
         "  X-Content-Type-Options: nosniff",
         "  Referrer-Policy: strict-origin-when-cross-origin",
-        f"{base}/{HASHED_FOLDER}*",
-        f"  Cache-Control: {IMMUTABLE}",
     ]
-    if search:  # (Pagefind's index and fragment files are named by a hash of their bytes)
-        for folder in ("fragment", "index"):
-            lines += [f"{base}/pagefind/{folder}/*", f"  Cache-Control: {IMMUTABLE}"]
+    for folder in HASHED_FOLDERS if search else (HASHED_FOLDER,):
+        lines += [f"{base}/{folder}*", f"  Cache-Control: {IMMUTABLE}"]
     lines.append("")
     return "\n".join(lines).encode("utf-8")
 

@@ -55,6 +55,21 @@ def test_headers_follow_the_headers_file_rule() -> None:
     assert content_type("_redirects") == "text/plain; charset=utf-8"
 
 
+def test_every_immutable_glob_of_the_headers_file_is_the_deploy_rule() -> None:
+    """What `_headers` caches for a year (search on) is what deploy uploads as immutable."""
+    import fnmatch
+
+    lines = render_headers("", None, search=True).decode().splitlines()
+    globs = [lines[i - 1].lstrip("/") for i, line in enumerate(lines)
+             if line.strip() == f"Cache-Control: {IMMUTABLE}"]
+    assert {"static/*", "pagefind/fragment/*", "pagefind/index/*"} <= set(globs)
+    for path in ("static/app.1a2b.js", "pagefind/fragment/en_3f2.pf_fragment",
+                 "pagefind/index/en_9c1.pf_index", "pagefind/pagefind.js", "a/index.html",
+                 "media/abc-480.webp", "feed.xml"):
+        expected = IMMUTABLE if any(fnmatch.fnmatch(path, g) for g in globs) else REVALIDATE
+        assert object_headers(path)["CacheControl"] == expected, path
+
+
 def test_redirects_name_the_old_object_and_the_absolute_new_address() -> None:
     text = "/blog/old/ /blog/new/ 301\n/blog/x.html /blog/y/ 301\n# note\nbad\n"
     assert website_redirects(text, "https://x.test/blog/") == {
