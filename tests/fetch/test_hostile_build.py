@@ -90,6 +90,9 @@ CASES: dict[str, tuple[Callable[[Request], Reply], dict[str, Any], tuple[str, ..
     "one byte every 2 s": (lambda r: trickle(every=2.0), {"timeout": 2.5, "retry_budget": 4.0},
                            (), "no complete answer within"),
     "endless chunked body": (lambda r: endless_chunks(), {}, (), "answered more than 32 MiB"),
+    # refused before any connection to it (the key-stays-home test below has a live target)
+    "redirect to another origin": (lambda r: redirect("http://127.0.0.2:9" + r.target), {}, (),
+                                   "another origin"),
 }
 
 
