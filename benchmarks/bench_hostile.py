@@ -72,6 +72,7 @@ def prepare(folder: Path, articles: int, change: Callable[[Workspace], Workspace
     from sitegen.config import load_config
     from sitegen.emulator.app import create_app
     from sitegen.emulator.generator import generate_workspace
+    from sitegen.fetch.stored import open_config_store
     from sitegen.fetch.sync import sync
 
     folder.mkdir(parents=True)
@@ -80,8 +81,9 @@ def prepare(folder: Path, articles: int, change: Callable[[Workspace], Workspace
         data = change(data)
     config_path = folder / "site.toml"
     config_path.write_text(SITE_TOML.format(workspace=data["workspace"]["id"]))
-    sync(load_config(config_path), key="bench",
-         transport=httpx.ASGITransport(app=create_app(data)))
+    config = load_config(config_path)
+    with open_config_store(config) as store:
+        sync(config, store, key="bench", transport=httpx.ASGITransport(app=create_app(data)))
     return config_path
 
 

@@ -31,8 +31,11 @@ class Timings:
     """Wall-clock seconds per build stage, in the order the stages ran."""
 
     def __init__(self) -> None:
+        global _timings_started, _latest_timings
         self.stages: dict[str, float] = {}
         self._start = time.perf_counter()
+        _timings_started += 1  # a failed build's report takes the stages it had timed
+        _latest_timings = (_timings_started, self)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -46,6 +49,10 @@ class Timings:
     def total(self) -> float:
         """Seconds since the build started."""
         return time.perf_counter() - self._start
+
+
+_timings_started = 0
+_latest_timings: tuple[int, Timings] | None = None
 
 
 def _plural(count: int, word: str) -> str:
@@ -152,11 +159,13 @@ def _dumps(document: dict[str, Any]) -> str:
 
 
 def failure_json(error: SitegenError | None, exit_code: int, seconds: float,
-                 api: dict[str, Any] | None = None) -> dict[str, Any]:
+                 api: dict[str, Any] | None = None,
+                 timings: dict[str, float] | None = None) -> dict[str, Any]:
     """The `--report FILE` document of a build that ended with *exit_code* (1-5, 130).
 
     Nothing was committed, so every page count is 0 (the previous output is untouched);
-    *api* is what the sync had spent when it stopped (`sitegen.fetch.ledger`), if anything.
+    *api* is what the sync had spent when it stopped (`sitegen.fetch.ledger`), if anything,
+    and *timings* the stages the build had run, the failed one included.
     """
     logged = list(warning_counter().messages)
     return {
@@ -172,7 +181,7 @@ def failure_json(error: SitegenError | None, exit_code: int, seconds: float,
         "warnings": logged,
         "warning_count": len(logged),
         "output_changed": False,
-        "timings": {},
+        "timings": {name: round(value, 4) for name, value in (timings or {}).items()},
         "seconds": round(seconds, 4),
     }
 
@@ -208,6 +217,7 @@ class ReportFile:
         from sitegen.fetch.ledger import ledgers_started
 
         self._ledgers = ledgers_started()
+        self._timings = _timings_started
 
     def failed(self, error: SitegenError | None, exit_code: int) -> None:
         """Write the report of a build that ended with *exit_code*; never raises."""
@@ -216,8 +226,11 @@ class ReportFile:
         from sitegen.fetch.ledger import latest_ledger
 
         ledger = latest_ledger(since=self._ledgers)
+        timed = (_latest_timings[1].stages if _latest_timings is not None
+                 and _latest_timings[0] > self._timings else None)
         document = failure_json(error, exit_code, time.perf_counter() - self._start,
-                                ledger.to_report() if ledger is not None else None)
+                                ledger.to_report() if ledger is not None else None,
+                                dict(timed) if timed is not None else None)
         try:
             _write(self.path, _dumps(document), built=False)
         except BuildError as problem:

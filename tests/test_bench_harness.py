@@ -347,3 +347,17 @@ def _reaped_zombie(pid: int) -> bool:
             return stat.read().split(") ", 1)[1].startswith("Z")
     except (OSError, IndexError):
         return True
+
+
+def test_the_hostile_benchmark_runs_at_a_small_size() -> None:
+    """bench_hostile.py (#25: 10,000 tags, 16,000 equal slugs) at a tiny size, so it cannot
+    rot unseen (it stopped with a TypeError when the sync began taking the store)."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench_hostile.py"), "--small", "5",
+         "--tags", "60", "--articles", "30"],
+        capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.strip().splitlines()[-4:]]
+    assert [row[0] for row in rows] == ["normal", "one", "normal", "30"]
+    assert int(rows[1][-1]) > int(rows[0][-1])  # the 50 tags kept each have a page
+    assert rows[2][-1] == rows[3][-1]  # equal slugs: as many pages, under other names

@@ -256,7 +256,7 @@ def run_gitlab(runner: Runner) -> Outcome:
     paths = [expand(p) for p in content["paths"]]
     runner.restore(workspace, paths, content["key"], [])
     status = runner.shell("\n".join([*job["before_script"], *job["script"]]), workspace, env)
-    if status == 0 or content["when"] == "always":
+    if status == 0 or content.get("when") == "always":
         runner.save(workspace, paths, content["key"], mutable=True)
     passed = status == 0 or status in job["allow_failure"]["exit_codes"]
     assert job["artifacts"]["when"] == "always"
@@ -379,3 +379,39 @@ def test_the_scaffolded_ci_runs_run_after_run(
     assert fourth.status == 0, runner.log
     assert_incremental(second, fourth, edited, edited=False)
     assert_complete_site(fourth.published or tmp_path, edited)
+
+
+@pytest.mark.parametrize("ci", ["github", "gitlab"])
+def test_a_first_run_that_fails_still_leaves_the_next_run_incremental(
+    ci: str, tmp_path: Path, wheel_dir: Path, python_env: Path,
+    workspace_data: dict[str, Any]
+) -> None:
+    """A cold first run that fetches everything, then fails the job (a template the owner
+    pushed breaks the render: exit 1), still saves its cache: the next run reads no body."""
+    port = _free_port()
+    site = make_site(tmp_path, ci, port, workspace_data)
+    broken = site / "templates" / "article.html"
+    broken.write_text("{{ article.title | no_such_filter }}\n", encoding="utf-8")
+    runner = Runner(ci, site, tmp_path / "runs", python_env, wheel_dir)
+    run = run_github if ci == "github" else run_gitlab
+
+    with emulator(workspace_data, port, tmp_path):
+        first = run(runner)
+    assert first.status == 1 and first.report["status"] == 1, runner.log
+    assert "fix the template" in first.report["error"]["message"]
+    assert first.published is None
+    assert first.report["api"]["total"] > len(workspace_data["articles"])  # read every body
+    if ci == "github":
+        assert "::error title=sitegen: build failed::" in runner.log
+    else:
+        assert first.outputs["passed"] == "false"
+
+    broken.unlink()  # the owner fixes the template and pushes again
+    with emulator(workspace_data, port, tmp_path):
+        second = run(runner)
+    assert second.status == 0, runner.log
+    assert second.published is not None
+    assert_complete_site(second.published, workspace_data)
+    report = second.report
+    assert 0 < report["api"]["total"] <= budget(workspace_data), report["api"]
+    assert report["api"]["saved"] >= len(workspace_data["articles"]) - 3  # bodies from the cache

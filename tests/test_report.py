@@ -99,6 +99,7 @@ def test_every_failure_writes_the_report_with_its_code_and_sentence(
     assert isinstance(report["warnings"], list)
     if which != "closed":
         assert report["api"]["total"] >= 1  # the calls the failed sync made
+    assert list(report["timings"]) == ["fetch"]  # the stage that failed, timed
     assert not (tmp_path / "out").exists()
 
 
@@ -110,8 +111,10 @@ def test_a_configuration_error_and_strict_failure_write_the_report(
     assert main(["build", "--report", "r.json"]) == 2
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert report["status"] == 2 and "title" in report["error"]["message"]
+    assert report["timings"] == {}  # nothing ran
     (tmp_path / "site.toml").unlink()
     assert main(["build", "--demo", "--strict", "-o", "out", "--report", "r.json"]) == 1
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert report["status"] == 1 and report["error"]["message"].startswith("--strict")
+    assert {"fetch", "model", "plan", "render", "files"} <= set(report["timings"])
     assert report["warnings"] and report["api"]["total"] > 0

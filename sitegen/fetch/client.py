@@ -6,11 +6,13 @@ one error of `sitegen.errors` (`answers.py`); every request goes in the `CallLed
 goes only to the configured origin (scheme, host and port of `[api] url`): redirects are
 followed here, one to the same origin with the key, one to any other origin (https to http
 included) refused and never followed. Each attempt has one deadline for connect, head and body,
-within what is left of the retry budget, however the server trickles. A body is streamed and cut
-off past `MAX_BODY` (far above any listing page or v1 workspace answer): `UnreachableError`, no
-retry. A caller's `check` may refuse an answer (`UnusableAnswer`: retried). It must never put
-the API key in a message, a log line, a repr or the ledger (`scrub`), never send it to another
-origin, never retry 401/402/403, and never decide what a 404 means (the sync gets `NotFound`).
+within what is left of the retry budget, however the server trickles; a retry takes the next
+free slot before requests not yet tried, so a budget is never spent queueing behind a sync.
+A body is streamed and cut off past `MAX_BODY` (far above any listing page or v1 workspace
+answer): `UnreachableError`, no retry. A caller's `check` may refuse an answer
+(`UnusableAnswer`: retried). It must never put the API key in a message, a log line, a repr or
+the ledger (`scrub`), never send it to another origin, never retry 401/402/403, and never
+decide what a 404 means (the sync gets `NotFound`).
 """
 
 from __future__ import annotations
@@ -244,7 +246,7 @@ class ApiClient:
         start: float | None = None
         attempt = 0
         while True:
-            async with self._limit:
+            async with self._limit.slot(retry=attempt > 0):
                 if self.max_calls is not None and self._started >= self.max_calls:
                     raise QuotaError(
                         f"--max-calls {self.max_calls} reached before {endpoint}: nothing was "

@@ -14,7 +14,8 @@ import email.utils
 import random
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 
 BACKOFF_BASE = 0.25  # seconds; attempt n sleeps uniform(0, min(BACKOFF_CAP, base * 2**n))
 BACKOFF_CAP = 8.0
@@ -34,7 +35,9 @@ class AdaptiveLimit:
     """A semaphore whose size halves on 429 (min 1) and grows back by one per full round.
 
     A freed slot is handed straight to the longest waiter (its future completes with the
-    slot already counted), so no waiter is woken only to find the slot gone.
+    slot already counted), so no waiter is woken only to find the slot gone. A retry
+    (`slot(retry=True)`) waits ahead of requests not yet tried: its retry budget runs from its
+    first attempt, so it must not be spent queueing behind the rest of a sync.
     """
 
     def __init__(self, maximum: int) -> None:
@@ -45,11 +48,26 @@ class AdaptiveLimit:
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     async def __aenter__(self) -> None:
+        await self._acquire(retry=False)
+
+    @asynccontextmanager
+    async def slot(self, *, retry: bool) -> AsyncIterator[None]:
+        """Hold one slot for the block; a *retry* is served before untried requests."""
+        await self._acquire(retry=retry)
+        try:
+            yield
+        finally:
+            self._release()
+
+    async def _acquire(self, *, retry: bool) -> None:
         if self.active < self.limit and not self._waiters:
             self.active += 1
             return
         waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        if retry:
+            self._waiters.appendleft(waiter)
+        else:
+            self._waiters.append(waiter)
         try:
             await waiter
         except asyncio.CancelledError:

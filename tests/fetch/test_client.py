@@ -237,6 +237,32 @@ def test_adaptive_limit_hands_slots_over_in_order_and_survives_cancellation() ->
     assert (active, waiters) == (0, 0)
 
 
+def test_adaptive_limit_serves_a_retry_before_requests_not_yet_tried() -> None:
+    """A retry's budget runs from its first attempt: it must not queue behind a sync."""
+    order: list[str] = []
+
+    async def scenario() -> None:
+        limit = AdaptiveLimit(1)
+        gate = asyncio.Event()
+
+        async def user(name: str, retry: bool) -> None:
+            async with limit.slot(retry=retry):
+                order.append(name)
+                await gate.wait()
+
+        first = asyncio.ensure_future(user("first", False))
+        await asyncio.sleep(0)
+        fresh = [asyncio.ensure_future(user(f"fresh {n}", False)) for n in (1, 2)]
+        await asyncio.sleep(0)
+        retry = asyncio.ensure_future(user("retry", True))
+        await asyncio.sleep(0)
+        gate.set()
+        await asyncio.gather(first, *fresh, retry)
+
+    run(scenario())
+    assert order == ["first", "retry", "fresh 1", "fresh 2"]
+
+
 def test_adaptive_limit_growing_back_lets_waiters_in() -> None:
     async def scenario() -> int:
         limit = AdaptiveLimit(2)

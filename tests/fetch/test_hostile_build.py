@@ -81,6 +81,17 @@ def listing(bad: Callable[[Request], Reply]) -> Callable[[Request], Reply]:
                                                                                 ARTICLES)
 
 
+def slow_bodies(request: Request) -> Reply:
+    """Every article changed and listed without its body; each body trickles in."""
+    if request.path == LISTING:
+        lean = [{**{k: v for k, v in a.items() if k not in ("content", "blocks")},
+                 "updatedAt": "2025-01-01T00:00:00.000Z"} for a in ARTICLES]
+        return good_v2(request, lean)
+    if request.path.startswith(LISTING + "/"):
+        return trickle(every=2.0)
+    return good_v2(request, ARTICLES)
+
+
 CASES: dict[str, tuple[Callable[[Request], Reply], dict[str, Any], tuple[str, ...], str]] = {
     "error object": (listing(lambda r: json_answer({"error": "Service temporarily unavailable"})),
                      {}, (), "without its 'articles' list"),
@@ -89,7 +100,13 @@ CASES: dict[str, tuple[Callable[[Request], Reply], dict[str, Any], tuple[str, ..
                             "only repeats records already read"),
     "one byte every 2 s": (lambda r: trickle(every=2.0), {"timeout": 2.5, "retry_budget": 4.0},
                            (), "no complete answer within"),
+    # 120 bodies, 8 at a time: the budget is each request's, not spent queueing behind others
+    "every body one byte every 2 s": (slow_bodies, {"timeout": 2.5, "retry_budget": 4.0}, (),
+                                      "no complete answer within"),
     "endless chunked body": (lambda r: endless_chunks(), {}, (), "answered more than 32 MiB"),
+    # refused before any connection to it (the key-stays-home test below has a live target)
+    "redirect to another origin": (lambda r: redirect("http://127.0.0.2:9" + r.target), {}, (),
+                                   "another origin"),
 }
 
 

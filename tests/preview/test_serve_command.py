@@ -109,3 +109,35 @@ def test_refresh_cost_counts_the_stored_workspace(tmp_path: Path,
         "agents": len(workspace.agents), "clusters": len(workspace.clusters or []),
         "authors": len(workspace.authors or []),
         "social_posts": len(workspace.social_posts or [])}
+
+
+def test_the_background_refresh_is_off_unless_asked_and_says_its_cost_when_on(
+        tmp_path: Path) -> None:
+    """#24: `serve` refreshes from the service only with --refresh-every, and then prints
+    what that costs a month (with the scheduled builds) as it starts."""
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    outputs = []
+    for n, extra in enumerate(((), ("--refresh-every", "10"))):
+        printed = tmp_path / f"stdout-{n}.txt"
+        with printed.open("w", encoding="utf-8") as sink:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "sitegen", "serve", "--demo", "--port", "0", *extra],
+                cwd=tmp_path, stdout=sink, stderr=subprocess.DEVNULL, text=True, env=env)
+        try:
+            deadline = time.monotonic() + 120
+            while "\n" not in printed.read_text(encoding="utf-8"):
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.1)
+            _wait_for_200(printed.read_text(encoding="utf-8").split()[2])
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=60) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        outputs.append(printed.read_text(encoding="utf-8").splitlines())
+    off, on = outputs
+    assert off[0].startswith("sitegen preview: ") and on[0].startswith("sitegen preview: ")
+    assert not any("background refresh" in line for line in off), off
+    assert on[1].startswith("background refresh every 10 min: about "), on
+    assert "with the scheduled builds" in on[1]
