@@ -1,5 +1,4 @@
-"""The recipe: config → store → sync → model → images → plan → render → search → links →
-commit → report.
+"""The recipe: config → store → sync → model → images → plan → render → search → links → commit.
 
 Role: `run_build` gathers everything first into the writer's staging and commits only
 at the end, so any failure (or `--strict` with warnings) leaves the previous output
@@ -23,9 +22,6 @@ from sitegen.options import BuildOptions
 from sitegen.report import BuildReport, Progress, Timings
 
 if TYPE_CHECKING:
-    from sitegen.emit.writer import OutputWriter
-    from sitegen.images.picture import ImageMap
-    from sitegen.model.views import Site
     from sitegen.store import Store
     from sitegen.workspace import Workspace
 
@@ -51,6 +47,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, output_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
+    from sitegen.images.stage import prepare_images
     from sitegen.model import build_site
     from sitegen.ownpages import check_templates, load_pages
     from sitegen.plan import Ledger
@@ -76,7 +73,10 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         report.articles, report.html_pages = len(site.articles), len(site.pages)
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("images"):
-            images = _images(config, site, store, writer, options, report)
+            images, image_stats = prepare_images(
+                config, site, store, writer, fetch=options.fetches_images(),
+                refresh=options.refresh, transport=options.service_transport())
+            report.images = image_stats.to_report()
         with timings.stage("plan"):
             themes = ThemeSet(config)
             check_templates(site.own_pages, themes.template_source)
@@ -127,29 +127,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             links.save()
             store.save_urls({article.id: article.url for article in site.articles})
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
-    report.written, report.unchanged, report.removed, report.output_changed = (
-        result.written, result.unchanged, result.removed, result.touched_output)
-    report.timings, report.seconds = dict(timings.stages), timings.total()
+    report.committed(result, timings)
     return report
-
-
-def _images(config: Config, site: Site, store: Store, writer: OutputWriter,
-            options: BuildOptions, report: BuildReport) -> ImageMap:
-    """The images stage (`sitegen.images.stage`): new images are fetched only when the
-    content is synced online (or `fetch_images` says so); the demo's through its emulator."""
-    from sitegen.images.stage import prepare_images
-
-    fetch = options.fetch_images if options.fetch_images is not None else (
-        options.workspace is None and not options.offline)
-    transport = options.transport
-    if options.demo and transport is None and fetch:
-        from sitegen.fetch.sync import demo_transport
-
-        transport = demo_transport()
-    images, stats = prepare_images(config, site, store, writer, fetch=fetch,
-                                   refresh=options.refresh, transport=transport)
-    report.images = stats.to_report()
-    return images
 
 
 def _content(config: Config, store: Store, options: BuildOptions, report: BuildReport,
@@ -158,17 +137,14 @@ def _content(config: Config, store: Store, options: BuildOptions, report: BuildR
     if options.workspace is not None:  # nothing fetched: an empty ledger of its version
         from sitegen.fetch.ledger import CallLedger
 
-        ledger = CallLedger()
-        ledger.version = options.workspace.api_version
-        report.api, report.from_cache = ledger.to_report(), True
+        report.api = CallLedger(version=options.workspace.api_version).to_report()
+        report.from_cache = True
         return options.workspace
     from sitegen.budget import api_report
-    from sitegen.fetch.sync import demo_transport, sync
+    from sitegen.fetch.sync import sync
 
-    demo = options.demo and options.transport is None and not options.offline
     synced = sync(config, store, key=DEMO_KEY if options.demo else None,
-                  transport=demo_transport() if demo else options.transport,
-                  refresh=options.refresh, offline=options.offline,
-                  max_calls=options.max_calls, progress=progress)
+                  transport=options.service_transport(), refresh=options.refresh,
+                  offline=options.offline, max_calls=options.max_calls, progress=progress)
     report.api, report.from_cache = api_report(config, synced), synced.from_cache
     return synced.workspace

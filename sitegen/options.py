@@ -41,3 +41,17 @@ class BuildOptions:
     progress: Progress | None = None
     lock_timeout: float = 60.0
     before_render: Callable[[Renderer], None] | None = None  #: the preview's hook
+
+    def fetches_images(self) -> bool:
+        """Whether new images are downloaded: when asked, else when content is synced online."""
+        if self.fetch_images is not None:
+            return self.fetch_images
+        return self.workspace is None and not self.offline
+
+    def service_transport(self) -> httpx.AsyncBaseTransport | None:
+        """How to reach the service: the given transport, or `--demo`'s in-process emulator."""
+        if self.demo and self.transport is None and not self.offline:
+            from sitegen.fetch.sync import demo_transport
+
+            return demo_transport()
+        return self.transport

@@ -19,10 +19,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sitegen.errors import BuildError, SitegenError
 from sitegen.logs import status_showing, warning_counter
+
+if TYPE_CHECKING:
+    from sitegen.emit.writer import WriteResult
 
 REPORT_VERSION = 2
 
@@ -80,6 +83,13 @@ class BuildReport:
     #: The images stage (`sitegen.images.stage.ImageStats.to_report`): image requests are
     #: counted here, apart from API calls (they cost no quota).
     images: dict[str, int] = field(default_factory=dict)
+
+    def committed(self, result: WriteResult, timings: Timings) -> None:
+        """Take what the writer's commit did and the stages' times."""
+        self.written, self.unchanged, self.removed = (
+            result.written, result.unchanged, result.removed)
+        self.output_changed = result.touched_output
+        self.timings, self.seconds = dict(timings.stages), timings.total()
 
     @property
     def pages(self) -> dict[str, int]:
