@@ -282,7 +282,7 @@ class Renderer:
         context: dict[str, object] = {
             "site": site,
             "page": page,
-            "meta": page_meta(site, page, self.logo),
+            "meta": page_meta(site, page, self.logo, self.translator(page.language)),
             "lang": page.language or site.language,
             "t": self.translator(page.language),
             "i18n": helpers["i18n"],
