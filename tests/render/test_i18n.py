@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from render_factory import demo_workspace, make_config
+from render_factory import article, demo_workspace, make_config, make_workspace
 
 from sitegen.model import build_site
 from sitegen.render.i18n import SHIPPED, Catalogue, og_locale
@@ -164,3 +164,20 @@ def test_a_german_site_s_social_post_and_index_pages_read_german(tmp_path: Path)
     assert "<title>Seite nicht gefunden – Test Site</title>" in html["/404.html"]
     assert 'content="Alle Themen von Test Site"' in html["/topics/"]
     assert 'content="Artikel: bash – Test Site"' in html["/tags/bash/"]
+
+
+@pytest.mark.parametrize("theme", ["default", "magazine"])
+def test_titles_of_other_languages_carry_their_lang_outside_cards(
+        tmp_path: Path, theme: str) -> None:
+    """The previous/next links and the magazine's lead story (WCAG 3.1.2, language of parts)."""
+    config = make_config(tmp_path, theme=theme)
+    workspace = make_workspace([article(1, title="Older one"), article(2, title="Middle one"),
+                                article(3, title="Grüße aus Wien", language="de")])
+    renderer = Renderer(config, build_site(config, workspace), ThemeSet(config))
+    html = {page.url: renderer.render(page).decode() for page in renderer.site.pages}
+    middle = html["/article-2/"]
+    assert '<span lang="de">Grüße aus Wien</span></a>' in middle
+    assert '<span lang="en">Older one</span></a>' in middle
+    if theme == "magazine":
+        lead = html["/"][html["/"].index('<article class="lead-story"'):]
+        assert re.search(r'<h2 class="lead-story__title" id="lead-title" lang="de">', lead)
