@@ -31,7 +31,7 @@ from sitegen.fetch.records import (
     VideoBlock,
 )
 from sitegen.render.highlight import highlight_code
-from sitegen.render.markdown import HeadingIds, MarkdownRenderer
+from sitegen.render.markdown import HeadingIds, MarkdownRenderer, eager_first_image
 from sitegen.urls import host_of, safe_http_url
 
 _YOUTUBE_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
@@ -130,7 +130,7 @@ class BlockRenderer:
             html = self._one(block, ids)
             if html:
                 out.append(html)
-        return "\n".join(out) + ("\n" if out else "")
+        return eager_first_image("\n".join(out) + ("\n" if out else ""))
 
     def _one(self, block: KnownBlock, ids: HeadingIds) -> str:
         inline = self.markdown.inline
@@ -152,7 +152,9 @@ class BlockRenderer:
             if src is None:
                 return ""
             caption = " ".join((block.caption or "").split())
-            view = BlockView(type="image", src=src, caption=caption, alt=caption)
+            # The caption beside the image is its text alternative (WAI: an image with
+            # adjacent text alternative gets alt=""), so screen readers read it once.
+            view = BlockView(type="image", src=src, caption=caption, alt="")
         elif isinstance(block, ListBlock):
             items = [Markup(inline(item)) for item in block.items if item.strip()]
             if not items:

@@ -3,7 +3,8 @@
 Role: render untrusted markdown with "commonmark" + tables + strikethrough and
 raw HTML off. Links and images keep only http(s), mailto and relative URLs (any
 other link becomes its text, any other image its alt text); external links get
-rel="noopener noreferrer"; images load lazily; headings are renumbered so the
+rel="noopener noreferrer"; images load lazily except a body's first (`eager_first_image`:
+the likeliest largest image in view must not wait for layout); headings are renumbered so the
 body's top level is <h2> (the page title is the only <h1>) and each deeper level
 is one below its parent, never skipping one; they get ids unique per page; fenced code goes
 through a code renderer (the theme's `blocks/code.html`). It must never let raw
@@ -98,6 +99,16 @@ def _plain(children: Sequence[Token] | None) -> str:
     return " ".join("".join(parts).split())
 
 
+#: The lazy-loading attribute of a body's first image (attribute values are escaped: no ">").
+_FIRST_LAZY_IMAGE = re.compile(r'(<img\b[^>]*?) loading="lazy"')
+
+
+def eager_first_image(html: str) -> str:
+    """*html* with its first image loading at once: near the top of an article it is the
+    largest thing in view (Largest Contentful Paint), which lazy loading would delay."""
+    return _FIRST_LAZY_IMAGE.sub(r"\1", html, count=1)
+
+
 class MarkdownRenderer:
     """A configured markdown-it instance; safe to reuse for any number of documents."""
 
@@ -145,7 +156,7 @@ class MarkdownRenderer:
         """A whole document: (HTML, table of contents)."""
         ids = ids if ids is not None else HeadingIds()
         start = len(ids.toc)
-        html = self.md.render(source, {"ids": ids})
+        html = eager_first_image(self.md.render(source, {"ids": ids}))
         return html, ids.toc[start:]
 
     def inline(self, source: str) -> str:

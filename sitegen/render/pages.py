@@ -99,7 +99,7 @@ class Renderer:
                           "bodies": bodies.fingerprint if bodies is not None else "",
                           "messages": self.catalogue.fingerprint}
         self._context_fps: dict[str, bytes] = {}
-        self._cards: dict[tuple[str, str], Fragment] = {}
+        self._cards: dict[tuple[str, str, bool], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
         self._disclosures: dict[str, str] = {}
@@ -220,14 +220,15 @@ class Renderer:
             return url
         return self.link(url)
 
-    def card(self, article: ArticleView, heading: str = "h2") -> Markup:
+    def card(self, article: ArticleView, heading: str = "h2", eager: bool = False) -> Markup:
         """The `card` macro of `partials/card.html` for *article*, rendered once and reused.
 
         A card sees only its arguments and `site`, `link`, `asset`, `absolute`, `i18n` (not
         the page), so the same article's card is identical on every list it appears on; it
         speaks its article's language (`i18n(article.language)`) and says so with `lang`.
+        *eager* (a list's first card) loads its picture at once, for a macro that takes it.
         """
-        key = (article.id, heading)
+        key = (article.id, heading, eager)
         found = self._cards.get(key)
         if found is None:
             with self.env.recording(self.registry.keys) as recorder:
@@ -239,7 +240,10 @@ class Renderer:
                     })
                     self._card_macro = getattr(module, "card")  # noqa: B009
                 recorder.reads.add("T\x00partials/card.html")
-                markup = Markup(self._card_macro(article, heading))
+                macro = self._card_macro
+                takes_eager = eager and "eager" in getattr(macro, "arguments", ())
+                markup = Markup(macro(article, heading, eager=True) if takes_eager
+                                else macro(article, heading))
             found = self._cards[key] = (markup, frozenset(recorder.reads))
         self._replay(found)
         return found[0]

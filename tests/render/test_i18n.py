@@ -119,7 +119,7 @@ def test_counts_follow_each_language_plural_rules() -> None:
 _ENGLISH_FURNITURE = re.compile(
     r"Social posts|Read the article|Promotes|· page \d|\(page \d|\d (topics?|tags?|authors?|"
     r"agents?)<|> articles?</span>|Page not found|>(Topics|Tags|Authors|Agents)<|Articles: |All "
-    r"(topics|tags|authors|agents) of")
+    r"(topics|tags|authors|agents) of|More stories|>Stories<")
 
 
 @pytest.mark.parametrize("theme", ["default", "magazine"])
