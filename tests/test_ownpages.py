@@ -97,6 +97,10 @@ def test_pages_render_in_the_theme_with_menu_order_seo_and_sitemap(
     assert nav.index("/write-to-us/") < nav.index("/about/") and "/imprint/" not in nav
     footer = home[home.index('id="site-footer"'):]
     assert "/write-to-us/" in footer and "/about/" in footer
+    for url in ("/write-to-us/", "/about/"):  # each menu page's navigation marks itself
+        html = (out / url.strip("/") / "index.html").read_text()
+        assert html.count('aria-current="page"') == 1 and \
+            f'<a href="{url}" aria-current="page">' in html, url
     sitemap = (out / "sitemap.xml").read_text()
     for url in ("about/", "write-to-us/", "imprint/"):
         assert f"https://notes.acme.test/{url}</loc>" in sitemap
