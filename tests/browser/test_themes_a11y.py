@@ -2,7 +2,8 @@
 
 The demo workspace is built once per theme (`default`, `magazine`) and served over
 loopback with its `_headers` rules applied; every page kind a reader lands on — home,
-articles with every block type, topic, tag, author, social, 404 — is checked with
+articles with every block type and in French and German, a second list page, topic, tag,
+author, social, 404 — is checked with
 axe-core (every rule, at 375 and 1280 px, in the light and the dark colour scheme),
 whose `axe.min.js` comes from the `axe-playwright-python` test dependency, and the
 whole output with the current Nu HTML checker (`tests/vnu.py`). A second
@@ -41,6 +42,9 @@ PAGES = {
     "home": "/",
     "article-code-image": "/makefile-readme-that-runs/",
     "article-video": "/video-embeds-that-respect-readers/",
+    "article-fr": "/le-levain-sans-dogme/",
+    "article-de": "/sauerkraut-mit-waage/",
+    "page-2": "/page/2/",
     "topic": "/topics/the-fermenting-kitchen/",
     "tag": "/tags/shell/",
     "author": "/authors/mara-lindqvist/",
