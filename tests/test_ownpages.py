@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -96,6 +97,10 @@ def test_pages_render_in_the_theme_with_menu_order_seo_and_sitemap(
     assert nav.index("/write-to-us/") < nav.index("/about/") and "/imprint/" not in nav
     footer = home[home.index('id="site-footer"'):]
     assert "/write-to-us/" in footer and "/about/" in footer
+    for url in ("/write-to-us/", "/about/"):  # each menu page's navigation marks itself
+        html = (out / url.strip("/") / "index.html").read_text()
+        assert html.count('aria-current="page"') == 1 and \
+            f'<a href="{url}" aria-current="page">' in html, url
     sitemap = (out / "sitemap.xml").read_text()
     for url in ("about/", "write-to-us/", "imprint/"):
         assert f"https://notes.acme.test/{url}</loc>" in sitemap
@@ -133,7 +138,11 @@ def test_reserved_slugs_duplicates_and_article_slugs(tmp_path: Path, workspace: 
     taken = workspace.articles[0].slug or ""
     (tmp_path / "pages/a.md").write_text(f'+++\ntitle = "Mine"\nslug = "{taken}"\n+++\n')
     out = tmp_path / "o"
-    run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
+    with caplog.at_level(logging.WARNING):
+        run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
+    # the page keeps its URL; the warning names both the article and the page
+    assert re.search(rf"article \S+ slug '{taken}' is the URL of your page pages/a.md; "
+                     rf"using '{taken}-2' instead", caplog.text), caplog.text
     assert re.search(r"<h1[^>]*>Mine</h1>", (out / taken / "index.html").read_text())
 
 

@@ -233,10 +233,16 @@ def build_site(config: Config, workspace: Workspace,
         records.append(article)
     # Oldest first for slug allocation (an older article keeps its slug).
     records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
-    allocator = SlugAllocator(RESERVED | {page.slug for page in own_pages})
+    owners = {page.slug: page.source for page in own_pages}
+    allocator = SlugAllocator(RESERVED | owners.keys())
 
     def choose(wanted: str, what: str) -> tuple[str, list[str]]:
-        return allocate_slug(wanted, allocator, what)
+        slug, repairs = allocate_slug(wanted, allocator, what)
+        owner = owners.get(wanted)
+        if owner is not None and slug != wanted:  # the owner's page keeps its URL
+            repairs = [f"{what} slug {wanted!r} is the URL of your page {owner}; using "
+                       f"{slug!r} instead"]
+        return slug, repairs
 
     pairs: list[tuple[Article, ArticleView]] = []
     for record in records:

@@ -155,10 +155,12 @@ class BlockRenderer:
                 return ""
             caption = " ".join((block.caption or "").split())
             index, ids.images = ids.images, ids.images + 1
-            shown = self.image(src, caption, index) if self.image is not None else None
+            # The caption beside the image is its text alternative (WAI: an image with an
+            # adjacent text alternative gets alt=""), so screen readers read it once.
+            shown = self.image(src, "", index) if self.image is not None else None
             if shown == "":  # it could not be used and has no URL of its own: the caption
                 src = ""
-            view = BlockView(type="image", src=src, caption=caption, alt=caption,
+            view = BlockView(type="image", src=src, caption=caption, alt="",
                              picture=Markup(shown or ""), eager=index == 0)
         elif isinstance(block, ListBlock):
             items = [Markup(inline(item)) for item in block.items if item.strip()]

@@ -237,6 +237,7 @@ class Renderer:
         A card sees only its arguments and `site`, `link`, `asset`, `absolute`, `i18n` (not
         the page), so the same article's card is identical on every list it appears on; it
         speaks its article's language (`i18n(article.language)`) and says so with `lang`.
+        *eager* (a list's first card) loads its picture at once, for a macro that takes it.
         """
         key = (article.id, heading, eager)
         found = self._cards.get(key)
@@ -251,8 +252,10 @@ class Renderer:
                     })
                     self._card_macro = getattr(module, "card")  # noqa: B009
                 recorder.reads.add("T\x00partials/card.html")
-                markup = Markup(self._card_macro(article, heading, eager)
-                                if eager else self._card_macro(article, heading))
+                macro = self._card_macro
+                takes_eager = eager and "eager" in getattr(macro, "arguments", ())
+                markup = Markup(macro(article, heading, eager=True) if takes_eager
+                                else macro(article, heading))
             found = self._cards[key] = (markup, frozenset(recorder.reads))
         self._replay(found)
         return found[0]
@@ -295,7 +298,8 @@ class Renderer:
         context: dict[str, object] = {
             "site": site,
             "page": page,
-            "meta": page_meta(site, page, self.logo, self.shown.share_image),
+            "meta": page_meta(site, page, self.logo, self.shown.share_image,
+                              self.translator(page.language)),
             "lang": page.language or site.language,
             "t": self.translator(page.language),
             "i18n": helpers["i18n"],

@@ -5,7 +5,9 @@ canonical absolute URL (none on the 404 page, which has no address of its own),
 OpenGraph/Twitter image, its alt text and type, robots directive, and the JSON-LD
 object (BlogPosting on articles, Blog/CollectionPage elsewhere; the publisher with
 its logo); and, once per build, what the build should warn about (`site_warnings`:
-SVG share images, no site description). The values are plain data; templates
+SVG share images, no site description). The English words of structural pages
+(the index and 404 titles, "page 2", list descriptions) go through the page's
+translator. The values are plain data; templates
 escape them, and JSON-LD goes through the `jsonld` filter. Must never build
 markup, log (pages render in workers) or do I/O.
 """
@@ -19,6 +21,26 @@ from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, 
 from sitegen.render.filters import iso_date
 
 MAX_DESCRIPTION = 300
+#: Page kinds whose title is interface text (the model's English), not a name.
+_INTERFACE_TITLES = frozenset({"terms", "social", "404"})
+#: The description of each section index, by kind.
+_INDEX_DESCRIPTIONS = {"agent": "All agents of {site}", "cluster": "All topics of {site}",
+                       "author": "All authors of {site}", "tag": "All tags of {site}"}
+
+
+def english(message: str, **values: object) -> str:
+    """The untranslated message, formatted (a translator's English fallback)."""
+    return message.format(**values) if values else message
+
+
+def _listing_title(page: Page, t: Callable[..., str]) -> str:
+    """*page*'s title in its language: interface titles translated, "(page 2)" too."""
+    title = page.title.removesuffix(f" (page {page.number})")  # the model's English suffix
+    if page.kind in _INTERFACE_TITLES:
+        title = t(title)
+    if page.number > 1:
+        title = f"{title} ({t('page {number}', number=page.number)})"
+    return title
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +100,12 @@ def _article_ld(site: Site, article: ArticleView, canonical: str, image: str,
 
 
 def page_meta(site: Site, page: Page, logo: str = "",
-              shown: Callable[[str], str] | None = None) -> PageMeta:
+              shown: Callable[[str], str] | None = None,
+              t: Callable[..., str] = english) -> PageMeta:
     """The SEO values of *page*; *logo* is the publisher's logo (an absolute URL) or "";
     *shown* maps an image URL as written to the one the site serves (its largest processed
-    file, `Renderer.share_image`; "" when it has none)."""
+    file, `Renderer.share_image`; "" when it has none); *t* translates interface text into
+    the page's language."""
     canonical = site.absolute(page.url)
 
     def absolute_image(url: str) -> str:
@@ -122,13 +146,15 @@ def page_meta(site: Site, page: Page, logo: str = "",
     if own is not None:
         description = own.description or site.description
     elif isinstance(page.obj, Section):
-        description = page.obj.description or f"Articles: {page.obj.name} – {site.title}"
+        description = page.obj.description or t("Articles: {name} – {site}",
+                                                 name=page.obj.name, site=site.title)
         bio = getattr(page.obj, "bio", "")
         if bio:
             description = bio
     elif isinstance(page.obj, SectionIndex):
-        description = f"All {page.obj.name.lower()} of {site.title}"
-    title = site.title if page.kind == "home" and page.number == 1 else page.title + suffix
+        description = t(_INDEX_DESCRIPTIONS[page.obj.kind], site=site.title)
+    title = (site.title if page.kind == "home" and page.number == 1
+             else _listing_title(page, t) + suffix)
     first = next((a for a in page.articles if a.image), None)
     image = absolute_image(first.image) if first is not None else ""
     ld_type = {"home": "Blog", "own": "WebPage"}.get(page.kind, "CollectionPage")

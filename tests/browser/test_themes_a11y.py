@@ -2,15 +2,16 @@
 
 The demo workspace is built once per theme (`default`, `magazine`) and served over
 loopback with its `_headers` rules applied; every page kind a reader lands on — home,
-articles with every block type, topic, tag, author, social, 404, search (Pagefind's UI
-showing results) — is checked with
+articles with every block type and in French and German, a second list page, topic, tag,
+author, social, 404, search (Pagefind's UI showing results) — is checked with
 axe-core (every rule, at 375 and 1280 px, in the light and the dark colour scheme),
 whose `axe.min.js` comes from the `axe-playwright-python` test dependency, and the
 whole output with the current Nu HTML checker (`tests/vnu.py`). A second
 test loads each page at 360 px and checks nothing makes the page scroll sideways;
 a third, at 375 px, checks the header (the site name clear of the top edge, every
 navigation link in view: the navigation wraps rather than scrolling sideways) and
-that no page skips a heading level.
+that no page skips a heading level; a fourth, at 1280 px, that every body of text (articles,
+own pages, social posts) keeps a reading measure and every title clears the header.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ PAGES = {
     "home": "/",
     "article-code-image": "/makefile-readme-that-runs/",
     "article-video": "/video-embeds-that-respect-readers/",
+    "article-fr": "/le-levain-sans-dogme/",
+    "article-de": "/sauerkraut-mit-waage/",
+    "page-2": "/page/2/",
     "topic": "/topics/the-fermenting-kitchen/",
     "tag": "/tags/shell/",
     "author": "/authors/mara-lindqvist/",
@@ -244,6 +248,40 @@ def test_mobile_header_and_heading_levels(
                 if left < 0 or right > 375:
                     problems.append(f"{name}: nav link {text!r} out of view ({left:.0f}–"
                                     f"{right:.0f} px)")
+        assert not problems, f"{theme}:\n" + "\n".join(problems)
+    finally:
+        context.close()
+
+
+#: The width of the page's body of text (null without one) and the room above its title.
+_READING = """(() => { const body = document.querySelector('.prose');
+  const title = [...document.querySelectorAll('main h1')]
+    .find(h => h.getBoundingClientRect().width > 1);  // not a visually hidden one
+  const gap = title ? title.getBoundingClientRect().top
+    - document.querySelector('.site-header').getBoundingClientRect().bottom : null;
+  return [body ? body.getBoundingClientRect().width : null, gap]; })()"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_bodies_of_text_keep_a_reading_measure_and_titles_clear_the_header(
+        sites: dict[str, str], browser: Browser, theme: str) -> None:
+    """On a wide screen no text runs the full width (own pages and social posts included:
+    magazine's lived in article.css, which only article pages linked)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        problems: list[str] = []
+        measured = 0
+        for name, path in PAGES.items():
+            page.goto(sites[theme] + path)
+            width, gap = page.evaluate(_READING)
+            if width is not None:
+                measured += 1
+                if width > 800:
+                    problems.append(f"{name}: lines of text {width:.0f} px wide")
+            if gap is not None and gap < 24:
+                problems.append(f"{name}: the title is {gap:.0f} px below the header")
+        assert measured >= 4, "no body of text was measured"
         assert not problems, f"{theme}:\n" + "\n".join(problems)
     finally:
         context.close()

@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from render_factory import demo_workspace, make_config
+from render_factory import article, demo_workspace, make_config, make_workspace
 
 from sitegen.model import build_site
 from sitegen.render.i18n import SHIPPED, Catalogue, og_locale
@@ -113,3 +113,71 @@ def test_counts_follow_each_language_plural_rules() -> None:
     assert catalogue.translator("fr").count(0, *forms) == "0 article"  # CLDR: 0 is "one"
     assert catalogue.translator("de").count(1234, *forms) == "1.234 Artikel"
     assert catalogue.translator("it").count(2, *forms) == "2 articoli"
+
+
+#: English interface text that once stood untranslated in the built-in templates.
+_ENGLISH_FURNITURE = re.compile(
+    r"Social posts|Read the article|Promotes|· page \d|\(page \d|\d (topics?|tags?|authors?|"
+    r"agents?)<|> articles?</span>|Page not found|>(Topics|Tags|Authors|Agents)<|Articles: |All "
+    r"(topics|tags|authors|agents) of|More stories|>Stories<")
+
+
+@pytest.mark.parametrize("theme", ["default", "magazine"])
+def test_a_german_site_speaks_german_on_every_page_kind(tmp_path: Path, theme: str) -> None:
+    """Pagination headings, the social pages and the index counts come from the catalogue."""
+    config = make_config(tmp_path, theme=theme, language="de", per_page=2)
+    renderer = Renderer(config, build_site(config, demo_workspace()), ThemeSet(config))
+    english: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for page in renderer.site.pages:
+        html = renderer.render(page).decode()
+        if '<html lang="de">' not in html:
+            continue  # an English or French article speaks its own language
+        seen.add(page.kind + ("-2" if page.number > 1 else ""))
+        found = [m.group(0) for m in _ENGLISH_FURNITURE.finditer(html)]
+        if found:
+            english[page.url] = found
+    assert {"social", "social-2", "social_post", "terms", "cluster-2", "author-2",
+            "agent-2"} <= seen, seen
+    assert english == {}
+
+
+def test_a_german_site_s_social_post_and_index_pages_read_german(tmp_path: Path) -> None:
+    config = make_config(tmp_path, language="de", per_page=2)
+    workspace = demo_workspace()
+    posts = list(workspace.social_posts or [])
+    promoted = next(a for a in workspace.articles if a.status == "published" and a.slug)
+    posts[0] = posts[0].model_copy(update={"articleId": promoted.id})
+    workspace = workspace.model_copy(update={"social_posts": posts})
+    renderer = Renderer(config, build_site(config, workspace), ThemeSet(config))
+    html = {page.url: renderer.render(page).decode() for page in renderer.site.pages}
+    assert "<h1>Social-Media-Beiträge" in html["/social/"]
+    assert "· Seite 2</span></h1>" in html["/topics/cities-on-foot/page/2/"]
+    post = html[f"/social/{posts[0].slug}/"]
+    assert "Zum Artikel:" in post and ">Social-Media-Beiträge</a>" in post
+    assert re.search(r">\d{1,2}\. [A-ZÄ][a-zä]+ 20\d\d<", post)
+    assert '<p class="meta">4 Themen</p>' in html["/topics/"]
+    assert '<span class="visually-hidden">1 Artikel</span>' in html["/tags/"]
+    assert "<title>Themen – Test Site</title>" in html["/topics/"]
+    assert "<title>Cities on Foot (Seite 2) – Test Site</title>" in html[
+        "/topics/cities-on-foot/page/2/"]
+    assert "<title>Seite nicht gefunden – Test Site</title>" in html["/404.html"]
+    assert 'content="Alle Themen von Test Site"' in html["/topics/"]
+    assert 'content="Artikel: bash – Test Site"' in html["/tags/bash/"]
+
+
+@pytest.mark.parametrize("theme", ["default", "magazine"])
+def test_titles_of_other_languages_carry_their_lang_outside_cards(
+        tmp_path: Path, theme: str) -> None:
+    """The previous/next links and the magazine's lead story (WCAG 3.1.2, language of parts)."""
+    config = make_config(tmp_path, theme=theme)
+    workspace = make_workspace([article(1, title="Older one"), article(2, title="Middle one"),
+                                article(3, title="Grüße aus Wien", language="de")])
+    renderer = Renderer(config, build_site(config, workspace), ThemeSet(config))
+    html = {page.url: renderer.render(page).decode() for page in renderer.site.pages}
+    middle = html["/article-2/"]
+    assert '<span lang="de">Grüße aus Wien</span></a>' in middle
+    assert '<span lang="en">Older one</span></a>' in middle
+    if theme == "magazine":
+        lead = html["/"][html["/"].index('<article class="lead-story"'):]
+        assert re.search(r'<h2 class="lead-story__title" id="lead-title" lang="de">', lead)

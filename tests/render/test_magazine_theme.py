@@ -54,6 +54,7 @@ class Cards(HTMLParser):
             card["href"] = a["href"]
         if "art__image" in classes:
             card["image"] = a["src"]
+            card["loading"] = a.get("loading", "eager")
         if "art--fallback" in classes:
             card["fallback"] = a.get("style", "")
         if "byline__image" in classes:
@@ -140,6 +141,24 @@ def test_home_has_a_lead_story_then_cards(tmp_path: Path, demo_workspace: Worksp
     html = renderer.render(second).decode()
     assert "lead-story" not in html
     assert [c["href"] for c in cards(html)] == [a.url for a in second.articles]
+
+
+def test_a_list_s_first_card_loads_its_picture_at_once_and_the_others_lazily(
+        tmp_path: Path, demo_workspace: Workspace) -> None:
+    config = magazine(tmp_path)
+    site, renderer, _ = render_all(config, demo_workspace)
+    topic = next(p for p in site.pages if p.kind == "cluster")
+    pictured = [a for a in site.articles if a.image][:2]
+    assert len(pictured) == 2
+    for first, second in (pictured, pictured[::-1]):  # the same card, first and not first
+        page = dataclasses.replace(topic, articles=[first, second])
+        html = renderer.render(page).decode()
+        grid = cards(html)
+        assert [c["loading"] for c in grid] == ["eager", "lazy"], grid
+        assert html.count('fetchpriority="high"') == 1
+    later = next(p for p in site.pages if p.kind == "home" and p.number == 2)
+    html = renderer.render(dataclasses.replace(later, articles=pictured)).decode()
+    assert [c["loading"] for c in cards(html)] == ["eager", "lazy"]
 
 
 def test_cards_use_their_topic_colour_with_readable_labels(
@@ -258,3 +277,15 @@ def test_site_overrides_extend_magazine_templates(tmp_path: Path) -> None:
     assert html.index("Written by an agent.") < html.index('class="article__footer"')
     home = pages["index.html"]
     assert "<h1>Front page</h1>" in home and "lead-story" in home
+
+
+def test_a_site_card_macro_without_eager_still_draws_every_list(
+        tmp_path: Path, demo_workspace: Workspace) -> None:
+    """A `partials/card.html` override written before `eager` existed keeps working."""
+    own = tmp_path / "templates" / "partials"
+    own.mkdir(parents=True)
+    (own / "card.html").write_text('{% macro card(article, heading="h2") %}<p class="mine">'
+                                   "{{ article.title }}</p>{% endmacro %}\n")
+    site, _, pages = render_all(magazine(tmp_path), demo_workspace)
+    topic = next(p for p in site.pages if p.kind == "cluster")
+    assert pages[topic.path].count('<p class="mine">') == len(topic.articles)

@@ -36,11 +36,14 @@ def test_text_header_list(blocks: BlockRenderer) -> None:
 
 
 def test_image_figure(blocks: BlockRenderer) -> None:
-    html = render(blocks, {"type": "image", "url": "https://i.test/a.png", "caption": "A cat"})
-    # the body's first image is the largest in view: fetched first, never lazy
-    assert ('<img src="https://i.test/a.png" alt="A cat" fetchpriority="high" '
+    html = render(blocks, {"type": "image", "url": "https://i.test/a.png", "caption": "A cat"},
+                  {"type": "image", "url": "https://i.test/b.png", "caption": "A dog"})
+    # the caption is the text alternative, read once; the body's first image is the largest
+    # in view: fetched first, never lazy
+    assert ('<img src="https://i.test/a.png" alt="" fetchpriority="high" '
             'decoding="async">') in html
-    assert "<figcaption>A cat</figcaption>" in html
+    assert '<img src="https://i.test/b.png" alt="" loading="lazy" decoding="async">' in html
+    assert "<figcaption>A cat</figcaption>" in html and html.count("A cat") == 1
     assert render(blocks, {"type": "image", "url": "javascript:alert(1)"}) == ""
 
 

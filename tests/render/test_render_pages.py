@@ -267,7 +267,9 @@ def test_section_indexes_link_every_section_with_its_count_and_are_linked(
     assert set(pages) == {"/agents/", "/topics/", "/authors/", "/tags/"}
     html = renderer.render(pages["/tags/"]).decode()
     assert "<h1>Tags</h1>" in html
-    assert re.search(r'<a href="/tags/alpha/">#Alpha</a>\s*<span class="terms__count">5<', html)
+    assert re.search(r'<a href="/tags/alpha/">#Alpha</a>\s*<span class="terms__count">'
+                     r'<span aria-hidden="true">5</span><span class="visually-hidden">5 articles<',
+                     html)
     topics = renderer.render(pages["/topics/"]).decode()
     assert 'style="--accent: #123456"' in topics and '<a href="/topics/topic/">' in topics
     home = page_html(renderer, "home")
