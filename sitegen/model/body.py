@@ -89,14 +89,15 @@ def article_body(article: Article) -> Body:
             elif isinstance(block, ListBlock):
                 words += sum(len(item.split()) for item in block.items)
             elif isinstance(block, _MEDIA_BLOCKS):
-                if safe_http_url(block.url) is None:
+                url = safe_http_url(block.url)
+                if url is None:
                     repairs.append(f"article {article.id}: {block.type} block with an unusable "
                                    "URL was left out")
                     continue
                 if isinstance(block, ImageBlock):
                     words += len((block.caption or "").split())
-                    if image is None:
-                        image = block.url.strip()
+                    if image is None:  # (as a valid URL: what cards and share tags show)
+                        image = url
             kept.append(block)
             digest.update(block.__pydantic_serializer__.to_json(block))
             digest.update(b"\x00")
