@@ -56,6 +56,8 @@ class PageMeta:
     robots: str
     jsonld: dict[str, object] = field(default_factory=dict)
     image_alt: str = ""
+    #: (hreflang, absolute URL) of the page's language alternates (`_alternates`).
+    alternates: tuple[tuple[str, str], ...] = ()
 
 
 def _clip(text: str) -> str:
@@ -170,8 +172,18 @@ def page_meta(site: Site, page: Page, logo: str = "",
         og_type="website", image=image, keywords="",
         robots="noindex" if missing else "noindex,follow" if page.kind == "search"
         else "index,follow", jsonld={} if missing else jsonld,
-        image_alt=first.title if first is not None else "",
+        image_alt=first.title if first is not None else "", alternates=_alternates(site, page),
     )
+
+
+def _alternates(site: Site, page: Page) -> tuple[tuple[str, str], ...]:
+    """On a site in several languages, the first page of the home and of each language's
+    list name one another (`hreflang`): each language's list in its language, the home as
+    `x-default`. Articles have no translations in the service, so they name none."""
+    if len(site.languages) < 2 or page.number != 1 or page.kind not in ("home", "language"):
+        return ()
+    found = [(language.id, site.absolute(language.url)) for language in site.languages]
+    return (*found, ("x-default", site.absolute("/")))
 
 
 def is_svg(url: str) -> bool:

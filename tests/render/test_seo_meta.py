@@ -51,3 +51,28 @@ def test_svg_share_images_and_an_empty_description_warn_once(
     assert caplog.text.count("description is empty") == 1
     described = make_config(tmp_path, description="Notes.")
     assert site_warnings(build_site(described, make_workspace([article(3)]))) == []
+
+
+def test_the_home_and_each_language_list_name_one_another_as_hreflang_alternates(
+        tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    renderer = Renderer(config, build_site(config, demo_workspace()), ThemeSet(config))
+    expected = sorted(
+        f'<link rel="alternate" hreflang="{code}" href="https://site.example.test{url}">'
+        for code, url in (("en", "/lang/en/"), ("fr", "/lang/fr/"), ("de", "/lang/de/"),
+                          ("x-default", "/")))
+    found = {}
+    for page in renderer.site.pages:
+        html = renderer.render(page).decode()
+        found[(page.kind, page.number)] = sorted(
+            re.findall(r'<link rel="alternate" hreflang="[^"]*" href="[^"]*">', html))
+    for key, links in found.items():  # the same set, naming every page of it, on each one
+        listed = key in {("home", 1), ("language", 1)}
+        assert links == (expected if listed else []), key
+
+
+def test_a_site_in_one_language_names_no_alternates(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    site = build_site(config, make_workspace([article(1), article(2)]))
+    home = next(p for p in site.pages if p.kind == "home")
+    assert "hreflang" not in Renderer(config, site, ThemeSet(config)).render(home).decode()
