@@ -15,7 +15,7 @@ Pages read). It must never write files (the writer does) and never build HTML by
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from urllib.parse import urlsplit
 
 from jinja2 import Environment
@@ -31,19 +31,23 @@ _PAGE = Environment(autoescape=True).from_string("""<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Moved to {{ target }}</title>
+<title>{{ t("Moved to {target}", target=target) }}</title>
 <meta name="robots" content="noindex">
 <link rel="canonical" href="{{ target }}">
 <meta http-equiv="refresh" content="0; url={{ target }}">
 </head>
 <body>
 <main>
-<h1>This page has moved</h1>
-<p>It is now at <a href="{{ target }}">{{ target }}</a>.</p>
+<h1>{{ t("This page has moved") }}</h1>
+<p>{{ t("It is now at") }} <a href="{{ target }}">{{ target }}</a></p>
 </main>
 </body>
 </html>
 """)
+
+
+def _english(message: str, **values: object) -> str:
+    return message.format(**values) if values else message
 
 
 def output_path(url: str) -> str:
@@ -84,15 +88,24 @@ def plan_redirects(site: Site, history: Mapping[str, list[str]],
     return final
 
 
-def redirect_files(site: Site, redirects: Mapping[str, str]) -> Iterator[tuple[str, bytes]]:
-    """A redirect page per old URL, and the `_redirects` file (none without redirects)."""
+def redirect_files(site: Site, redirects: Mapping[str, str],
+                   translator: Callable[[str], Callable[..., str]] | None = None,
+                   ) -> Iterator[tuple[str, bytes]]:
+    """A redirect page per old URL, and the `_redirects` file (none without redirects).
+
+    A page speaks the language of the article it leads to (the site's otherwise), through
+    *translator* (the theme's messages for a language; English without one).
+    """
     if not redirects:
         return
     base = urlsplit(site.base_url).path.rstrip("/")
+    languages = {article.url: article.language for article in site.articles}
     lines = []
     for old, new in sorted(redirects.items()):
         target = site.absolute(new)
-        page = _PAGE.render(lang=site.language, target=target)
+        lang = languages.get(new) or site.language
+        t = translator(lang) if translator is not None else _english
+        page = _PAGE.render(lang=lang, target=target, t=t)
         yield output_path(old), page.encode("utf-8")
         lines.append(f"{base}{old} {base}{new} 301\n")
     yield REDIRECTS_FILE, "".join(lines).encode("utf-8")

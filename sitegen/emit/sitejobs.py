@@ -101,7 +101,7 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet, demo: bool,
     made = [*files, *(page.path for page in site.pages)]
     check_collisions(own_static, made)
     moved = plan_redirects(site, history, {*made, *own_static})
-    redirects = dict(redirect_files(site, moved))
+    redirects = dict(redirect_files(site, moved, renderer.translator))
     check_collisions(own_static, redirects)
     return {**files, **redirects, **own_static}
 

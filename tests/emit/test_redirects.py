@@ -130,3 +130,17 @@ def test_redirects_by_hand_follow_chains_drop_loops_and_live_under_a_base_path(
 def test_redirects_never_point_outside_the_site(tmp_path: Path, target: str) -> None:
     with pytest.raises(ConfigError, match="redirects"):
         config(tmp_path, redirects={"/old/": target})
+
+
+def test_a_redirect_page_speaks_the_language_of_the_article_it_leads_to(
+        tmp_path: Path, workspace: Workspace) -> None:
+    index = next(i for i, a in enumerate(workspace.articles)
+                 if a.status == "published" and a.slug and a.language == "fr")
+    old = str(workspace.articles[index].slug)
+    build(tmp_path, workspace)
+    out = build(tmp_path, with_slug(workspace, index, old + "-nouveau"))
+    page = (out / old / "index.html").read_text()
+    assert '<html lang="fr">' in page and "<h1>Cette page a déménagé</h1>" in page
+    assert "This page has moved" not in page and "Moved to" not in page
+    english = build(tmp_path / "en", workspace, redirects={"/gone/": "/"})
+    assert "<h1>This page has moved</h1>" in (english / "gone" / "index.html").read_text()
