@@ -73,6 +73,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=8, help="[api] concurrency (8)")
     parser.add_argument("--seed", type=int, default=0, help="generator seed (0)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--no-search", action="store_true",
+                        help="[search] enabled = false in every site (Hugo indexes nothing)")
     options = parser.parse_args(argv)
     for key, value in (QUICK if options.quick else DEFAULTS).items():
         if getattr(options, key) is None:
@@ -194,7 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench = Bench(work=work, runs=options.runs, articles=options.articles,
                       sync_articles=options.sync_articles, latency_ms=options.latency,
                       concurrency=options.concurrency, seed=options.seed,
-                      ab_with_hugo="hugo" in options.steps and hugo_binary() is not None)
+                      ab_with_hugo="hugo" in options.steps and hugo_binary() is not None,
+                      search=not options.no_search)
         try:
             failures = run_steps(bench, options.steps)
         except KeyboardInterrupt:

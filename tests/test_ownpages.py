@@ -21,9 +21,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return synced(demo_config(None, tmp_path_factory.mktemp("fetch")))
 
 
-def config(root: Path, theme: str = "default") -> Config:
+def config(root: Path, theme: str = "default", **site: object) -> Config:
     return parse_config({
-        "site": {"title": "Own pages", "url": "https://notes.acme.test/", "theme": theme},
+        "site": {"title": "Own pages", "url": "https://notes.acme.test/", "theme": theme,
+                 **site},
         "api": {"url": "https://cas.example.test", "workspace": "65f0c0ffee0123456789abcd"},
     }, root)
 
@@ -138,12 +139,18 @@ def test_reserved_slugs_duplicates_and_article_slugs(tmp_path: Path, workspace: 
     taken = workspace.articles[0].slug or ""
     (tmp_path / "pages/a.md").write_text(f'+++\ntitle = "Mine"\nslug = "{taken}"\n+++\n')
     out = tmp_path / "o"
-    with caplog.at_level(logging.WARNING):
+    # a page on an article's URL is a configuration error naming both (nothing is written)
+    with pytest.raises(ConfigError, match=rf"your page pages/a.md and article \S+ both have "
+                                          rf"the URL /{taken}/: give the page another slug"):
         run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
-    # the page keeps its URL; the warning names both the article and the page
-    assert re.search(rf"article \S+ slug '{taken}' is the URL of your page pages/a.md; "
-                     rf"using '{taken}-2' instead", caplog.text), caplog.text
+    assert not out.exists()
+    # with articles under their own permalink the two never meet: both keep their URLs
+    with caplog.at_level(logging.WARNING):
+        run_build(config(tmp_path, permalink="/posts/{slug}/"),
+                  BuildOptions(output=out, workspace=workspace))
     assert re.search(r"<h1[^>]*>Mine</h1>", (out / taken / "index.html").read_text())
+    assert (out / "posts" / taken / "index.html").is_file()
+    assert "is the URL of your page" not in caplog.text
 
 
 def test_a_page_edit_gives_the_output_of_a_fresh_build(tmp_path: Path,

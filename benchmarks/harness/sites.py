@@ -147,17 +147,25 @@ concurrency = {concurrency}
 
 [analytics]
 enabled = false
+
+[images]
+enabled = false  # the generated images live on hosts that do not exist (bench_images.py)
+
+[search]
+enabled = {search}
 """
 
 
-def write_site(root: Path, *, api_url: str, workspace_id: str, concurrency: int) -> Path:
+def write_site(root: Path, *, api_url: str, workspace_id: str, concurrency: int,
+               search: bool = True) -> Path:
     """A fresh site folder with a `site.toml` for the emulator; returns the config path."""
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
     config = root / "site.toml"
     config.write_text(SITE_TOML.format(api_url=api_url, workspace=workspace_id,
-                                       concurrency=concurrency), encoding="utf-8")
+                                       concurrency=concurrency,
+                                       search="true" if search else "false"), encoding="utf-8")
     return config
 
 
@@ -222,6 +230,7 @@ class Bench:
     concurrency: int
     seed: int = 0
     ab_with_hugo: bool = False  # the Hugo step measures sitegen's large full build (A/B)
+    search: bool = True  # [search] enabled in every site (`run.py --no-search`: off)
     rows: list[Row] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     _data: dict[int, Path] = field(default_factory=dict)
@@ -256,7 +265,7 @@ class Bench:
             data, port = self.data(articles), free_port()
             config = write_site(self.work / f"site-{articles}", api_url=f"http://127.0.0.1:{port}",
                                 workspace_id=self.workspace_id(articles),
-                                concurrency=self.concurrency)
+                                concurrency=self.concurrency, search=self.search)
             with emulator(data, port=port, latency_ms=0, log=self.log(f"emulator-{articles}")):
                 sample = run_process(sitegen("fetch", "-c", str(config), "-q"),
                                      label=f"fill the store of {articles} articles",

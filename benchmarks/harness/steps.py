@@ -71,7 +71,7 @@ def step_sync(bench: Bench) -> None:
         for run in range(bench.runs):
             config = write_site(bench.work / f"sync-{run}", api_url=url,
                                 workspace_id=bench.workspace_id(n),
-                                concurrency=bench.concurrency)
+                                concurrency=bench.concurrency, search=bench.search)
             fetch = run_process(sitegen("fetch", "-c", str(config)),
                                 label=f"cold sync (sitegen fetch) #{run + 1}", env=bench_env(),
                                 timeout=900)
@@ -82,7 +82,7 @@ def step_sync(bench: Bench) -> None:
             ratios.append(fetch.wall / ideal if ideal else float("inf"))
             config = write_site(bench.work / f"sync-build-{run}", api_url=url,
                                 workspace_id=bench.workspace_id(n),
-                                concurrency=bench.concurrency)
+                                concurrency=bench.concurrency, search=bench.search)
             try:  # a failed build still leaves the fetch rows in the table
                 sample, report = _build(config, f"cold sync + build #{run + 1}",
                                         report=config.parent / "report.json")

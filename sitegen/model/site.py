@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from sitegen.config import Config
+from sitegen.errors import ConfigError
 from sitegen.fetch.records import Article, Cluster, Record
 from sitegen.model.body import article_body
 from sitegen.model.layout import layout_pages
@@ -233,16 +234,18 @@ def build_site(config: Config, workspace: Workspace,
         records.append(article)
     # Oldest first for slug allocation (an older article keeps its slug).
     records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
-    owners = {page.slug: page.source for page in own_pages}
+    # Articles live beside the owner's pages (/{slug}/) only with the root permalink.
+    owners = ({page.slug: page.source for page in own_pages}
+              if config.site.permalink == "/{slug}/" else {})
     allocator = SlugAllocator(RESERVED | owners.keys())
 
     def choose(wanted: str, what: str) -> tuple[str, list[str]]:
-        slug, repairs = allocate_slug(wanted, allocator, what)
         owner = owners.get(wanted)
-        if owner is not None and slug != wanted:  # the owner's page keeps its URL
-            repairs = [f"{what} slug {wanted!r} is the URL of your page {owner}; using "
-                       f"{slug!r} instead"]
-        return slug, repairs
+        if owner is not None:  # one URL, two pages: the owner decides which moves
+            raise ConfigError(
+                f"your page {owner} and {what} both have the URL /{wanted}/: give the page "
+                f"another slug in its front matter (slug = \"...\")")
+        return allocate_slug(wanted, allocator, what)
 
     pairs: list[tuple[Article, ArticleView]] = []
     for record in records:
