@@ -219,3 +219,16 @@ def test_link_previews_name_the_largest_local_file(tmp_path: Path) -> None:
             path = url.removeprefix(cfg.site.url.rstrip("/"))
             assert path.startswith("/media/") and (out / path.lstrip("/")).is_file(), url
     assert shared
+
+
+def test_an_image_the_build_dropped_leaves_the_magazine_s_placeholder_not_an_empty_frame(
+        tmp_path: Path) -> None:
+    data = workspace("![gone](/media/demo/nowhere.png)\n\nA body whose only picture is gone.\n")
+    out = tmp_path / "_site"
+    build(config(tmp_path, theme="magazine"), out, data)
+    pages = {p: p.read_text() for p in out.rglob("*.html")}
+    card = re.compile(r'<article class="card[^>]*>(?:(?!</article>).)*The picture test', re.S)
+    shown = [m.group(0) for html in pages.values() for m in card.finditer(html)]
+    assert shown, "the article's card is on some list"
+    for html in shown:  # its art is the tinted field, never an empty picture frame
+        assert 'class="art art--fallback' in html and '<div class="art">' not in html
