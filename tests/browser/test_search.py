@@ -10,20 +10,18 @@ With JavaScript off, the header's search link leads to a page that says search n
 
 from __future__ import annotations
 
-import functools
 import re
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
-from tests.browser.test_themes_a11y import LAUNCH_ARGS, THEMES, _QuietHandler, header_rules
+from tests.browser.served import THEMES, chromium, serve_output
 from tests.content import synced
 
 pytestmark = pytest.mark.browser
@@ -72,13 +70,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple
             }, root / theme)
             output = root / theme / "_site"
             run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
-            rules = header_rules((output / "_headers").read_text(encoding="utf-8"))
-            handler = functools.partial(type("Served", (_QuietHandler,), {"rules": rules}),
-                                        directory=str(output))
-            server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            threading.Thread(target=server.serve_forever, daemon=True).start()
+            url, server = serve_output(output)
             servers.append(server)
-            found[theme] = (f"http://127.0.0.1:{server.server_address[1]}", output)
+            found[theme] = (url, output)
         yield found
     finally:
         for server in servers:
@@ -88,12 +82,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=LAUNCH_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -16,28 +16,23 @@ own pages, social posts) keeps a reading measure and every title clears the head
 
 from __future__ import annotations
 
-import fnmatch
-import functools
 import os
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
+from tests.browser.served import THEMES, chromium, serve_output
 from tests.content import synced
 
 pytestmark = pytest.mark.browser
 
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run"]
-THEMES = ("default", "magazine")
 PAGES = {
     "home": "/",
     "article-code-image": "/makefile-readme-that-runs/",
@@ -73,37 +68,6 @@ def _axe_source() -> str:
         pytest.skip(message)
 
 
-def header_rules(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
-    """The rules of a `_headers` file: (path pattern, [(name, value)]) in order."""
-    rules: list[tuple[str, list[tuple[str, str]]]] = []
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if not line[0].isspace():
-            rules.append((line.strip(), []))
-        else:
-            name, _, value = line.strip().partition(":")
-            rules[-1][1].append((name.strip(), value.strip()))
-    return rules
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    """Serves the output with its `_headers` rules applied, as Netlify or Cloudflare would."""
-
-    rules: list[tuple[str, list[tuple[str, str]]]] = []
-
-    def end_headers(self) -> None:
-        path = self.path.split("?", 1)[0]
-        for pattern, headers in self.rules:
-            if fnmatch.fnmatchcase(path, pattern):
-                for name, value in headers:
-                    self.send_header(name, value)
-        super().end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
-        pass
-
-
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Base URLs of the demo site built in each theme, served from loopback."""
@@ -126,13 +90,8 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
                 '+++\ntitle = "About"\nmenu = 1\n+++\n## Who\n\nUs, [elsewhere](/tags/).\n'
                 "\n## How\n\n```python\nprint(1)\n```\n\n## Where\n\nHere.\n")
             run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
-            rules = header_rules((output / "_headers").read_text(encoding="utf-8"))
-            served = type("Served", (_QuietHandler,), {"rules": rules})
-            handler = functools.partial(served, directory=str(output))
-            server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            threading.Thread(target=server.serve_forever, daemon=True).start()
+            urls[theme], server = serve_output(output)
             servers.append(server)
-            urls[theme] = f"http://127.0.0.1:{server.server_address[1]}"
         yield urls
     finally:
         for server in servers:
@@ -142,12 +101,8 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=LAUNCH_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def _describe(violations: list[dict[str, Any]]) -> str:
