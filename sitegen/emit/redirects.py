@@ -22,6 +22,7 @@ from jinja2 import Environment
 
 from sitegen.model.slugs import url_to_path
 from sitegen.model.views import Site
+from sitegen.render.i18n import english
 
 log = logging.getLogger("sitegen.build")
 
@@ -44,10 +45,6 @@ _PAGE = Environment(autoescape=True).from_string("""<!doctype html>
 </body>
 </html>
 """)
-
-
-def _english(message: str, **values: object) -> str:
-    return message.format(**values) if values else message
 
 
 def output_path(url: str) -> str:
@@ -104,7 +101,7 @@ def redirect_files(site: Site, redirects: Mapping[str, str],
     for old, new in sorted(redirects.items()):
         target = site.absolute(new)
         lang = languages.get(new) or site.language
-        t = translator(lang) if translator is not None else _english
+        t = translator(lang) if translator is not None else english
         page = _PAGE.render(lang=lang, target=target, t=t)
         yield output_path(old), page.encode("utf-8")
         lines.append(f"{base}{old} {base}{new} 301\n")

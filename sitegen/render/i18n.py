@@ -180,4 +180,10 @@ def _parse(path: Path, data: bytes) -> dict[str, dict[str, str]]:
     return tables
 
 
-__all__ = ["Catalogue", "SHIPPED", "Translator", "base_language", "locale_of", "og_locale"]
+def english(message: str, **values: object) -> str:
+    """The untranslated message, formatted (a translator's English fallback)."""
+    return message.format(**values) if values else message
+
+
+__all__ = ["Catalogue", "SHIPPED", "Translator", "base_language", "english", "locale_of",
+           "og_locale"]

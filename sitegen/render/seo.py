@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, SocialPostView
 from sitegen.render.filters import iso_date
+from sitegen.render.i18n import english
 
 MAX_DESCRIPTION = 300
 #: Page kinds whose title is interface text (the model's English), not a name.
@@ -26,11 +27,6 @@ _INTERFACE_TITLES = frozenset({"terms", "social", "404"})
 #: The description of each section index, by kind.
 _INDEX_DESCRIPTIONS = {"agent": "All agents of {site}", "cluster": "All topics of {site}",
                        "author": "All authors of {site}", "tag": "All tags of {site}"}
-
-
-def english(message: str, **values: object) -> str:
-    """The untranslated message, formatted (a translator's English fallback)."""
-    return message.format(**values) if values else message
 
 
 def _listing_title(page: Page, t: Callable[..., str]) -> str:
