@@ -7,7 +7,7 @@ runs Lighthouse 12 (npm `lighthouse`, pinned in package.json: `npm ci` first) wi
 Debian's Chromium on home, an article, a topic, a tag, a second list page and the 404
 page, with the mobile (default) and desktop presets. Prints the four category scores
 per page; every one should be 100, except SEO on 404 (`noindex` by design). Not a test:
-it takes minutes and its figures go into the README's quality section.
+it takes minutes and its figures go into benchmarks/README.md ("Lighthouse").
 
     .venv/bin/python benchmarks/lighthouse.py [--chromium /usr/bin/chromium] [--only home]
 """
