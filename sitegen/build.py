@@ -1,12 +1,11 @@
 """The recipe: config → store → sync → model → images → plan → render → search → links → commit.
 
-Role: `run_build` gathers everything first into the writer's staging and commits only
-at the end, so any failure (or `--strict` with warnings) leaves the previous output
-exactly as it was. Pages whose recorded reads did not change are kept, not rendered
-(`sitegen.plan`); every internal link of the output is checked before the commit
-(`sitegen.emit.linkcheck`: a broken one is a warning). The preview builds through
-this same recipe. This module must never write the output itself (the writer does),
-never print or log a key, and never read the wall clock into the output.
+Role: `run_build` gathers everything into the writer's staging and commits only at the end,
+so any failure (or `--strict` with warnings) leaves the previous output exactly as it was.
+Pages whose recorded reads did not change are kept (`sitegen.plan`); every internal link is
+checked before the commit (`sitegen.emit.linkcheck`). The preview builds through this same
+recipe. This module must never write the output itself (the writer does), never print or
+log a key, and never read the wall clock into the output.
 """
 
 from __future__ import annotations
@@ -16,17 +15,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.config import Config
-from sitegen.errors import StrictError
 from sitegen.logs import LOGGER_NAME, WarningCounter
 from sitegen.options import BuildOptions
 from sitegen.report import BuildReport, Progress, Timings
 
 if TYPE_CHECKING:
+    from sitegen.emit.writer import Staged
+    from sitegen.model.views import Page
+    from sitegen.plan import Packed
     from sitegen.store import Store
     from sitegen.workspace import Workspace
 
-DEMO_KEY = "demo"
-__all__ = ["DEMO_KEY", "BuildOptions", "run_build"]
+__all__ = ["BuildOptions", "run_build"]
 
 
 def run_build(config: Config, options: BuildOptions) -> BuildReport:
@@ -98,12 +98,16 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             todo = ledger.plan(site.pages, writer)
         with timings.stage("render"):
             renderer.preload_bodies(p.article for p in todo if p.article is not None)
-            by_path = {page.path: page for page in todo}
-            rendered = render_all(renderer, todo, pack=links.pack(ledger.pack))
-            for done, (path, data, (reads, scan)) in enumerate(rendered, start=1):
-                digest = writer.write(path, data)
-                ledger.rendered(by_path[path], reads, digest)
-                links.written(path, scan, digest)
+            writer.reserve(page.path for page in todo)  # each worker stages what it renders
+            def pack(page: Page, reads: frozenset[str], data: bytes,
+                     ) -> tuple[Staged, Packed, bytes]:  # (run in the render workers)
+                return writer.stage(page.path, data), ledger.pack(page, reads), \
+                    links.scan(page, data)
+            for done, (path, (staged, reads, scan)) in enumerate(
+                    render_all(renderer, todo, pack=pack), start=1):
+                writer.adopt(path, staged)
+                ledger.rendered(path, reads, staged.entry.sha256)
+                links.written(path, scan, staged.entry.sha256)
                 progress.update("rendering", done, len(todo))
             progress.clear()
             report.rendered = len(todo)
@@ -113,13 +117,10 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
         if site.search_url is not None and not keep_previous(writer, force=options.force):
-            with timings.stage("search"):  # (in the timings only when Pagefind ran)
-                index_site(writer, [page.path for page in site.pages])
+            with timings.stage("search"):  # (in the timings only when the bundle was written)
+                index_site(writer, [p.path for p in site.pages], store, reuse=not options.force)
         links.finish(site.pages, writer)
-        report.warnings, report.warning_messages = counter.count, counter.messages
-        if options.strict and counter.count:
-            raise StrictError(f"--strict: the build logged {counter.count} warning(s); the "
-                              "previous output was kept (fix them, or build without --strict)")
+        counter.check_strict(options.strict)
         with timings.stage("commit"):
             result = writer.commit()
             store.save_output_stats(str(output), result.stats)
@@ -127,22 +128,21 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             links.save()
             store.save_urls({article.id: article.url for article in site.articles})
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
-    report.committed(result, timings)
+    report.committed(result, timings, counter)
     return report
 
 
 def _content(config: Config, store: Store, options: BuildOptions, report: BuildReport,
              progress: Progress) -> Workspace:
     """The workspace to build: given, or synced into the store (`sitegen.fetch.sync`)."""
-    if options.workspace is not None:  # nothing fetched: an empty ledger of its version
-        from sitegen.fetch.ledger import CallLedger
+    from sitegen.budget import api_report
+    from sitegen.fetch.ledger import CallLedger
+    from sitegen.fetch.sync import DEMO_KEY, sync
 
+    if options.workspace is not None:  # nothing fetched: an empty ledger of its version
         report.api = CallLedger(version=options.workspace.api_version).to_report()
         report.from_cache = True
         return options.workspace
-    from sitegen.budget import api_report
-    from sitegen.fetch.sync import sync
-
     synced = sync(config, store, key=DEMO_KEY if options.demo else None,
                   transport=options.service_transport(), refresh=options.refresh,
                   offline=options.offline, max_calls=options.max_calls, progress=progress)

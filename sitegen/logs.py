@@ -30,6 +30,14 @@ class WarningCounter(logging.Handler):
         self.count += 1
         self.messages.append(record.getMessage())
 
+    def check_strict(self, strict: bool) -> None:
+        """With *strict* (`--strict`), any warning so far is a StrictError."""
+        if strict and self.count:
+            from sitegen.errors import StrictError
+
+            raise StrictError(f"--strict: the build logged {self.count} warning(s); the "
+                              "previous output was kept (fix them, or build without --strict)")
+
 
 def use_colour(stream: TextIO) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set."""

@@ -101,8 +101,9 @@ class Ledger:
                 fps[read] = fingerprints.of(read)
         return known.tobytes(), unknown, self.renderer.context_fingerprint(page), fps
 
-    def rendered(self, page: Page, packed: Packed, digest: str) -> None:
-        """Note what *page* read as it was rendered in this build, and its bytes' sha256."""
+    def rendered(self, path: str, packed: Packed, digest: str) -> None:
+        """Note what the page *path* read as it was rendered in this build, and its bytes'
+        sha256."""
         known, unknown, context, fps = packed
         self.fingerprints_now.update(fps)
         numbers = array("I", known)
@@ -113,7 +114,7 @@ class Ledger:
                 self.reads[number] = (read, b"")
                 self.next_id += 1
             numbers.append(number)
-        self.pages[page.path] = (digest.encode(), context, numbers.tobytes())
+        self.pages[path] = (digest.encode(), context, numbers.tobytes())
 
     def save(self, store: Store) -> None:
         """Save what changed of the pages' reads, each read with what it gives now."""

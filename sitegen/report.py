@@ -26,6 +26,7 @@ from sitegen.logs import status_showing, warning_counter
 
 if TYPE_CHECKING:
     from sitegen.emit.writer import WriteResult
+    from sitegen.logs import WarningCounter
 
 REPORT_VERSION = 2
 
@@ -84,8 +85,10 @@ class BuildReport:
     #: counted here, apart from API calls (they cost no quota).
     images: dict[str, int] = field(default_factory=dict)
 
-    def committed(self, result: WriteResult, timings: Timings) -> None:
-        """Take what the writer's commit did and the stages' times."""
+    def committed(self, result: WriteResult, timings: Timings,
+                  warnings: WarningCounter) -> None:
+        """Take what the writer's commit did, the stages' times and the warnings logged."""
+        self.warnings, self.warning_messages = warnings.count, warnings.messages
         self.written, self.unchanged, self.removed = (
             result.written, result.unchanged, result.removed)
         self.output_changed = result.touched_output

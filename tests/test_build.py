@@ -438,15 +438,14 @@ KILL_SCRIPT = textwrap.dedent(
     from sitegen.cli import main
     from sitegen.emit.writer import OutputWriter
 
-    original = OutputWriter.write
-    def slow(self, path, data):
-        done = original(self, path, data)
+    original = OutputWriter.adopt  # (each rendered page is staged, then adopted)
+    def slow(self, path, staged):
+        original(self, path, staged)
         if path.endswith("index.html"):
             print("wrote", path, flush=True)
             time.sleep(0.05)
-        return done
     if sys.argv[1] == "slow":
-        OutputWriter.write = slow
+        OutputWriter.adopt = slow
     sys.exit(main(["build", "--demo", "-o", "out", "-q"] + sys.argv[2:]))
     """
 )

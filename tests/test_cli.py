@@ -64,14 +64,13 @@ import sys, time
 from sitegen import cli
 from sitegen.emit.writer import OutputWriter
 
-original = OutputWriter.write
-def slow(self, path, data):
-    done = original(self, path, data)
+original = OutputWriter.adopt  # (each rendered page is staged, then adopted)
+def slow(self, path, staged):
+    original(self, path, staged)
     if path.endswith("index.html"):
         print("wrote", path, flush=True)
         time.sleep(0.05)
-    return done
-OutputWriter.write = slow
+OutputWriter.adopt = slow
 sys.argv = ["sitegen", "build", "--demo", "-o", "out", "-q"]
 cli.run()
 """

@@ -2,7 +2,7 @@
 
 Role: the stage of `sitegen.build` after the pages and site files are named to the
 writer. Pages rendered in this build are scanned from their bytes in the render worker
-that made them (`pack`, `sitegen.emit.links`); a kept page is not read again: what its
+that made them (`scan`, `sitegen.emit.links`); a kept page is not read again: what its
 bytes say about links is derived data in the store (`kind = links`, keyed by the sha256
 of the page and the site's base URL), so each build re-checks every page's links against
 this build's output paths, and re-reads a file only when a link asks for one of its
@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from sitegen.emit.links import Broken, LinkScanner, in_content
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sitegen.build")
 
-T = TypeVar("T")
 KIND = "links"
 FORMAT = "1"
 
@@ -53,15 +52,10 @@ class LinkCheck:
     def _key(self, digest: str) -> str:
         return f"{self._salt}:{digest}"
 
-    def pack(self, inner: Callable[[Page, frozenset[str]], T],
-             ) -> Callable[[Page, frozenset[str], bytes], tuple[T, bytes]]:
-        """A render pool's `pack` that also scans each page, in the worker that made it."""
-        scan = self.scanner.scan
-
-        def packed(page: Page, reads: frozenset[str], data: bytes) -> tuple[T, bytes]:
-            return inner(page, reads), scan(page.path, data).to_bytes()
-
-        return packed
+    def scan(self, page: Page, data: bytes) -> bytes:
+        """What *page*'s bytes say about links (`sitegen.emit.links`): run in the render
+        worker that made them."""
+        return self.scanner.scan(page.path, data).to_bytes()
 
     def written(self, path: str, links: bytes, digest: str) -> None:
         """Note the scan of the page *path* this build rendered (*digest*: its sha256)."""

@@ -14,18 +14,26 @@ order), so the same pages give byte-identical files.
 
 A build whose HTML pages are all the previous build's bytes (none written, none removed)
 does not run Pagefind: the previous bundle is named as kept, when all of it is intact.
+Otherwise the bundle is derived data in the content store (`kind = search`), keyed by the
+indexed pages' paths and sha256 and by the Pagefind binary: a build whose indexed pages
+are those of the last bundle made (a CI run with the store restored and an empty output,
+a change to list pages only) writes the stored bundle and does not run Pagefind either.
+Only the last bundle is kept; `--force` makes it again.
 
 This module must never write the output itself (the writer does), never read content from
-anywhere but the writer, and never leave its temporary folders behind.
+anywhere but the writer and the store, and never leave its temporary folders behind.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import logging
 import os
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +42,7 @@ from sitegen.errors import SearchError
 
 if TYPE_CHECKING:
     from sitegen.emit.writer import OutputWriter
+    from sitegen.store import Store
 
 log = logging.getLogger("sitegen.build")
 
@@ -43,6 +52,8 @@ SEARCH_SCRIPT = "search.js"
 #: What marks a page as indexed (the attribute Pagefind looks for).
 MARKER = b"data-pagefind-body"
 ENTRY = "pagefind-entry.json"
+#: The store's kind for bundles, and the version of their key and packing.
+KIND, FORMAT = "search", "1"
 
 
 def find_binary() -> Path:
@@ -116,38 +127,72 @@ def _canonical(rel: str, data: bytes) -> bytes:
                       separators=(",", ":")).encode("utf-8")
 
 
-def _copy(writer: OutputWriter, pages: list[str], site: Path, *, marked: bool) -> int:
-    """Copy the *pages* (only those with the marker when *marked*) under *site*; count them."""
-    copied = 0
-    for path in pages:
-        data = writer.read(path)
-        if data is None or (marked and MARKER not in data):
-            continue
-        target = site / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        copied += 1
-    return copied
+def _indexed(writer: OutputWriter, pages: list[str]) -> dict[str, bytes]:
+    """The pages Pagefind indexes, with their bytes: those with the marker, else all."""
+    found = {path: data for path in pages if (data := writer.read(path)) is not None}
+    marked = {path: data for path, data in found.items() if MARKER in data}
+    return marked or found
 
 
-def index_site(writer: OutputWriter, pages: Iterable[str]) -> int:
-    """Run Pagefind over *pages* (output paths) and write its bundle; returns the pages
-    given to it (those marked `data-pagefind-body`, else all)."""
-    paths = list(pages)
+def _bundle_key(writer: OutputWriter, pages: Iterable[str], binary: Path) -> str:
+    """What a bundle depends on: the indexed pages (path and sha256) and the binary."""
+    found = binary.stat()
+    digest = hashlib.sha256(f"{FORMAT}|{binary}|{found.st_size}|{found.st_mtime_ns}".encode())
+    for path in sorted(pages):
+        digest.update(f"\x00{path}\x00{writer.digest(path)}".encode())
+    return digest.hexdigest()
+
+
+def _pack(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for rel in sorted(files):
+            archive.writestr(zipfile.ZipInfo(rel, (1980, 1, 1, 0, 0, 0)), files[rel])
+    return buffer.getvalue()
+
+
+def _unpack(blob: bytes) -> dict[str, bytes] | None:
+    """The files of a stored bundle (None: not a bundle this sitegen packed)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+            return {rel: archive.read(rel) for rel in archive.namelist()}
+    except (zipfile.BadZipFile, KeyError, ValueError):
+        return None
+
+
+def _make_bundle(indexed: dict[str, bytes]) -> dict[str, bytes]:
+    """Run Pagefind over *indexed* pages in a temporary folder; its files by path."""
     with tempfile.TemporaryDirectory(prefix="sitegen-search-") as temp:
         site, output = Path(temp, "site"), Path(temp, "bundle")
-        copied = _copy(writer, paths, site, marked=True) or \
-            _copy(writer, paths, site, marked=False)
-        if not copied:
-            raise SearchError("the site has no HTML page for Pagefind to index: set [search] "
-                              "enabled = false, or publish an article")
+        for path, data in indexed.items():
+            target = site / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         run_pagefind(site, output)
+        files = {}
         for file in sorted(output.rglob("*")):
             if file.is_file():
                 rel = file.relative_to(output).as_posix()
-                writer.write(f"{BUNDLE}/{rel}", _canonical(rel, file.read_bytes()))
-    return copied
+                files[rel] = _canonical(rel, file.read_bytes())
+    return files
 
 
-__all__ = ["BUNDLE", "SEARCH_SCRIPT", "find_binary", "index_site", "keep_previous",
-           "run_pagefind"]
+def index_site(writer: OutputWriter, pages: Iterable[str], store: Store | None = None, *,
+               reuse: bool = True) -> int:
+    """Write the Pagefind bundle of *pages* (output paths): the stored one when its
+    indexed pages are the same (with *reuse*), else a new one, stored; returns the pages
+    indexed (those marked `data-pagefind-body`, else all)."""
+    indexed = _indexed(writer, list(pages))
+    if not indexed:
+        raise SearchError("the site has no HTML page for Pagefind to index: set [search] "
+                          "enabled = false, or publish an article")
+    key = _bundle_key(writer, indexed, find_binary())
+    stored = store.derived(KIND, [key]).get(key) if store is not None and reuse else None
+    files = _unpack(stored) if stored is not None else None
+    if files is None:
+        files = _make_bundle(indexed)
+        if store is not None:
+            store.save_derived(KIND, {key: _pack(files)}, [key])
+    for rel, data in files.items():
+        writer.write(f"{BUNDLE}/{rel}", data)
+    return len(indexed)

@@ -20,8 +20,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,11 +32,6 @@ from sitegen.errors import BuildError
 
 log = logging.getLogger("sitegen.emit")
 
-#: Threads that write new files into staging while the build goes on: the build renders
-#: while they wait on the disk (a folder and a file for each page).
-IO_THREADS = 3
-
-
 @contextmanager
 def _failing(what: str) -> Iterator[None]:
     """Turn an OSError into the one-line BuildError `<what>: <the system's reason>`."""
@@ -45,6 +39,15 @@ def _failing(what: str) -> Iterator[None]:
         yield
     except OSError as error:
         raise BuildError(f"{what}: {error.strerror}") from None
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What `OutputWriter.stage` did with a file's bytes: its entry, and whether the
+    previous build's intact file was kept (else the bytes are in staging)."""
+
+    entry: FileEntry
+    kept: bool
 
 
 @dataclass
@@ -84,8 +87,7 @@ class OutputWriter:
         self._carried: set[str] = set()  # those taken unchanged from the live output
         self._folders: set[str] = set()  # the folders the new site's paths need
         self._made: set[str] = set()  # folders made in staging
-        self._io: ThreadPoolExecutor | None = None  # writes new files (see `write`)
-        self._pending: dict[str, Future[os.stat_result]] = {}
+        self._reserved: set[str] = set()  # claimed for a render worker (`reserve`)
         self._open = False
         self._committed = False
 
@@ -110,8 +112,6 @@ class OutputWriter:
         if not self._open:
             return
         self._open = False
-        if self._io is not None:  # no write may land in staging once it is removed
-            self._io.shutdown(wait=True, cancel_futures=True)
         try:
             tree.recover_leftovers(self.output)  # the staging folder, or a swap cut short
         except OSError as problem:
@@ -191,10 +191,7 @@ class OutputWriter:
         if rel not in self._new:
             return None
         folder = self.output if rel in self._carried else self._staging
-        pending = self._pending.get(rel)
         try:
-            if pending is not None:  # (an I/O thread may still be writing it)
-                pending.result()
             with open(os.path.join(folder, rel), "rb") as handle:
                 return handle.read()
         except OSError:
@@ -215,32 +212,44 @@ class OutputWriter:
         Returns the bytes' sha256 (hex), as the manifest records it.
         """
         rel = self._claim(path)
+        staged = self.stage(rel, data)
+        self.adopt(rel, staged)
+        return staged.entry.sha256
+
+    def reserve(self, paths: Iterable[str]) -> None:
+        """Claim *paths* for files another process will `stage` (a render worker), and make
+        the staging folder; each is then named with `adopt`."""
+        for path in paths:
+            self._reserved.add(self._claim(path))
+        self._staged("")
+
+    def stage(self, path: str, data: bytes) -> Staged:
+        """Put *data* into staging as *path*, unless an intact file of the previous build
+        holds the same bytes (then it is kept). Safe in a forked render worker: it changes
+        nothing of this writer's records (`adopt` does, in the building process)."""
+        rel = safe_relpath(path)
         digest = hashlib.sha256(data).hexdigest()
         old = self._previous.get(rel)
         if old is not None and old.sha256 == digest and self.intact(rel):
-            self._new[rel] = self._previous[rel]  # (with the stat `intact` confirmed)
-            self._carried.add(rel)
-            return digest
-        self._staged("")
-        if self._io is None:
-            self._io = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="sitegen-writer")
-        self._pending[rel] = self._io.submit(tree.write_staged, os.fspath(self._staging), rel,
-                                             data)
-        self._new[rel] = FileEntry(digest)  # its stat once written (`_finish_writes`)
-        return digest
+            return Staged(self._previous[rel], kept=True)  # (with the stat `intact` confirmed)
+        if not self._made:
+            self._staged("")
+        with _failing(f"cannot write {rel!r} into {self._staging}"):
+            written = tree.write_staged(os.fspath(self._staging), rel, data)
+        return Staged(FileEntry(digest, written.st_size, written.st_mtime_ns), kept=False)
 
-    def _finish_writes(self) -> None:
-        """Wait for the files `write` handed to the I/O threads; note their stat."""
-        for rel, future in self._pending.items():
-            with _failing(f"cannot write {rel!r} into {self._staging}"):
-                written = future.result()
-            self._new[rel] = FileEntry(self._new[rel].sha256, written.st_size,
-                                       written.st_mtime_ns)
-            folder = rel.rpartition("/")[0]
-            while folder and folder not in self._made:
-                self._made.add(folder)
-                folder = folder.rpartition("/")[0]
-        self._pending.clear()
+    def adopt(self, path: str, staged: Staged) -> None:
+        """Name *path* as `stage` left it (claimed by `write` or `reserve`)."""
+        rel = safe_relpath(path)
+        self._reserved.discard(rel)
+        self._new[rel] = staged.entry
+        if staged.kept:
+            self._carried.add(rel)
+            return
+        folder = rel.rpartition("/")[0]
+        while folder and folder not in self._made:  # (made by `tree.write_staged`)
+            self._made.add(folder)
+            folder = folder.rpartition("/")[0]
 
     def _check_open(self) -> None:
         if not self._open or self._committed:
@@ -250,7 +259,7 @@ class OutputWriter:
         """Check that *path* is safe and new to this build, file or folder; note its folders."""
         self._check_open()
         rel = safe_relpath(path)
-        if rel in self._new:
+        if rel in self._new or rel in self._reserved:
             raise BuildError(f"two files of this build want the same output path {rel!r}: "
                              "rename one of the slugs, tags or theme files that produce it")
         if rel in self._folders:
@@ -288,7 +297,9 @@ class OutputWriter:
         """Swap the new site in, or leave the output untouched when nothing changed."""
         self._check_open()
         self._committed = True  # (once only, and nothing more to add)
-        self._finish_writes()
+        if self._reserved:
+            raise BuildError(f"{len(self._reserved)} reserved output path(s) were never "
+                             "written: this is a bug in sitegen")
         written = sorted(self._new.keys() - self._carried)
         removed = sorted(self._paths.difference(self._new))
         result = WriteResult(written, sorted(self._carried), removed, touched_output=False,

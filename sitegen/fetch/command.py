@@ -13,10 +13,8 @@ import argparse
 
 from sitegen.config import check_api_url, resolve_config
 from sitegen.fetch.stored import open_config_store, peek_config_store
-from sitegen.fetch.sync import SyncPlan, SyncResult, demo_transport, plan_sync, sync
+from sitegen.fetch.sync import DEMO_KEY, SyncPlan, SyncResult, demo_transport, plan_sync, sync
 from sitegen.report import Progress
-
-DEMO_KEY = "demo"
 
 
 def _plural(count: int, word: str) -> str:

@@ -261,6 +261,10 @@ def plan_sync(config: Config, store: Store | None, *, key: str | None,
                     sum(1 for a in structure.articles if a.has_body), previous is not None)
 
 
+#: The key `--demo` syncs with (the in-process emulator accepts it; no real key is read).
+DEMO_KEY = "demo"
+
+
 def demo_transport() -> httpx.AsyncBaseTransport:
     """The in-process emulator over the bundled demo workspace (`--demo`; key "demo")."""
     import httpx

@@ -84,9 +84,8 @@ class SiteBuilder:
         self._site: tuple[Workspace, Config, list[PageSource], Site] | None = None
 
     def _sync(self, config: Config, *, fetch: bool) -> int:
-        from sitegen.build import DEMO_KEY
         from sitegen.fetch.stored import open_config_store
-        from sitegen.fetch.sync import demo_transport, sync
+        from sitegen.fetch.sync import DEMO_KEY, demo_transport, sync
 
         offline = self.offline or not fetch
         transport = self.transport

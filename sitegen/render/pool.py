@@ -1,11 +1,13 @@
 """Many pages over a fork-based process pool, in a deterministic order.
 
 Role: `render_all` renders pages through a `Renderer` and yields, in the pages'
-order, each page's path, bytes and recorded reads; with many pages and more than
-one core, forked workers do it in chunks (they inherit the site, the renderer and
-the bodies already in memory, and send back the bodies they rendered so the parent
-can store them). A worker that dies or hangs ends the build with one sentence.
-This module must never write files and never log from a worker.
+order, each page's path and what a `Pack` made of its bytes and recorded reads (by
+default both as they are); with many pages and more than one core, forked workers do
+it in chunks (they inherit the site, the renderer and the bodies already in memory,
+run the pack — the build's stages each page's bytes and scans its links there — and
+send back the bodies they rendered so the parent can store them). A worker that dies
+or hangs ends the build with one sentence. This module must never write files itself
+and never log from a worker.
 """
 
 from __future__ import annotations
@@ -29,25 +31,25 @@ CHUNK_SIZE = 48
 #: Seconds a worker may take over one chunk (well under a second) before the build gives up.
 WORKER_TIMEOUT = 120.0
 
-#: What becomes of a page's reads (and bytes) before they are sent back (default: the reads
-#: as they are). It runs in the worker, so work on a page's bytes (the link check's scan)
-#: is spread over the workers too.
+#: What becomes of a page's reads and bytes before they are sent back (default: both as
+#: they are). It runs in the worker, so work on a page's bytes (staging them in the output's
+#: staging folder, the link check's scan) is spread over the workers too.
 Pack = Callable[[Page, frozenset[str], bytes], Any]
-#: A rendered page: output path, bytes, and its reads as `Pack` made them.
-Rendered = tuple[str, bytes, Any]
+#: A rendered page: output path, and its bytes and reads as `Pack` made them.
+Rendered = tuple[str, Any]
 Answer = tuple[list[Rendered], dict[str, "Body"]]
 
 # The renderer, pages and packer a forked worker works with (set just before the fork).
 _FORK_STATE: tuple[Renderer, Sequence[Page], Pack] | None = None
 
 
-def _keep(page: Page, reads: frozenset[str], data: bytes) -> frozenset[str]:
-    return reads
+def _keep(page: Page, reads: frozenset[str], data: bytes) -> tuple[bytes, frozenset[str]]:
+    return data, reads
 
 
 def _render(renderer: Renderer, page: Page, pack: Pack) -> Rendered:
     data, reads = renderer.render_recorded(page)
-    return page.path, data, pack(page, reads, data)
+    return page.path, pack(page, reads, data)
 
 
 def _render_chunk(task: tuple[int, int]) -> Answer:
@@ -103,9 +105,9 @@ def _answers(results: multiprocessing.pool.IMapIterator[Answer]) -> Iterator[Ans
 
 def render_all(renderer: Renderer, pages: Sequence[Page], workers: int | None = None,
                pack: Pack = _keep) -> Iterator[Rendered]:
-    """(path, bytes, reads) of every page, in order (see the module docstring).
+    """(path, packed) of every page, in order (see the module docstring).
 
-    *pack* turns each page's reads into what is sent back (it runs in the worker).
+    *pack* turns each page's bytes and reads into what is sent back (it runs in the worker).
     Close the iterator when the consumer fails: that ends the pool at once.
     """
     count = workers if workers is not None else (os.cpu_count() or 1)

@@ -111,6 +111,41 @@ def test_the_same_pages_give_the_same_bundle_bytes(
         {p: d for p, (d, _) in files(two).items()}
 
 
+def test_an_empty_output_with_the_store_kept_takes_the_stored_bundle(
+        tmp_path: Path, demo_workspace: Workspace, runs: list[Path]) -> None:
+    """As in CI: the content store restored, the output empty. The bundle comes from the
+    store (no Pagefind run), byte for byte; `--force` and a damaged stored bundle make it
+    again."""
+    import shutil
+
+    from sitegen.fetch.stored import open_config_store
+
+    cfg, out = config(tmp_path), tmp_path / "_site"
+    build(cfg, out, demo_workspace)
+    made = {p: d for p, (d, _) in files(out).items() if p.startswith("pagefind/")}
+    assert len(runs) == 1 and made
+    shutil.rmtree(out)
+    warm = build(cfg, out, demo_workspace)
+    assert len(runs) == 1 and "search" in warm.timings
+    assert {p: d for p, (d, _) in files(out).items() if p.startswith("pagefind/")} == made
+
+    shutil.rmtree(out)
+    run_build(cfg, BuildOptions(output=out, workspace=demo_workspace, demo=True, force=True))
+    assert len(runs) == 2
+    with open_config_store(cfg) as store:
+        (key,) = store.derived(search.KIND, _stored_keys(store)).keys()
+        store.save_derived(search.KIND, {key: b"not a bundle"}, [key])
+    shutil.rmtree(out)
+    build(cfg, out, demo_workspace)
+    assert len(runs) == 3
+    assert {p: d for p, (d, _) in files(out).items() if p.startswith("pagefind/")} == made
+
+
+def _stored_keys(store: Any) -> list[str]:
+    return [str(k) for (k,) in store.db.execute(
+        "SELECT key FROM derived WHERE kind = ?", (search.KIND,))]
+
+
 def _failing_binary(folder: Path) -> Path:
     script = folder / "pagefind-broken"
     script.write_text("#!/bin/sh\necho 'Error: the disk is on fire' >&2\nexit 1\n")

@@ -15,7 +15,7 @@ import pytest
 
 from sitegen.emit import tree
 from sitegen.emit.manifest import MANIFEST_NAME, FileEntry, Manifest
-from sitegen.emit.writer import OutputWriter, WriteResult
+from sitegen.emit.writer import OutputWriter, Staged, WriteResult
 from sitegen.errors import BuildError
 
 Snapshot = dict[str, tuple[str, int, int]]
@@ -402,6 +402,58 @@ def test_a_path_claimed_twice_is_refused_by_name(tmp_path: Path) -> None:
             writer.write("a/index.html", b"again")
         with pytest.raises(BuildError, match="a/index.html"):
             writer.keep("a/index.html")
+
+
+_FORKED_WRITER: OutputWriter | None = None
+
+
+def _stage_in_worker(path: str, data: bytes) -> Staged:
+    assert _FORKED_WRITER is not None and os.getpid() != _PARENT
+    return _FORKED_WRITER.stage(path, data)
+
+
+_PARENT = os.getpid()
+
+
+def test_pages_staged_by_a_forked_worker_are_adopted_and_committed(tmp_path: Path) -> None:
+    """What the render pool does: the building process reserves the pages' paths, a forked
+    worker stages their bytes (an unchanged page is kept, not written), and the building
+    process adopts what the worker sends back."""
+    import multiprocessing
+
+    out = tmp_path / "_site"
+    first = build(out, SITE)
+    pages = {"a/index.html": SITE["a/index.html"], "new/deep/index.html": b"<p>new</p>"}
+    with OutputWriter(out, stats=first.stats) as writer:
+        writer.reserve(pages)
+        with pytest.raises(BuildError, match="new/deep/index.html"):
+            writer.write("new/deep/index.html", b"twice")
+        global _FORKED_WRITER
+        _FORKED_WRITER = writer  # (inherited by the forked worker, as the pool's state is)
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            staged = pool.starmap(_stage_in_worker, pages.items())
+        for path, done in zip(pages, staged, strict=True):
+            writer.adopt(path, done)
+        for path, data in SITE.items():
+            if path not in pages:
+                writer.write(path, data)
+        result = writer.commit()
+    assert [done.kept for done in staged] == [True, False]
+    assert result.written == ["new/deep/index.html"]
+    assert (out / "new/deep/index.html").read_bytes() == b"<p>new</p>"
+    assert Manifest.from_bytes((out / MANIFEST_NAME).read_bytes()).files[  # type: ignore[union-attr]
+        "new/deep/index.html"].sha256 == sha(b"<p>new</p>")
+
+
+def test_a_reserved_path_never_adopted_fails_the_commit(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    build(out, SITE)
+    before = snapshot(out)
+    with OutputWriter(out) as writer:
+        writer.reserve(["lost/index.html"])
+        with pytest.raises(BuildError, match="never written"):
+            writer.commit()
+    assert snapshot(out) == before
 
 
 @pytest.mark.parametrize("first, second", [("x", "x/index.html"), ("x/index.html", "x"),

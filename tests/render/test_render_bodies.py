@@ -34,7 +34,7 @@ def renderer_for(config: Config, site: Site) -> Renderer:
 
 
 def render_all(renderer: Renderer) -> dict[str, bytes]:
-    return {path: data for path, data, _ in render_pool(renderer, renderer.site.pages, 1)}
+    return {path: data for path, (data, _) in render_pool(renderer, renderer.site.pages, 1)}
 
 
 def test_stored_bodies_give_byte_identical_pages(tmp_path: Path) -> None:

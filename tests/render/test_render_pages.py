@@ -194,8 +194,9 @@ def test_parallel_rendering_matches_serial(tmp_path: Path) -> None:
     ws = make_workspace([article(n, tags=[f"t{n % 7}"]) for n in range(1, 120)])
     site = build_site(config, ws)
     assert len(site.pages) > 200
-    serial = list(render_all(Renderer(config, site, ThemeSet(config)), site.pages, workers=1))
-    parallel = list(render_all(Renderer(config, site, ThemeSet(config)), site.pages, workers=2))
+    serial, parallel = ([(path, data, reads) for path, (data, reads) in render_all(
+        Renderer(config, site, ThemeSet(config)), site.pages, workers=workers)]
+        for workers in (1, 2))
     assert [path for path, _, _ in serial] == [p.path for p in site.pages]
     assert all(reads for _, _, reads in serial)
     assert [(path, data) for path, data, _ in serial] == [
@@ -331,7 +332,7 @@ def test_a_stuck_or_killed_render_worker_fails_the_build_instead_of_hanging(
     renderer.render_recorded = faulty  # type: ignore[method-assign]
     rendered: list[str] = []
     with pytest.raises(BuildError, match="render worker gave no answer"):
-        for path, _, _ in render_all(renderer, site.pages, workers=2):
+        for path, _ in render_all(renderer, site.pages, workers=2):
             rendered.append(path)
     assert victim not in rendered
     assert rendered == [p.path for p in site.pages[:len(rendered)]]
