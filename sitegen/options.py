@@ -43,14 +43,19 @@ class BuildOptions:
     before_render: Callable[[Renderer], None] | None = None  #: the preview's hook
 
     def fetches_images(self) -> bool:
-        """Whether new images are downloaded: when asked, else when content is synced online."""
+        """Whether new images are downloaded: always for `--demo` (its service runs in this
+        process: its images are package data, offline too, and the demo site is never
+        without them), else when asked, else when content is synced online."""
+        if self.demo:
+            return True
         if self.fetch_images is not None:
             return self.fetch_images
         return self.workspace is None and not self.offline
 
     def service_transport(self) -> httpx.AsyncBaseTransport | None:
-        """How to reach the service: the given transport, or `--demo`'s in-process emulator."""
-        if self.demo and self.transport is None and not self.offline:
+        """How to reach the service: the given transport, or `--demo`'s in-process emulator
+        (offline too: it is no network; an offline sync asks it nothing)."""
+        if self.demo and self.transport is None:
             from sitegen.fetch.sync import demo_transport
 
             return demo_transport()

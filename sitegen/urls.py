@@ -1,7 +1,8 @@
 """URL and colour checks: the trust boundary's smallest pieces.
 
 Role: decide whether an untrusted URL (from a block, a markdown link, an author
-image) may go into an `href`/`src` attribute, whether it points off-site, and
+image) may go into an `href`/`src` attribute, whether it points off-site, where an
+image URL of the content is (`service_url`: a relative one at the service), and
 whether a cluster colour is a plain hex colour. Allowed: http(s), mailto, and
 relative URLs. Everything else (javascript:, data:, vbscript:, file:, anything
 with control characters) is refused. This module must never do I/O, log, or
@@ -11,7 +12,7 @@ build markup; callers escape what they put in attributes.
 from __future__ import annotations
 
 import re
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 DEFAULT_COLOUR = "#6b7280"
@@ -93,3 +94,18 @@ def safe_colour(value: str | None, default: str = DEFAULT_COLOUR) -> str:
 def is_safe_colour(value: str | None) -> bool:
     """True when *value* is already a valid hex colour (used to decide whether to warn)."""
     return value is not None and safe_colour(value, "") != ""
+
+
+def service_url(url: str, service: str) -> str | None:
+    """The absolute http(s) URL an image URL as written stands for: a root-relative one
+    (`/media/x.png`) at the service's base URL *service*, a protocol-relative one over
+    https, an absolute one as it is; None when it is not http(s) (or names no host)."""
+    absolute = urljoin(service.rstrip("/") + "/", url) if url.startswith("/") and not \
+        url.startswith("//") else ("https:" + url if url.startswith("//") else url)
+    try:
+        parts = urlsplit(absolute)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    return absolute

@@ -1,8 +1,10 @@
 """The `_headers` file: HTTP headers for hosts that read it (Netlify, Cloudflare Pages).
 
 Role: say how long each kind of file may be cached and which security headers every
-response carries. Theme assets under `static/` have content-hashed names (see
-`emit.assets`), so they are cached for a year and marked immutable; pages keep the
+response carries. Theme assets under `static/` and the site's images under `media/` have
+content-hashed names (see `emit.assets`, `images.stage`), so they are cached for a year and
+marked immutable (nothing else is ever written there: `emit.ownfiles` refuses an owner's
+file in those folders, as the rule cannot tell it apart); pages keep the
 hosts' own short default (revalidate on every visit: both hosts send
 `max-age=0, must-revalidate`), because a second Cache-Control rule on `/*` would be
 merged into the assets' rule on both hosts. The Content-Security-Policy allows
@@ -28,9 +30,13 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "max-age=0, must-revalidate"
 #: Output folder of the content-hashed assets (`emit.assets`): cached for a year.
 HASHED_FOLDER = "static/"
-#: Every output folder whose files are named by a hash of their bytes: the theme's assets
-#: and Pagefind's index and fragment files (`[search]`).
-HASHED_FOLDERS = (HASHED_FOLDER, "pagefind/fragment/", "pagefind/index/")
+#: Output folder of the images made the site's own, `<hash>-<width>.<ext>` (`images.stage`).
+MEDIA_FOLDER = "media/"
+#: Pagefind's folders of files named by their hash (`[search]`).
+SEARCH_FOLDERS = ("pagefind/fragment/", "pagefind/index/")
+#: Every output folder whose files are named by a hash of their bytes: only sitegen writes
+#: there (`emit.ownfiles` refuses an owner's file in them).
+HASHED_FOLDERS = (HASHED_FOLDER, MEDIA_FOLDER, *SEARCH_FOLDERS)
 
 
 def cache_control(path: str) -> str:
@@ -79,7 +85,7 @@ def render_headers(base_path: str, beacon_endpoint: str | None, *,
         "  X-Content-Type-Options: nosniff",
         "  Referrer-Policy: strict-origin-when-cross-origin",
     ]
-    for folder in HASHED_FOLDERS if search else (HASHED_FOLDER,):
+    for folder in HASHED_FOLDERS if search else (HASHED_FOLDER, MEDIA_FOLDER):
         lines += [f"{base}/{folder}*", f"  Cache-Control: {IMMUTABLE}"]
     lines.append("")
     return "\n".join(lines).encode("utf-8")

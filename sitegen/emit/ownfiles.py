@@ -1,11 +1,12 @@
 """The site owner's own files: `static/` beside site.toml, copied into the output root as is.
 
-Role: read every file of `static/` (same relative path, same bytes: never renamed or
-hashed, unlike a theme's static files), leaving out hidden files and folders (`.git`,
-`.DS_Store`) and editor backups, except `.well-known/`; and refuse (a configuration
-error naming both) a file that would land where sitegen writes a page or a file of
-its own, or on a folder of one. It must never write the output (the writer does) and
-never follow a path out of `static/`.
+Role: read every file of `static/` (same relative path, same bytes: never renamed or hashed,
+unlike a theme's static files), leaving out hidden files and folders (`.git`, `.DS_Store`)
+and editor backups, except `.well-known/`; and refuse (a configuration error naming both) a
+file that would land where sitegen writes a page or a file of its own, or on a folder of
+one, or in a folder of files named by their hash (`static/`, `media/`, Pagefind's:
+`emit.headers.HASHED_FOLDERS`), which hosts cache for a year. It must never write the output
+(the writer does) and never follow a path out of `static/`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from sitegen.emit.headers import HASHED_FOLDERS
 from sitegen.emit.manifest import path_problem
 from sitegen.errors import ConfigError
 
@@ -51,6 +53,12 @@ def collect_own_static(root: Path) -> dict[str, bytes]:
         problem = path_problem(rel)
         if problem is not None:
             raise ConfigError(f"static/{rel} cannot be published ({problem}): rename it")
+        if rel.startswith(HASHED_FOLDERS):
+            hashed = next(f for f in HASHED_FOLDERS if rel.startswith(f))
+            raise ConfigError(
+                f"static/{rel} would be published in /{hashed}, where sitegen writes only "
+                "files named by their content's hash (cached for a year): move it to "
+                "another folder of static/")
         try:
             files[rel] = entry.read_bytes()
         except OSError as error:

@@ -1,11 +1,11 @@
 """A build's site files beside its pages: assets, beacon settings, feeds, sitemaps, robots.txt.
 
 Role: for `sitegen.build`, gather the theme's static files (content-hashed names), the
-beacon's settings, and every site-wide file (feeds, sitemaps, robots.txt, `_headers`, the
-demo's media, redirect pages and `_redirects`, the owner's `static/` files) as (path,
-bytes). Every build makes them all: they are cheap next to the pages,
-and the writer keeps each file whose bytes did not change. It must never render a page,
-never write the output itself, and never read the wall clock into a file.
+beacon's settings, and every site-wide file (feeds, sitemaps, robots.txt, `_headers`,
+redirect pages and `_redirects`, the owner's `static/` files) as (path, bytes). Every build
+makes them all: they are cheap next to the pages, and the writer keeps each file whose bytes
+did not change. It must never render a page, never write the output itself, and never read
+the wall clock into a file.
 """
 
 from __future__ import annotations
@@ -63,9 +63,10 @@ def beacon_settings(config: Config, key: str | None, assets: AssetSet,
                           visitor=config.analytics.visitor)
 
 
-def site_files(site: Site, renderer: Renderer, assets: AssetSet,
-               demo: bool) -> Iterator[tuple[str, bytes]]:
-    """Every file of the site but its pages: feeds, sitemaps, robots.txt, assets, media."""
+def site_files(site: Site, renderer: Renderer,
+               assets: AssetSet) -> Iterator[tuple[str, bytes]]:
+    """Every file of the site but its pages: feeds, sitemaps, robots.txt, assets (the
+    images are the images stage's: `sitegen.images.stage`)."""
     from sitegen.emit.headers import render_headers
     from sitegen.emit.sitefiles import plan_feeds, render_feed, sitemap_entries
     from sitegen.emit.sitemap import render_robots, render_sitemaps
@@ -81,9 +82,6 @@ def site_files(site: Site, renderer: Renderer, assets: AssetSet,
                                      search=site.search_url is not None)
     for asset in assets.assets():
         yield asset.path, asset.data
-    if demo:  # the demo's media files the images stage did not make the site's own
-        made = renderer.images.entries
-        yield from ((path, data) for path, data in demo_media() if "/" + path not in made)
 
 
 def output_files(site: Site, renderer: Renderer, assets: AssetSet, demo: bool,
@@ -92,25 +90,17 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet, demo: bool,
     """`site_files`, the redirects of moved articles (*history*) and the owner's `static/`.
 
     A static file on (or around) a file sitegen makes is a configuration error; an old
-    URL now taken by a page or file of the site gives way to it.
+    URL now taken by a page or file of the site gives way to it. *demo* changes nothing
+    any more: the demo's images are always fetched (in-process: `BuildOptions.fetches_images`)
+    and made the site's own, so no copy of them as they are is written.
     """
     from sitegen.emit.ownfiles import check_collisions
     from sitegen.emit.redirects import plan_redirects, redirect_files
 
-    files = dict(site_files(site, renderer, assets, demo))
+    files = dict(site_files(site, renderer, assets))
     made = [*files, *(page.path for page in site.pages)]
     check_collisions(own_static, made)
     moved = plan_redirects(site, history, {*made, *own_static})
     redirects = dict(redirect_files(site, moved, renderer.translator))
     check_collisions(own_static, redirects)
     return {**files, **redirects, **own_static}
-
-
-def demo_media() -> Iterator[tuple[str, bytes]]:
-    """The demo workspace's images, served from the site itself (`--demo`)."""
-    from importlib.resources import files
-
-    folder = files("sitegen.emulator").joinpath("data", "media")
-    for entry in sorted(folder.iterdir(), key=lambda item: item.name):
-        if entry.is_file() and not entry.name.startswith("."):
-            yield f"media/demo/{entry.name}", entry.read_bytes()

@@ -9,6 +9,11 @@ host (`[api] url`: the emulator on 127.0.0.1 is allowed). Requests to the servic
 origin may go through the build's transport (the in-process demo emulator). It must
 never send a credential (no API key, no cookie, no auth header) to any host, never
 decode an image (`sitegen.images.process` does), and never write anything.
+
+Each failure says whether it is permanent (`Failed.permanent`: the host answered for good
+— a 4xx but 408 and 429, too many redirects, a redirect or address refused, over
+`max_bytes` — so the build remembers it and asks no more) or passing (a timeout, a
+connection error, a 5xx, 408, 429, a host that does not resolve: tried again next time).
 """
 
 from __future__ import annotations
@@ -38,9 +43,11 @@ class Downloaded:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """Why an image could not be fetched (one phrase, no URL: the caller names it)."""
+    """Why an image could not be fetched (one phrase, no URL: the caller names it), and
+    whether asking again would answer the same (see the module docstring)."""
 
     reason: str
+    permanent: bool = False
 
 
 @dataclass(slots=True)
@@ -53,7 +60,15 @@ class Counts:
 
 
 class Refused(Exception):
-    """A hop that must not be requested (the message says why)."""
+    """A hop that must not be requested or a body not taken (the message says why)."""
+
+    def __init__(self, reason: str, *, permanent: bool = True) -> None:
+        super().__init__(reason)
+        self.permanent = permanent
+
+
+#: Statuses that say "not now" rather than "never": asked again on the next build.
+_PASSING_STATUS = {408, 429}
 
 
 def _port(url: httpx.URL) -> int:
@@ -114,7 +129,7 @@ class ImageFetcher:
         except TimeoutError:
             return Failed(f"it took longer than {self.timeout:g} s")
         except Refused as error:
-            return Failed(str(error))
+            return Failed(str(error), error.permanent)
         except httpx.HTTPError as error:
             return Failed(f"the request failed ({type(error).__name__})")
 
@@ -133,12 +148,14 @@ class ImageFetcher:
                     except httpx.InvalidURL:
                         raise Refused("it redirects to an invalid URL") from None
                     continue
-                if response.status_code != 200:
-                    return Failed(f"the host answered HTTP {response.status_code}")
+                status = response.status_code
+                if status != 200:
+                    return Failed(f"the host answered HTTP {status}",
+                                  status < 500 and status not in _PASSING_STATUS)
                 return Downloaded(await self._body(response),
                                   response.headers.get("etag", ""),
                                   response.headers.get("last-modified", ""))
-        return Failed(f"it redirects more than {MAX_REDIRECTS} times")
+        return Failed(f"it redirects more than {MAX_REDIRECTS} times", permanent=True)
 
     async def _body(self, response: httpx.Response) -> bytes:
         declared = response.headers.get("content-length", "")
@@ -189,5 +206,5 @@ class ImageFetcher:
             infos = await asyncio.get_running_loop().getaddrinfo(
                 host, port or None, type=socket.SOCK_STREAM)
         except OSError:
-            raise Refused(f"its host {host} cannot be resolved") from None
+            raise Refused(f"its host {host} cannot be resolved", permanent=False) from None
         return sorted({str(info[4][0]) for info in infos})

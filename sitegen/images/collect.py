@@ -4,8 +4,7 @@ Role: walk a built `Site` for the image URLs its pages show (article images, ima
 blocks, markdown images of articles and own pages, author images, social post images),
 each as its templates write it (after `safe_http_url`), with the first place that shows
 it (for warnings) and, per body, the images its HTML holds (the body cache keys on
-them). `resolve` makes a written URL absolute against the service's base URL. It must
-never do I/O.
+them). It must never do I/O.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
 
 from sitegen.fetch.records import ImageBlock
 from sitegen.model.views import Site
@@ -105,17 +103,3 @@ def collect(site: Site, known: Mapping[str, tuple[str, ...]] | None = None) -> F
         found.add(post.image, f"social post {post.title!r}")
         found.add(post.share_image, f"social post {post.title!r}")  # (link previews)
     return found
-
-
-def resolve(url: str, service: str) -> str | None:
-    """The absolute http(s) URL to fetch for *url* as written (relative ones against the
-    service's base URL), or None when it cannot be fetched."""
-    absolute = urljoin(service.rstrip("/") + "/", url) if url.startswith("/") and not \
-        url.startswith("//") else ("https:" + url if url.startswith("//") else url)
-    try:
-        parts = urlsplit(absolute)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    return absolute

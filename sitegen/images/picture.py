@@ -1,13 +1,15 @@
 """How a processed image is written into a page: `<picture>` with sized sources.
 
-Role: `ImageMap` holds, for each image URL as the content writes it, what this build
-made of it: a `Picture` (its variants under `/media/`, its size), `DROPPED` (it could not
-be fetched or decoded and has no usable URL of its own: the page shows its alt text), or
-nothing (images off, or not fetched in this build: the URL is written as it is, its size
-unknown). `picture_html` writes one image: a `<source>` per modern format and an `<img>`
-of the fallback format, each with a `srcset` of every width, and `width`, `height`,
-`sizes`, `decoding="async"`, and either `loading="lazy"` or `fetchpriority="high"`. It must
-never do I/O and never write an attribute value unescaped.
+Role: `ImageMap` holds, for each image URL as the content writes it, what this build made of
+it: a `Picture` (its variants under `/media/`, its size), `DROPPED` (it cannot be used and
+has no URL of its own that works: the page shows its alt text), or nothing (images off, not
+fetched in this build, or kept at its absolute URL): the page then links to the image where
+it lives, its size unknown — an absolute URL as it is, a root-relative one at the service's
+base URL (`Linked`), since that is where a relative URL of the content points, never the
+built site. `picture_html` writes one image: a `<source>` per modern format and an `<img>`
+of the fallback format, each with a `srcset` of every width, and `width`, `height`, `sizes`,
+`decoding="async"`, and either `loading="lazy"` or `fetchpriority="high"`. It must never do
+I/O and never write an attribute value unescaped.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
+
+from sitegen.urls import service_url
 
 #: The `sizes` of an image that spans the text column (themes pass their own for cards).
 DEFAULT_SIZES = "(min-width: 48rem) 46rem, 100vw"
@@ -60,6 +64,14 @@ class Dropped:
 DROPPED = Dropped()
 
 
+@dataclass(frozen=True, slots=True)
+class Linked:
+    """An image the build did not make its own, shown at this absolute URL (a root-relative
+    URL of the content made absolute at the service), its size unknown."""
+
+    url: str
+
+
 @dataclass(slots=True)
 class ImageMap:
     """What this build made of each image URL (see the module docstring)."""
@@ -67,14 +79,23 @@ class ImageMap:
     entries: dict[str, Picture | Dropped] = field(default_factory=dict)
     #: body hash → the image URLs its HTML holds (they key the body cache).
     bodies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The service's base URL (`[api] url`): a root-relative image URL with no entry is
+    #: linked there; "" writes it as it is.
+    service: str = ""
 
-    def get(self, url: str) -> Picture | Dropped | None:
-        """The entry of *url*, as written (None: write it as it is)."""
-        return self.entries.get(url)
+    def get(self, url: str) -> Picture | Dropped | Linked | None:
+        """The entry of *url*, as written; `Linked` when it is root-relative and has none
+        (None: write it as it is)."""
+        found = self.entries.get(url)
+        if found is not None or not self.service or not url.startswith("/") \
+                or url.startswith("//"):
+            return found
+        absolute = service_url(url, self.service)
+        return Linked(absolute) if absolute is not None else None
 
     def fingerprint(self, url: str) -> str:
         """A text that changes exactly when what a page shows for *url* changes."""
-        return repr(self.entries.get(url))
+        return repr(self.get(url))
 
     def digest(self, urls: Iterable[str]) -> str:
         """A short hash of the entries of *urls* ("" when there are none)."""
@@ -104,7 +125,7 @@ def picture_html(picture: Picture, *, alt: str, sizes: str = DEFAULT_SIZES, eage
 
 def plain_img_html(src: str, *, alt: str, eager: bool = False, cls: str = "",
                    square: int | None = None) -> Markup:
-    """An image whose size is unknown (images off, or kept at its original URL); *square*
+    """An image whose size is unknown (not made the site's own: shown where it lives); *square*
     writes it as a square of that many CSS pixels (an avatar, cropped by `object-fit`)."""
     loading = ' fetchpriority="high"' if eager else ' loading="lazy"'
     klass = f' class="{escape(cls)}"' if cls else ""

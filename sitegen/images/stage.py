@@ -6,9 +6,15 @@ Role: between the model and the render, make every image the site shows its own
 and its bytes kept in the store by sha256; each image's variants are made once per
 (content hash, settings), their list kept in the store (`derived`, kind `imageinfo`), and
 written through the writer (a previous build's intact file is kept unread). An image that
-cannot be fetched or decoded is a warning naming where it is shown and its URL; the page
-keeps that URL when it is absolute http(s), else shows the alt text. It must never write
-the output but through the writer, and never stop the build for an image.
+cannot be fetched or decoded is a warning naming where it is shown and its URL, in every
+build while it is shown: a permanent failure (a 404, not an image, an SVG, too large...)
+is remembered (`derived`, kind `imagefailed`) and not asked again until `--refresh` or
+a change of the limits or of the code that decided it; a passing one (a timeout, a 5xx)
+is asked again by the next build that fetches. The page keeps the image's URL when it is
+absolute, and links a relative one at the service unless it is known to be unusable
+there (then the alt text); an image not fetched at all (offline) is linked where it
+lives too (`ImageMap`). It must never write the output but through the writer, and never
+stop the build for an image.
 """
 
 from __future__ import annotations
@@ -19,21 +25,26 @@ import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
+import PIL
 
 from sitegen.config import Config
 from sitegen.emit.writer import OutputWriter
 from sitegen.fetch.images import Counts, Downloaded, Failed, ImageFetcher
-from sitegen.images.collect import collect, markdown_bodies, parse_key, resolve
+from sitegen.images.collect import collect, markdown_bodies, parse_key
 from sitegen.images.picture import DROPPED, Dropped, ImageMap, Picture
 from sitegen.images.process import ImageRefused, Processed, Settings, process
 from sitegen.model.views import Site
 from sitegen.store import Store
+from sitegen.urls import service_url
 
 log = logging.getLogger("sitegen.images")
 INFO_KIND = "imageinfo"
 REFS_KIND = "imagerefs"  #: a markdown body's image URLs, by parser key and body hash
+#: Why an image URL failed for good (a 404, not an image...), by `_failure_key` and URL.
+FAILED_KIND = "imagefailed"
 
 
 @dataclass(slots=True)
@@ -76,8 +87,9 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
                    ) -> tuple[ImageMap, ImageStats]:
     """The build's images (see the module docstring)."""
     stats = ImageStats()
+    service = config.api.base_url
     if not config.images.enabled:
-        return ImageMap(), stats
+        return ImageMap(service=service), stats
     refs_key, with_images = parse_key(), markdown_bodies(site)
     refs = {k.split(":", 1)[1]: tuple(json.loads(v)) for k, v in store.derived(
         REFS_KIND, (f"{refs_key}:{h}" for h in with_images)).items()}
@@ -86,26 +98,21 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
         store.save_derived(REFS_KIND, {f"{refs_key}:{h}": json.dumps(u).encode()
                                        for h, u in found.parsed.items()},
                            (f"{refs_key}:{h}" for h in with_images))
-    service = config.api.base_url
-    written = {url: resolve(url, service) for url in found.where}
+    written = {url: service_url(url, service) for url in found.where}
     rows = store.image_rows()
     wanted = {u for u in written.values() if u is not None}
-    missing = sorted(u for u in wanted if refresh or u not in rows)
+    failed_key = _failure_key(config)
+    # url → (reason, permanent): the permanent failures of earlier builds first
+    failures = {k.split(":", 1)[1]: (v.decode(), True) for k, v in store.derived(
+        FAILED_KIND, (f"{failed_key}:{u}" for u in wanted if u not in rows)).items()}
+    missing = sorted(u for u in wanted if refresh or (u not in rows and u not in failures))
     fresh: dict[str, tuple[str, str, str]] = {}
     sources: dict[str, bytes] = {}
-    failures: dict[str, str] = {}
     if fetch and missing:
         fetcher = ImageFetcher(service, config.images.max_bytes, config.images.timeout,
                                config.images.concurrency, transport=transport,
                                counts=stats.counts)
-        for url, result in fetcher.fetch_all(missing).items():
-            if isinstance(result, Failed):
-                failures[url] = result.reason
-                continue
-            assert isinstance(result, Downloaded)
-            digest = hashlib.sha256(result.data).hexdigest()
-            fresh[url] = (digest, result.etag, result.modified)
-            sources[digest] = result.data
+        fresh, sources = _fetched(fetcher.fetch_all(missing), rows, failures)
     known = {**rows, **fresh}
     settings = _settings(config)
     setting_key = hashlib.sha256(settings.key().encode()).hexdigest()[:12]
@@ -113,37 +120,81 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
     infos = {k.split(":", 1)[0]: json.loads(v) for k, v in store.derived(
         INFO_KIND, (f"{h}:{setting_key}" for h in hashes)).items()}
     pictures, refused, new_infos = _make(hashes, infos, sources, store, writer, settings)
-    for digest, info in new_infos.items():
-        infos[digest] = info
+    infos.update(new_infos)
+    for url in wanted:  # an image that will not decode never will: remembered as such
+        if url not in failures and url in known and known[url][0] in refused:
+            failures[url] = (refused[known[url][0]], True)
     entries: dict[str, Picture | Dropped] = {}
     for url, absolute in sorted(written.items()):
-        reason = failures.get(absolute or "") if absolute else "it is not an http(s) URL"
-        digest = known.get(absolute or "", ("",))[0] if absolute else ""
-        if reason is None and digest in refused:
-            reason = refused[digest]
-        if reason is None and digest in pictures:
+        failure = failures.get(absolute) if absolute else ("it is not an http(s) URL", True)
+        digest = known.get(absolute, ("",))[0] if absolute else ""
+        if failure is None and digest in pictures:
             entries[url] = pictures[digest]
-            continue
-        if reason is None:  # not fetched in this build (offline, or a given workspace)
-            continue
-        stats.failed += 1
-        keep = url.lower().startswith(("http://", "https://"))
-        log.warning("the image %s shown by %s cannot be used: %s; %s", url, found.where[url],
-                    reason, "the page links to it where it is" if keep else
-                    "the page shows its alt text instead")
-        if not keep:
-            entries[url] = DROPPED
+        elif failure is not None:  # (else not fetched: linked where it lives, `ImageMap`)
+            stats.failed += 1
+            entry = unusable(url, absolute, found.where[url], *failure)
+            if entry is not None:
+                entries[url] = entry
     stats.images, stats.processed = len(found.where), len(entries) - sum(
         1 for e in entries.values() if isinstance(e, Dropped))
-    keep_sources = {u for u in wanted if u in known and known[u][0] not in refused}
-    store.save_images({u: r for u, r in fresh.items() if r[0] not in refused},
+    keep_sources = {u for u in wanted if u in known and u not in failures}
+    store.save_images({u: r for u, r in fresh.items() if u in keep_sources},
                       {d: b for d, b in sources.items() if d not in refused},
                       keep_sources if fetch else set(rows) | keep_sources)
     store.save_derived(INFO_KIND, {f"{d}:{setting_key}": json.dumps(i).encode()
                                    for d, i in new_infos.items()},
                        (f"{d}:{setting_key}" for d in infos))
+    lasting = {f"{failed_key}:{u}": r.encode() for u, (r, permanent) in failures.items()
+               if permanent and u in wanted}
+    store.save_derived(FAILED_KIND, lasting, lasting)
     bodies = {h: urls for h, urls in found.bodies.items() if urls}
-    return ImageMap(entries, bodies), stats
+    return ImageMap(entries, bodies, service), stats
+
+
+def _fetched(results: Mapping[str, Downloaded | Failed], stored: Mapping[str, object],
+             failures: dict[str, tuple[str, bool]]
+             ) -> tuple[dict[str, tuple[str, str, str]], dict[str, bytes]]:
+    """The rows (url → sha256, ETag, Last-Modified) and bytes (by sha256) of the images
+    downloaded; each failure replaces what *failures* said of its URL, but a passing one of a
+    URL *stored* already (a `--refresh`) leaves the stored image standing."""
+    rows: dict[str, tuple[str, str, str]] = {}
+    sources: dict[str, bytes] = {}
+    for url, result in results.items():
+        failures.pop(url, None)
+        if isinstance(result, Failed):
+            if result.permanent or url not in stored:
+                failures[url] = (result.reason, result.permanent)
+            continue
+        digest = hashlib.sha256(result.data).hexdigest()
+        rows[url] = (digest, result.etag, result.modified)
+        sources[digest] = result.data
+    return rows, sources
+
+
+def unusable(url: str, absolute: str | None, where: str, reason: str,
+             permanent: bool) -> Dropped | None:
+    """Warn that the image *url* cannot be used; `DROPPED` when the page shows its alt text
+    (a relative URL known to be unusable there, or no http(s) URL), None when it links to
+    it where it is (an absolute URL, or one that may answer next time)."""
+    absolute_written = url.lower().startswith(("http://", "https://", "//"))
+    linked = absolute is not None and (absolute_written or not permanent)
+    shown = ("the page links to it where it is" if absolute_written else
+             f"the page links to it at {absolute}" if linked else
+             "the page shows its alt text instead")
+    log.warning("the image %s shown by %s cannot be used: %s; %s", url, where, reason, shown)
+    return None if linked else DROPPED
+
+
+def _failure_key(config: Config) -> str:
+    """What decides whether a failed image would fail again besides its URL: the limits
+    and the service (`[images] max_bytes`, `max_pixels`, `[api] url`), the code that
+    fetches and checks, and Pillow's version; part of the key a failure is kept under."""
+    digest = hashlib.sha256(f"{config.images.max_bytes}|{config.images.max_pixels}|"
+                            f"{config.api.base_url}|{PIL.__version__}".encode())
+    package = Path(__file__).resolve().parent.parent
+    for name in ("fetch/images.py", "images/process.py"):
+        digest.update((package / name).read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _make(hashes: set[str], infos: dict[str, dict[str, object]], sources: dict[str, bytes],

@@ -2,11 +2,11 @@
 
 Role: answer, for an image URL as the content writes it, what the page shows, from the
 build's `ImageMap` (`sitegen.images`): a sized `<picture>` of its variants, a plain `<img>`
-when it was not processed, its alt text when it could not be used; the URL link previews
-get; and the HTML of a body's image (markdown and `blocks/image.html`). Each answer given
-to a page records the read `I <url>` (`sitegen.render.reads`), so the page renders again
-when what the build made of that image changes. It must never do I/O and never write an
-attribute unescaped.
+where it lives when it was not processed (a relative URL of the content at the service), its
+alt text when it could not be used; the URL link previews get; and the HTML of a body's
+image (markdown and `blocks/image.html`). Each answer given to a page records the read `I
+<url>` (`sitegen.render.reads`), so the page renders again when what the build made of that
+image changes. It must never do I/O and never write an attribute unescaped.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sitegen.images.picture import (
     DEFAULT_SIZES,
     Dropped,
     ImageMap,
+    Linked,
     Picture,
     picture_html,
     plain_img_html,
@@ -56,8 +57,9 @@ class ShownImages:
         found = self.images.get(url)
         if isinstance(found, Dropped):
             return Markup(escape(alt))
-        if found is None:
-            return plain_img_html(url, alt=alt, eager=eager, cls=cls, square=width)
+        if found is None or isinstance(found, Linked):
+            src = found.url if found is not None else url
+            return plain_img_html(src, alt=alt, eager=eager, cls=cls, square=width)
         if width is not None:
             found = Picture(width, max(1, round(found.height * width / found.width)),
                             found.fallback, found.files)
@@ -67,10 +69,12 @@ class ShownImages:
     def share_image(self, url: str) -> str:
         """The URL link previews get for the image *url*: its largest processed file (the
         fallback format: JPEG or PNG, which every platform reads), *url* as it is when it
-        was not processed, "" when it could not be used."""
+        was not processed (where it lives), "" when it could not be used."""
         found = self.images.get(url)
         if isinstance(found, Dropped):
             return ""
+        if isinstance(found, Linked):
+            return found.url
         return found.src if isinstance(found, Picture) else url
 
     def body_image(self, url: str, alt: str, index: int) -> str | None:
@@ -81,4 +85,6 @@ class ShownImages:
             return None
         if isinstance(found, Dropped):
             return ""
+        if isinstance(found, Linked):
+            return str(plain_img_html(found.url, alt=alt, eager=index == 0))
         return str(picture_html(found, alt=alt, eager=index == 0, link=self.base_path))

@@ -8,12 +8,14 @@ from pathlib import Path
 import boto3
 import pytest
 
+from sitegen.build import BuildOptions, run_build
 from sitegen.deploy.plan import INVALIDATE_MAX, invalidation_paths
 from sitegen.deploy.run import run_deploy
 from sitegen.deploy.s3 import Bucket
 from sitegen.emit.headers import IMMUTABLE, REVALIDATE
 from sitegen.emit.manifest import MANIFEST_NAME, Manifest
 from sitegen.errors import StorageUnreachable
+from sitegen.fetch.sync import demo_transport
 from sitegen.workspace import Workspace
 from tests.deploy.s3server import Counter, build, deploy_config, listing, s3_client, site_files
 
@@ -68,6 +70,27 @@ def test_the_first_deploy_uploads_every_file_with_its_headers(
     again = Counter()
     [second] = run_deploy(config, bucket_factory=again.factory)
     assert again.sent == [] and second.plan.empty  # nothing changed: not even a listing
+
+
+def test_the_site_s_images_are_uploaded_to_be_cached_for_a_year(
+        tmp_path: Path, s3_endpoint: str, bucket_name: str,
+        demo_workspace: Workspace) -> None:
+    """`media/` holds only hashed image files: each goes up `immutable`, as `_headers` says."""
+    config = deploy_config(tmp_path, s3_endpoint, bucket_name)
+    output = config.output_path()
+    run_build(config, BuildOptions(output=output, workspace=demo_workspace,
+                                   fetch_images=True, transport=demo_transport()))
+    media = sorted(p for p in site_files(output) if p.startswith("media/"))
+    assert media and "/media/*\n  Cache-Control: " + IMMUTABLE in (
+        output / "_headers").read_text()
+    run_deploy(config)
+    client = s3_client(s3_endpoint)
+    for path in (media[0], media[-1]):
+        head = client.head_object(Bucket=bucket_name, Key=path)
+        assert head["CacheControl"] == IMMUTABLE, path
+        assert head["ContentType"].startswith("image/"), path
+    page = client.head_object(Bucket=bucket_name, Key="index.html")
+    assert page["CacheControl"] == REVALIDATE
 
 
 def test_a_one_article_rebuild_uploads_the_changed_pages_and_nothing_else(

@@ -62,7 +62,7 @@ def test_every_immutable_glob_of_the_headers_file_is_the_deploy_rule() -> None:
     lines = render_headers("", None, search=True).decode().splitlines()
     globs = [lines[i - 1].lstrip("/") for i, line in enumerate(lines)
              if line.strip() == f"Cache-Control: {IMMUTABLE}"]
-    assert {"static/*", "pagefind/fragment/*", "pagefind/index/*"} <= set(globs)
+    assert {"static/*", "media/*", "pagefind/fragment/*", "pagefind/index/*"} <= set(globs)
     for path in ("static/app.1a2b.js", "pagefind/fragment/en_3f2.pf_fragment",
                  "pagefind/index/en_9c1.pf_index", "pagefind/pagefind.js", "a/index.html",
                  "media/abc-480.webp", "feed.xml"):

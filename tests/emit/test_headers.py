@@ -2,20 +2,43 @@
 
 from __future__ import annotations
 
-from sitegen.emit.headers import content_security_policy, origin_of, render_headers
+from sitegen.emit.headers import (
+    IMMUTABLE,
+    REVALIDATE,
+    cache_control,
+    content_security_policy,
+    origin_of,
+    render_headers,
+)
 
 
 def test_headers_file_rules() -> None:
     text = render_headers("", None).decode()
     rules = [line for line in text.splitlines() if line and not line.startswith(("#", " "))]
-    assert rules == ["/*", "/static/*"]
+    assert rules == ["/*", "/static/*", "/media/*"]
     static = text[text.index("/static/*"):]
     assert "Cache-Control: public, max-age=31536000, immutable" in static
-    assert text.count("Cache-Control") == 1  # pages keep the host's short default
+    media = text[text.index("/media/*"):]
+    assert media.splitlines()[1] == "  Cache-Control: public, max-age=31536000, immutable"
+    assert text.count("Cache-Control") == 2  # pages keep the host's short default
     assert "X-Content-Type-Options: nosniff" in text
     assert "Referrer-Policy: strict-origin-when-cross-origin" in text
     assert "connect-src 'self';" in text
     assert "/blog/static/*" in render_headers("/blog/", None).decode()
+    assert "/blog/media/*" in render_headers("/blog/", None).decode()
+    searching = render_headers("", None, search=True).decode()
+    assert [line for line in searching.splitlines() if line.startswith("/")] == [
+        "/*", "/static/*", "/media/*", "/pagefind/fragment/*", "/pagefind/index/*"]
+
+
+def test_hashed_images_are_immutable_for_deploy_too_and_nothing_else_under_media_is_made(
+) -> None:
+    """`media/` holds only the images stage's `<hash12>-<width>.<ext>` files: its rule is
+    the deploy's Cache-Control as well."""
+    assert cache_control("media/0123456789ab-480.webp") == IMMUTABLE
+    assert cache_control("media/0123456789ab-1600.jpg") == IMMUTABLE
+    assert cache_control("mediathek/index.html") == REVALIDATE
+    assert cache_control("index.html") == REVALIDATE
 
 
 def test_the_policy_names_the_beacon_origin_and_nothing_looser() -> None:

@@ -111,3 +111,18 @@ def test_a_link_out_of_static_is_never_followed(tmp_path: Path) -> None:
     (tmp_path / "static" / "leakdir").symlink_to(tmp_path)
     (tmp_path / "static" / "alias.txt").symlink_to(tmp_path / "static" / "inside.txt")
     assert collect_own_static(tmp_path) == {"inside.txt": b"ok", "alias.txt": b"ok"}
+
+
+@pytest.mark.parametrize("rel", ["media/logo.png", "media/demo/x.png", "static/mine.css",
+                                 "pagefind/index/x"])
+def test_a_static_file_in_a_folder_of_hashed_names_is_refused(tmp_path: Path, rel: str) -> None:
+    """`media/`, `static/` and Pagefind's folders are cached for a year (`_headers`, deploy):
+    a file that keeps its name across edits must not be there."""
+    put(tmp_path, rel, b"mine")
+    put(tmp_path, "mediakit/logo.png", b"fine")
+    with pytest.raises(ConfigError) as caught:
+        collect_own_static(tmp_path)
+    message = str(caught.value)
+    assert f"static/{rel}" in message and "move it" in message and "\n" not in message
+    (tmp_path / "static" / rel).unlink()
+    assert collect_own_static(tmp_path) == {"mediakit/logo.png": b"fine"}

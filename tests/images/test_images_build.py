@@ -3,67 +3,18 @@ every kind of trouble; the demo in both themes; rebuilds that make no image requ
 
 from __future__ import annotations
 
-import copy
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 from PIL import Image
 
 from sitegen.build import BuildOptions, run_build
-from sitegen.config import Config, demo_config, parse_config
-from sitegen.emulator.app import create_app
-from sitegen.emulator.demo import load_demo
-from sitegen.report import BuildReport
+from sitegen.config import demo_config, parse_config
+from tests.content import synced
 from tests.images.imagehost import ImageHost, image_host, png
-
-API = "http://127.0.0.1:9"  # the in-process emulator answers through its transport
-IMG = re.compile(r"<img\b[^>]*>")
-
-
-def config(root: Path, theme: str = "default", **images: object) -> Config:
-    return parse_config({
-        "site": {"title": "Pictures", "url": "https://pics.example.test/", "theme": theme,
-                 "description": "A site with pictures"},
-        "api": {"url": API, "workspace": "65f0c0ffee0123456789abcd", "cache_dir": ".store"},
-        "images": {"timeout": 1.0, **images},
-    }, root)
-
-
-def workspace(content: str) -> dict[str, Any]:
-    """The demo workspace with its first published markdown article's body set to *content*."""
-    data = copy.deepcopy(load_demo())
-    for article in data["articles"]:
-        if article["status"] == "published" and not article.get("blocks"):
-            article["content"] = content
-            article["title"] = "The picture test"
-            article["slug"] = "picture-test"
-            break
-    return data
-
-
-def build(cfg: Config, out: Path, data: dict[str, Any], **options: Any) -> BuildReport:
-    transport = httpx.ASGITransport(app=create_app(data))
-    return run_build(cfg, BuildOptions(output=out, transport=transport, **options))
-
-
-def page_of(out: Path) -> str:
-    return (out / "picture-test" / "index.html").read_text()
-
-
-@pytest.fixture(autouse=True)
-def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SITEGEN_API_KEY", "test-key-never-sent-to-image-hosts")
-
-
-@pytest.fixture()
-def host() -> Iterator[ImageHost]:
-    with image_host() as running:
-        yield running
+from tests.images.sites import API, IMG, build, config, page_of, tree, workspace
 
 
 def body_for(host: ImageHost) -> str:
@@ -151,8 +102,9 @@ def test_a_rebuild_makes_no_image_request_and_strict_fails_on_a_bad_one(
 def test_an_image_that_comes_back_renders_exactly_what_a_fresh_build_does(
         tmp_path: Path) -> None:
     """Incremental exactness: a page whose image changed from broken to processed (an `I`
-    read) is rendered again, file for file as a fresh build makes it."""
-    with image_host({}) as host:
+    read) is rendered again, file for file as a fresh build makes it. (A passing failure: a
+    503 is asked again by the next build; a 404 would be remembered.)"""
+    with image_host({"/late.png": (503, {}, b"busy")}) as host:
         data = workspace(f"Intro.\n\n![Late]({host.url('/late.png')})\n")
         data["authorIdentities"][0]["imageUrl"] = host.url("/late.png")
         out = tmp_path / "_site"
@@ -167,18 +119,21 @@ def test_an_image_that_comes_back_renders_exactly_what_a_fresh_build_does(
     assert tree(out) == tree(fresh_root / "_site")
 
 
-def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.name.startswith(".sitegen")}
-
-
-def test_images_off_keeps_the_urls_as_written(tmp_path: Path, host: ImageHost) -> None:
+def test_images_off_keeps_the_urls_as_written_a_relative_one_at_the_service(
+        tmp_path: Path, host: ImageHost) -> None:
+    """Hot-linked: an absolute URL as it is, a root-relative one where it lives (at `[api]
+    url`: as it is, it would point at the built site, which has no such file)."""
     out = tmp_path / "_site"
-    report = build(config(tmp_path, enabled=False), out,
-                   workspace(f"![Kept]({host.url('/a.png')})\n"))
-    assert f'<img src="{host.url("/a.png")}" alt="Kept"' in page_of(out)
+    data = workspace(f"![Kept]({host.url('/a.png')})\n\n![Rel](/media/demo/rail-lines.jpg)\n")
+    report = build(config(tmp_path, enabled=False), out, data)
+    html = page_of(out)
+    assert f'<img src="{host.url("/a.png")}" alt="Kept"' in html
+    assert f'<img src="{API}/media/demo/rail-lines.jpg" alt="Rel"' in html
+    assert 'src="/media/' not in html and not (out / "media").exists()
+    author = (out / "authors" / "mara-lindqvist" / "index.html").read_text()
+    assert f'src="{API}/media/demo/avatar-mara.png"' in author
     assert sum(host.hits.values()) == 0 and not report.images.get("images")
-    assert not (out / "media").exists() or not list((out / "media").glob("*.png"))
+    assert not [w for w in report.warning_messages if "/media/demo/" in w]  # (link check)
 
 
 @pytest.mark.parametrize("theme", ["default", "magazine"])
@@ -206,6 +161,25 @@ def test_the_demo_shows_sized_local_pictures_in_both_themes(tmp_path: Path, them
     assert any(name.startswith("media/") and name.endswith(".webp")
                for name in manifest["files"])
     assert not (out / "media" / "demo").exists()
+
+
+HASHED_NAME = re.compile(r"[0-9a-f]{12}-[0-9]+\.(?:webp|avif|jpg|png)")
+
+
+def test_the_demo_offline_makes_its_images_its_own_and_media_holds_only_hashed_names(
+        tmp_path: Path) -> None:
+    """`sitegen fetch --demo` stores no image; an `--offline` demo build still makes every
+    demo image its own (its service runs in-process: no network), so nothing under `media/`
+    keeps a name of its own (`_headers` caches the folder for a year)."""
+    cfg = demo_config(None, tmp_path)
+    synced(cfg)  # the content only, as `sitegen fetch --demo` leaves it
+    out = tmp_path / "_site"
+    report = run_build(cfg, BuildOptions(output=out, demo=True, offline=True))
+    assert report.images["processed"] >= 10 and report.images["failed"] == 0
+    media = [p.relative_to(out / "media").as_posix() for p in (out / "media").rglob("*")
+             if p.is_file()]
+    assert media and all(HASHED_NAME.fullmatch(name) for name in media), media
+    assert not any("/media/demo/" in page.read_text() for page in out.rglob("*.html"))
 
 
 def test_link_previews_name_the_largest_local_file(tmp_path: Path) -> None:

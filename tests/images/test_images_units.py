@@ -8,9 +8,10 @@ import pytest
 from PIL import Image, features
 
 from sitegen.fetch.images import Downloaded, Failed, ImageFetcher
-from sitegen.images.collect import resolve
-from sitegen.images.picture import Picture, picture_html
+from sitegen.images.picture import DROPPED, ImageMap, Linked, Picture, picture_html
 from sitegen.images.process import ImageRefused, Settings, open_checked, process
+from sitegen.images.stage import unusable
+from sitegen.urls import service_url as resolve
 from tests.images.imagehost import bomb_png, image_host, png, rotated_jpeg
 
 SETTINGS = Settings((480, 960, 1600), ("webp",), 80, 50_000_000)
@@ -76,3 +77,45 @@ def test_avif_comes_first_when_asked_for_and_supported() -> None:
     html = str(picture_html(picture, alt='a "quoted" alt', link="/blog"))
     assert html.index("image/avif") < html.index("image/webp")
     assert 'alt="a &#34;quoted&#34; alt"' in html and 'src="/blog/media/' in html
+
+
+def test_each_failure_says_whether_asking_again_could_answer_otherwise() -> None:
+    routes = {f"/s{status}.png": (status, {}, b"") for status in (400, 403, 404, 410, 451,
+                                                                  408, 429, 500, 503)}
+    routes["/big.png"] = (200, {}, b"\x00" * 5000)
+    routes["/loop.png"] = (302, {"location": "/loop.png"}, b"")
+    routes["/to-ftp.png"] = (302, {"location": "ftp://x.test/a.png"}, b"")
+    with image_host(routes) as host:
+        fetcher = ImageFetcher(host.url("/"), max_bytes=2048, timeout=5)
+        found = fetcher.fetch_all([host.url(path) for path in routes]
+                                  + ["http://no-such-host.invalid/a.png"])
+    permanence = {url.rsplit("/", 1)[1]: getattr(result, "permanent", None)
+                  for url, result in found.items()}
+    assert permanence == {
+        "s400.png": True, "s403.png": True, "s404.png": True, "s410.png": True,
+        "s451.png": True, "big.png": True, "loop.png": True, "to-ftp.png": True,
+        "s408.png": False, "s429.png": False, "s500.png": False, "s503.png": False,
+        "a.png": False}  # (the host that does not resolve)
+
+
+def test_an_image_not_made_local_is_linked_where_it_lives() -> None:
+    picture = Picture(10, 10, "png", (("ab-10.png", 10, "png"),))
+    images = ImageMap({"/made.png": picture, "/gone.png": DROPPED}, {}, "https://cas.test/api")
+    assert images.get("/made.png") is picture and images.get("/gone.png") is DROPPED
+    assert images.get("/media/x.png") == Linked("https://cas.test/media/x.png")
+    assert images.get("https://cdn.test/x.png") is None  # absolute: written as it is
+    assert images.get("//cdn.test/x.png") is None and images.get("x.png") is None
+    assert ImageMap().get("/media/x.png") is None  # no service: as it is
+    assert images.fingerprint("/media/x.png") != ImageMap().fingerprint("/media/x.png")
+
+
+def test_a_failed_relative_image_is_linked_unless_it_is_known_to_be_unusable(
+        caplog: pytest.LogCaptureFixture) -> None:
+    absolute = "https://cas.test/media/x.png"
+    assert unusable("/media/x.png", absolute, "article 'A'", "HTTP 404", True) is DROPPED
+    assert unusable("/media/x.png", absolute, "article 'A'", "HTTP 503", False) is None
+    assert unusable(absolute, absolute, "article 'A'", "HTTP 404", True) is None
+    assert unusable("x.png", None, "article 'A'", "it is not an http(s) URL", True) is DROPPED
+    said = [r.getMessage() for r in caplog.records]
+    assert "alt text" in said[0] and f"the page links to it at {absolute}" in said[1]
+    assert "where it is" in said[2] and all("article 'A'" in line for line in said)
