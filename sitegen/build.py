@@ -112,7 +112,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             progress.clear()
             report.rendered = len(todo)
         with timings.stage("files"):
-            for path, data in output_files(site, renderer, assets, options.demo, own_static,
+            for path, data in output_files(site, renderer, assets, own_static,
                                            store.url_history()).items():
                 writer.write(path, data)
             renderer.save_bodies(site.articles)

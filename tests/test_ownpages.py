@@ -191,3 +191,26 @@ def test_a_page_template_no_folder_holds_is_a_configuration_error(
         '{% extends "page.html" %}{% block content %}WIDE {{ body }}{% endblock %}')
     run_build(config(tmp_path), BuildOptions(output=tmp_path / "o", workspace=workspace))
     assert "WIDE" in (tmp_path / "o" / "about" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("images", [True, False])
+def test_a_root_relative_image_of_an_own_page_is_a_file_of_the_site(
+        tmp_path: Path, workspace: Workspace, images: bool,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """`![](/logo.png)` in pages/*.md names the owner's static/logo.png: written as it is,
+    never fetched from the service nor linked there (an article's `/media/x.png` is)."""
+    page(tmp_path, "about.md", '+++\ntitle = "About us"\n+++\n![Our logo](/logo.png)\n')
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "logo.png").write_bytes(b"\x89PNG not fetched")
+    cfg = parse_config({
+        "site": {"title": "Own pages", "url": "https://notes.acme.test/"},
+        "api": {"url": "https://cas.example.test", "workspace": "65f0c0ffee0123456789abcd"},
+        "images": {"enabled": images}}, tmp_path)
+    out = tmp_path / "_site"
+    with caplog.at_level(logging.WARNING, logger="sitegen"):
+        report = run_build(cfg, BuildOptions(output=out, workspace=workspace,
+                                             fetch_images=False))
+    about = (out / "about/index.html").read_text()
+    assert 'src="/logo.png"' in about and 'alt="Our logo"' in about
+    assert "cas.example.test/logo.png" not in about
+    assert not [m for m in report.warning_messages if "logo.png" in m]

@@ -84,15 +84,13 @@ def site_files(site: Site, renderer: Renderer,
         yield asset.path, asset.data
 
 
-def output_files(site: Site, renderer: Renderer, assets: AssetSet, demo: bool,
+def output_files(site: Site, renderer: Renderer, assets: AssetSet,
                  own_static: Mapping[str, bytes], history: Mapping[str, list[str]],
                  ) -> dict[str, bytes]:
     """`site_files`, the redirects of moved articles (*history*) and the owner's `static/`.
 
     A static file on (or around) a file sitegen makes is a configuration error; an old
-    URL now taken by a page or file of the site gives way to it. *demo* changes nothing
-    any more: the demo's images are always fetched (in-process: `BuildOptions.fetches_images`)
-    and made the site's own, so no copy of them as they are is written.
+    URL now taken by a page or file of the site gives way to it.
     """
     from sitegen.emit.ownfiles import check_collisions
     from sitegen.emit.redirects import plan_redirects, redirect_files

@@ -1,8 +1,9 @@
 """Every image the site shows, found in the site model, and where each is shown.
 
 Role: walk a built `Site` for the image URLs its pages show (article images, image
-blocks, markdown images of articles and own pages, author images, social post images),
-each as its templates write it (after `safe_http_url`), with the first place that shows
+blocks, markdown images of articles and own pages, author images, social post images; not
+the root-relative images of own pages, which are files of the site), each as its templates
+write it (after `safe_http_url`), with the first place that shows
 it (for warnings) and, per body, the images its HTML holds (the body cache keys on
 them). It must never do I/O.
 """
@@ -60,6 +61,19 @@ def parse_key() -> str:
     return digest.hexdigest()[:12]
 
 
+def site_relative(url: str) -> bool:
+    """Whether *url* is root-relative (`/logo.png`): in an own page, a file of the site."""
+    return url.startswith("/") and not url.startswith("//")
+
+
+def own_files(site: Site) -> frozenset[str]:
+    """The root-relative image URLs of the owner's own pages: files of the site (`static/`),
+    never fetched, written as they are (the link check finds the ones missing)."""
+    markdown = MarkdownRenderer(site.base_url)
+    return frozenset(url for page in site.own_pages
+                     for url in markdown_images(markdown, page.content) if site_relative(url))
+
+
 def markdown_bodies(site: Site) -> set[str]:
     """The body hashes of the markdown bodies that may hold an image (`![` in them)."""
     return {a.body_hash for a in site.articles if a.body_kind == "markdown"
@@ -94,9 +108,9 @@ def collect(site: Site, known: Mapping[str, tuple[str, ...]] | None = None) -> F
     for page in site.own_pages:
         if page.body_hash not in found.bodies:
             found.bodies[page.body_hash] = images_of(page.body_hash, page.content)
-        urls = found.bodies[page.body_hash]
-        for url in urls:
-            found.add(url, f"page {page.source}")
+        for url in found.bodies[page.body_hash]:
+            if not site_relative(url):  # (a root-relative one is a file of the site)
+                found.add(url, f"page {page.source}")
     for author in site.authors:
         found.add(author.image, f"author {author.name!r}")
     for post in site.social_posts:

@@ -6,10 +6,12 @@ has no URL of its own that works: the page shows its alt text), or nothing (imag
 fetched in this build, or kept at its absolute URL): the page then links to the image where
 it lives, its size unknown — an absolute URL as it is, a root-relative one at the service's
 base URL (`Linked`), since that is where a relative URL of the content points, never the
-built site. `picture_html` writes one image: a `<source>` per modern format and an `<img>`
-of the fallback format, each with a `srcset` of every width, and `width`, `height`, `sizes`,
-`decoding="async"`, and either `loading="lazy"` or `fetchpriority="high"`. It must never do
-I/O and never write an attribute value unescaped.
+built site — but for the root-relative images of the owner's own pages (`local`), which name
+files of the site itself (`static/`) and are written as they are. `picture_html` writes one
+image: a `<source>` per modern format and an `<img>` of the fallback format, each with a
+`srcset` of every width, and `width`, `height`, `sizes`, `decoding="async"`, and either
+`loading="lazy"` or `fetchpriority="high"`. It must never do I/O and never write an attribute
+value unescaped.
 """
 
 from __future__ import annotations
@@ -82,13 +84,15 @@ class ImageMap:
     #: The service's base URL (`[api] url`): a root-relative image URL with no entry is
     #: linked there; "" writes it as it is.
     service: str = ""
+    #: Root-relative image URLs of the owner's own pages: files of the site, written as they are.
+    local: frozenset[str] = frozenset()
 
     def get(self, url: str) -> Picture | Dropped | Linked | None:
         """The entry of *url*, as written; `Linked` when it is root-relative and has none
         (None: write it as it is)."""
         found = self.entries.get(url)
         if found is not None or not self.service or not url.startswith("/") \
-                or url.startswith("//"):
+                or url.startswith("//") or url in self.local:
             return found
         absolute = service_url(url, self.service)
         return Linked(absolute) if absolute is not None else None

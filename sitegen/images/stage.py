@@ -33,7 +33,7 @@ import PIL
 from sitegen.config import Config
 from sitegen.emit.writer import OutputWriter
 from sitegen.fetch.images import Counts, Downloaded, Failed, ImageFetcher
-from sitegen.images.collect import collect, markdown_bodies, parse_key
+from sitegen.images.collect import collect, markdown_bodies, own_files, parse_key
 from sitegen.images.picture import DROPPED, Dropped, ImageMap, Picture
 from sitegen.images.process import ImageRefused, Processed, Settings, process
 from sitegen.model.views import Site
@@ -89,7 +89,7 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
     stats = ImageStats()
     service = config.api.base_url
     if not config.images.enabled:
-        return ImageMap(service=service), stats
+        return ImageMap(service=service, local=own_files(site)), stats
     refs_key, with_images = parse_key(), markdown_bodies(site)
     refs = {k.split(":", 1)[1]: tuple(json.loads(v)) for k, v in store.derived(
         REFS_KIND, (f"{refs_key}:{h}" for h in with_images)).items()}
@@ -148,7 +148,7 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
                if permanent and u in wanted}
     store.save_derived(FAILED_KIND, lasting, lasting)
     bodies = {h: urls for h, urls in found.bodies.items() if urls}
-    return ImageMap(entries, bodies, service), stats
+    return ImageMap(entries, bodies, service, own_files(site)), stats
 
 
 def _fetched(results: Mapping[str, Downloaded | Failed], stored: Mapping[str, object],
