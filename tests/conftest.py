@@ -1,0 +1,32 @@
+"""What every test runs under: no name is resolved but loopback's.
+
+Tests talk to loopback only (the emulator, fake image hosts, the preview, moto's S3). The
+generated workspaces name images on `images.example.com`: a lookup of such a name would go to
+the machine's resolver, which may answer at once, or after its five-second timeout. Every
+lookup of another name fails at once here, as a name that does not exist does.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0", ""}
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
+    name = host.decode() if isinstance(host, bytes) else host
+    if name is not None and str(name).lower().rstrip(".") not in _LOOPBACK \
+            and not str(name).startswith("127."):
+        raise socket.gaierror(socket.EAI_NONAME, f"tests resolve loopback only, not {name}")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _no_dns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(socket, "getaddrinfo", _loopback_only)
+    yield
