@@ -27,17 +27,16 @@ anywhere but the writer and the store, and never leave its temporary folders beh
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
 import subprocess
 import tempfile
-import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sitegen import fileset
 from sitegen.errors import SearchError
 
 if TYPE_CHECKING:
@@ -143,23 +142,6 @@ def _bundle_key(writer: OutputWriter, pages: Iterable[str], binary: Path) -> str
     return digest.hexdigest()
 
 
-def _pack(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        for rel in sorted(files):
-            archive.writestr(zipfile.ZipInfo(rel, (1980, 1, 1, 0, 0, 0)), files[rel])
-    return buffer.getvalue()
-
-
-def _unpack(blob: bytes) -> dict[str, bytes] | None:
-    """The files of a stored bundle (None: not a bundle this sitegen packed)."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
-            return {rel: archive.read(rel) for rel in archive.namelist()}
-    except (zipfile.BadZipFile, KeyError, ValueError):
-        return None
-
-
 def _make_bundle(indexed: dict[str, bytes]) -> dict[str, bytes]:
     """Run Pagefind over *indexed* pages in a temporary folder; its files by path."""
     with tempfile.TemporaryDirectory(prefix="sitegen-search-") as temp:
@@ -188,11 +170,11 @@ def index_site(writer: OutputWriter, pages: Iterable[str], store: Store | None =
                           "enabled = false, or publish an article")
     key = _bundle_key(writer, indexed, find_binary())
     stored = store.derived(KIND, [key]).get(key) if store is not None and reuse else None
-    files = _unpack(stored) if stored is not None else None
+    files = fileset.unpack(stored) if stored is not None else None
     if files is None:
         files = _make_bundle(indexed)
         if store is not None:
-            store.save_derived(KIND, {key: _pack(files)}, [key])
+            store.save_derived(KIND, {key: fileset.pack(files)}, [key])
     for rel, data in files.items():
         writer.write(f"{BUNDLE}/{rel}", data)
     return len(indexed)

@@ -4,7 +4,8 @@ Role: between the model and the render, make every image the site shows its own
 (`sitegen.images`): an image URL the store knows is never requested again (unless
 `--refresh`); a new one is fetched (`sitegen.fetch.images`, only when the build may fetch)
 and its bytes kept in the store by sha256; each image's variants are made once per
-(content hash, settings), their list kept in the store (`derived`, kind `imageinfo`), and
+(content hash, settings), their list and their files kept in the store (`derived`, kinds
+`imageinfo` and `imagevariants`: an empty output, as in CI, encodes nothing again), and
 written through the writer (a previous build's intact file is kept unread). An image that
 cannot be fetched or decoded is a warning naming where it is shown and its URL, in every
 build while it is shown: a permanent failure (a 404, not an image, an SVG, too large...)
@@ -30,6 +31,7 @@ from pathlib import Path
 import httpx
 import PIL
 
+from sitegen import fileset
 from sitegen.config import Config
 from sitegen.emit.writer import OutputWriter
 from sitegen.fetch.images import Counts, Downloaded, Failed, ImageFetcher
@@ -42,6 +44,7 @@ from sitegen.urls import service_url
 
 log = logging.getLogger("sitegen.images")
 INFO_KIND = "imageinfo"
+VARIANTS_KIND = "imagevariants"  #: an image's variant files (`sitegen.fileset`), by hash:settings
 REFS_KIND = "imagerefs"  #: a markdown body's image URLs, by parser key and body hash
 #: Why an image URL failed for good (a 404, not an image...), by `_failure_key` and URL.
 FAILED_KIND = "imagefailed"
@@ -119,7 +122,8 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
     hashes = {known[u][0] for u in wanted if u in known and u not in failures}
     infos = {k.split(":", 1)[0]: json.loads(v) for k, v in store.derived(
         INFO_KIND, (f"{h}:{setting_key}" for h in hashes)).items()}
-    pictures, refused, new_infos = _make(hashes, infos, sources, store, writer, settings)
+    pictures, refused, new_infos = _make(hashes, infos, sources, store, writer, settings,
+                                         setting_key)
     infos.update(new_infos)
     for url in wanted:  # an image that will not decode never will: remembered as such
         if url not in failures and url in known and known[url][0] in refused:
@@ -198,9 +202,10 @@ def _failure_key(config: Config) -> str:
 
 
 def _make(hashes: set[str], infos: dict[str, dict[str, object]], sources: dict[str, bytes],
-          store: Store, writer: OutputWriter, settings: Settings
+          store: Store, writer: OutputWriter, settings: Settings, setting_key: str,
           ) -> tuple[dict[str, Picture], dict[str, str], dict[str, dict[str, object]]]:
-    """Each image's variants in the output: kept when intact, else made from its source."""
+    """Each image's variants in the output: kept when intact, else written from the store
+    (`derived`, kind `imagevariants`), else made from its source (and stored)."""
     pictures: dict[str, Picture] = {}
     todo: list[str] = []
     for digest in sorted(hashes):
@@ -214,10 +219,21 @@ def _make(hashes: set[str], infos: dict[str, dict[str, object]], sources: dict[s
             pictures[digest] = _picture(info)
         else:
             todo.append(digest)
+    stored = store.derived(VARIANTS_KIND, (f"{d}:{setting_key}" for d in todo if d in infos))
+    for key, blob in stored.items():
+        digest = key.split(":", 1)[0]
+        variants = fileset.unpack(blob)
+        if variants is not None and sorted(variants) == sorted(
+                n for n, _, _, _ in infos[digest]["files"]):  # type: ignore[attr-defined]
+            for name, data in sorted(variants.items()):
+                writer.write(f"media/{name}", data)
+            pictures[digest] = _picture(infos[digest])
+            todo.remove(digest)
     missing = [d for d in todo if d not in sources]
     sources = {**sources, **store.derived("image", missing)}
     refused: dict[str, str] = {}
     made: dict[str, dict[str, object]] = {}
+    blobs: dict[str, bytes] = {}
     work = [d for d in todo if d in sources]
 
     def one(digest: str) -> tuple[str, Processed | str]:
@@ -235,4 +251,7 @@ def _make(hashes: set[str], infos: dict[str, dict[str, object]], sources: dict[s
                 writer.write(f"media/{variant.name}", variant.data)
             made[digest] = _info(result)
             pictures[digest] = _picture(made[digest])
+            blobs[f"{digest}:{setting_key}"] = fileset.pack(
+                {variant.name: variant.data for variant in result.variants})
+    store.save_derived(VARIANTS_KIND, blobs, (f"{d}:{setting_key}" for d in pictures))
     return pictures, refused, made

@@ -99,6 +99,40 @@ def test_a_rebuild_makes_no_image_request_and_strict_fails_on_a_bad_one(
         assert page_of(out) == html  # the previous output is kept
 
 
+def test_an_empty_output_with_the_store_kept_encodes_no_image_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in CI: the store restored, the output empty. Each image's variants come from the
+    store, byte for byte, without a request or an encode; a damaged stored entry is made
+    again from the stored source."""
+    import shutil
+
+    from sitegen.fetch.stored import open_config_store
+    from sitegen.images import stage
+
+    encoded: list[int] = []
+    real = stage.process
+    monkeypatch.setattr(stage, "process", lambda data, settings: (
+        encoded.append(len(data)), real(data, settings))[1])
+    with image_host() as host:
+        data = workspace(f"![One]({host.url('/a.png')})\n\n![Two]({host.url('/wide.png')})\n")
+        cfg, out = config(tmp_path), tmp_path / "_site"
+        build(cfg, out, data)
+        first, made = tree(out), len(encoded)
+        assert made >= 2
+        shutil.rmtree(out)
+        again = build(cfg, out, data)
+        assert len(encoded) == made and again.images["requests"] == 0
+        assert tree(out) == first
+        with open_config_store(cfg) as store:
+            keys = [str(k) for (k,) in store.db.execute(
+                "SELECT key FROM derived WHERE kind = ?", (stage.VARIANTS_KIND,))]
+            store.save_derived(stage.VARIANTS_KIND, {keys[0]: b"damaged"}, keys)
+        shutil.rmtree(out)
+        build(cfg, out, data)
+        assert len(encoded) == made + 1 and tree(out) == first
+        assert sum(host.hits.values()) == 2  # the source came from the store
+
+
 def test_an_image_that_comes_back_renders_exactly_what_a_fresh_build_does(
         tmp_path: Path) -> None:
     """Incremental exactness: a page whose image changed from broken to processed (an `I`
