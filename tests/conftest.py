@@ -30,3 +30,27 @@ def _loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
 def _no_dns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket, "getaddrinfo", _loopback_only)
     yield
+
+
+_PROCESSED: dict[tuple[bytes, object], Any] = {}
+
+
+@pytest.fixture(autouse=True)
+def _images_processed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The images stage's encodes, done once per (source bytes, settings) in a test process:
+    most builds of the demo in the suite make the same thirteen images their own, and their
+    encoding is deterministic (the image tests that count encodes still see every call)."""
+    import hashlib
+
+    from sitegen.images import stage
+
+    real = stage.process
+
+    def memoized(data: bytes, settings: Any) -> Any:
+        key = (hashlib.sha256(data).digest(), settings)
+        found = _PROCESSED.get(key)
+        if found is None:
+            found = _PROCESSED[key] = real(data, settings)
+        return found
+
+    monkeypatch.setattr(stage, "process", memoized)
