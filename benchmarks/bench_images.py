@@ -6,7 +6,9 @@ articles open with an image, and every author and social post image points at a 
 image host on 127.0.0.1 (a real HTTP server in a thread, each path a distinct 1200×675
 JPEG drawn with Pillow). For `[images] enabled = true` and `false`, in fresh folders:
 a cold build (sync through the in-process emulator, every image fetched and processed,
-every page rendered) and a warm build (`--offline`, nothing changed: no image request).
+every page rendered), a warm build (`--offline`, nothing changed: no image request) and a
+CI build (`--offline` into an empty output, the store kept, as a scheduled CI run restores
+only `.sitegen/`: the variants come from the store, nothing is encoded again).
 Prints wall seconds, image requests, the output's files and bytes (and the `/media/`
 share). Nothing is written inside the repository.
 
@@ -19,6 +21,7 @@ import argparse
 import hashlib
 import io
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -157,7 +160,9 @@ def main() -> int:
         out = folder / "_site"
         for label, options in (
                 ("cold", {"transport": httpx.ASGITransport(app=create_app(data))}),
-                ("warm", {"offline": True})):
+                ("warm", {"offline": True}), ("ci", {"offline": True})):
+            if label == "ci":
+                shutil.rmtree(out)
             before = sum(host.hits.values())
             started = time.perf_counter()
             report = run_build(config, BuildOptions(output=out, **options))
