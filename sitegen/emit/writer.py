@@ -4,9 +4,9 @@ Role: the build names every file of the new site, by its bytes (`write`) or as t
 previous build's file, still `intact` (`keep`). New bytes go into a staging folder
 beside the output (a render worker stages the pages it renders: the building process
 `reserve`s their paths before the fork, the worker `stage`s the bytes, the building
-process `adopt`s what it sends back); `commit` hard-links the unchanged files and the user's own files
-(all the previous manifest does not list: CNAME, .git/, ...) into it, writes the
-manifest, swaps it with the output in one step and deletes the previous tree. When
+process `adopt`s what it sends back); `commit` hard-links the unchanged files and the
+user's own files (all the previous manifest does not list: CNAME, .git/, ...) into it,
+writes the manifest, swaps it with the output in one step and deletes the previous tree. When
 nothing changed, the output is not touched. A build that fails or is killed leaves
 the previous output as it was (the next one removes its leftovers); a lock keeps
 builds apart. It must never write outside the output and its `.NAME.sitegen-*`
