@@ -63,6 +63,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+def _outside_hashed_folders(path: str) -> None:
+    """A page may not live where hosts cache every file for a year (`/static/`, `/media/`,
+    Pagefind's index: `emit.headers.HASHED_FOLDERS`, files named by their hash)."""
+    from sitegen.emit.headers import HASHED_FOLDERS
+
+    for folder in HASHED_FOLDERS:
+        if path.lstrip("/").startswith(folder):
+            raise ValueError(f"{path[:80]!r} is inside /{folder}, where hosts cache every file "
+                             "for a year: choose a path outside it")
+
+
 class SiteSection(_Strict):
     """`[site]`: what the website is and how it is laid out."""
 
@@ -83,6 +94,7 @@ class SiteSection(_Strict):
     def _permalink_has_slug(cls, value: str) -> str:
         if "{slug}" not in value or not value.startswith("/") or not value.endswith("/"):
             raise ValueError("must start and end with '/' and contain {slug}, e.g. '/{slug}/'")
+        _outside_hashed_folders(value)
         return value
 
     @field_validator("redirects")
@@ -93,6 +105,7 @@ class SiteSection(_Strict):
                 if not _SITE_PATH.match(path) or ".." in path.split("/"):
                     raise ValueError(f"{path[:80]!r} is not a path of this site: write "
                                      "root-relative paths such as '/old-post/' = '/new-post/'")
+            _outside_hashed_folders(old)
         return value
 
     @property

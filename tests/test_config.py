@@ -91,6 +91,20 @@ def test_api_key_comes_from_the_named_variable(
     assert config.api_key() == "k-123"
 
 
+@pytest.mark.parametrize("line", [
+    'permalink = "/media/{slug}/"', 'permalink = "/static/{slug}/"',
+    'permalink = "/pagefind/index/{slug}/"', 'redirects = { "/media/old/" = "/new/" }',
+    'redirects = { "/static/x.html" = "/x/" }'])
+def test_no_page_may_live_in_a_folder_cached_for_a_year(tmp_path: Path, line: str) -> None:
+    """`/static/`, `/media/` and Pagefind's index hold only hash-named files, which hosts
+    cache for a year (`immutable`): a page or a redirect page there would never update."""
+    with pytest.raises(ConfigError, match=r"cache every file for a year"):
+        load_config(write(tmp_path, VALID.replace("[api]", f"{line}\n[api]")))
+    load_config(write(tmp_path, VALID.replace("[api]", 'permalink = "/media-notes/{slug}/"\n'
+                                                       'redirects = { "/old/" = "/media/x/" }'
+                                                       "\n[api]")))
+
+
 def test_permalink_must_contain_slug(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"\[site\] permalink"):
         load_config(write(tmp_path, VALID.replace("[api]", 'permalink = "/posts/"\n[api]')))
