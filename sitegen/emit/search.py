@@ -126,10 +126,16 @@ def _canonical(rel: str, data: bytes) -> bytes:
                       separators=(",", ":")).encode("utf-8")
 
 
-def _indexed(writer: OutputWriter, pages: list[str]) -> dict[str, bytes]:
-    """The pages Pagefind indexes, with their bytes: those with the marker, else all."""
-    found = {path: data for path in pages if (data := writer.read(path)) is not None}
-    marked = {path: data for path, data in found.items() if MARKER in data}
+def _indexed(writer: OutputWriter, pages: list[str]) -> list[str]:
+    """The pages Pagefind indexes: those with the marker, else all (read one at a time)."""
+    found: list[str] = []
+    marked: list[str] = []
+    for path in pages:
+        data = writer.read(path)
+        if data is not None:
+            found.append(path)
+            if MARKER in data:
+                marked.append(path)
     return marked or found
 
 
@@ -142,14 +148,15 @@ def _bundle_key(writer: OutputWriter, pages: Iterable[str], binary: Path) -> str
     return digest.hexdigest()
 
 
-def _make_bundle(indexed: dict[str, bytes]) -> dict[str, bytes]:
-    """Run Pagefind over *indexed* pages in a temporary folder; its files by path."""
+def _make_bundle(writer: OutputWriter, indexed: list[str]) -> dict[str, bytes]:
+    """Run Pagefind over the *indexed* pages, copied into a temporary folder; its files by
+    path."""
     with tempfile.TemporaryDirectory(prefix="sitegen-search-") as temp:
         site, output = Path(temp, "site"), Path(temp, "bundle")
-        for path, data in indexed.items():
+        for path in indexed:
             target = site / path
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            target.write_bytes(writer.read(path) or b"")
         run_pagefind(site, output)
         files = {}
         for file in sorted(output.rglob("*")):
@@ -172,7 +179,7 @@ def index_site(writer: OutputWriter, pages: Iterable[str], store: Store | None =
     stored = store.derived(KIND, [key]).get(key) if store is not None and reuse else None
     files = fileset.unpack(stored) if stored is not None else None
     if files is None:
-        files = _make_bundle(indexed)
+        files = _make_bundle(writer, indexed)
         if store is not None:
             store.save_derived(KIND, {key: fileset.pack(files)}, [key])
     for rel, data in files.items():
