@@ -118,11 +118,11 @@ def test_the_background_refresh_is_off_unless_asked_and_says_its_cost_when_on(
     env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     outputs = []
     for n, extra in enumerate(((), ("--refresh-every", "10"))):
-        printed = tmp_path / f"stdout-{n}.txt"
-        with printed.open("w", encoding="utf-8") as sink:
+        printed, said = tmp_path / f"stdout-{n}.txt", tmp_path / f"stderr-{n}.txt"
+        with printed.open("w", encoding="utf-8") as sink, said.open("w") as errors:
             process = subprocess.Popen(
                 [sys.executable, "-m", "sitegen", "serve", "--demo", "--port", "0", *extra],
-                cwd=tmp_path, stdout=sink, stderr=subprocess.DEVNULL, text=True, env=env)
+                cwd=tmp_path, stdout=sink, stderr=errors, text=True, env=env)
         try:
             deadline = time.monotonic() + 120
             while "\n" not in printed.read_text(encoding="utf-8"):
@@ -130,7 +130,7 @@ def test_the_background_refresh_is_off_unless_asked_and_says_its_cost_when_on(
                 time.sleep(0.1)
             _wait_for_200(printed.read_text(encoding="utf-8").split()[2])
             process.send_signal(signal.SIGINT)
-            assert process.wait(timeout=60) == 0
+            assert process.wait(timeout=60) == 0, said.read_text(encoding="utf-8")[-2000:]
         finally:
             if process.poll() is None:
                 process.kill()
