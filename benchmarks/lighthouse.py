@@ -15,22 +15,18 @@ it takes minutes and its figures go into benchmarks/README.md ("Lighthouse").
 from __future__ import annotations
 
 import argparse
-import fnmatch
-import functools
 import json
 import subprocess
 import sys
 import tempfile
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sitegen.build import BuildOptions, run_build  # noqa: E402
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config  # noqa: E402
+from tests.browser.served import serve_output  # noqa: E402
 from tests.content import synced  # noqa: E402
 
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
@@ -48,37 +44,6 @@ CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-
                 "--disable-component-update --no-first-run")
 
 
-def header_rules(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
-    """The rules of a `_headers` file: (path pattern, [(name, value)]) in order."""
-    rules: list[tuple[str, list[tuple[str, str]]]] = []
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if not line[0].isspace():
-            rules.append((line.strip(), []))
-        else:
-            name, _, value = line.strip().partition(":")
-            rules[-1][1].append((name.strip(), value.strip()))
-    return rules
-
-
-class Handler(SimpleHTTPRequestHandler):
-    """Serves a built site with its `_headers` rules applied."""
-
-    rules: list[tuple[str, list[tuple[str, str]]]] = []
-
-    def end_headers(self) -> None:
-        path = self.path.split("?", 1)[0]
-        for pattern, headers in self.rules:
-            if fnmatch.fnmatchcase(path, pattern):
-                for name, value in headers:
-                    self.send_header(name, value)
-        super().end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
-        pass
-
-
 def build(theme: str, root: Path) -> Path:
     """The demo built in *theme* under *root*; returns the output folder."""
     workspace = synced(demo_config(None, root))
@@ -92,15 +57,6 @@ def build(theme: str, root: Path) -> Path:
     output = root / theme / "_site"
     run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
     return output
-
-
-def serve(output: Path) -> ThreadingHTTPServer:
-    rules = header_rules((output / "_headers").read_text(encoding="utf-8"))
-    handler = functools.partial(type("Served", (Handler,), {"rules": rules}),
-                                directory=str(output))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def scores(url: str, chromium: str, desktop: bool) -> tuple[dict[str, int], list[str]]:
@@ -137,8 +93,7 @@ def main() -> int:
     short = 0
     with tempfile.TemporaryDirectory(prefix="sitegen-lighthouse-") as folder:
         for theme in THEMES:
-            server = serve(build(theme, Path(folder)))
-            base = f"http://127.0.0.1:{server.server_address[1]}"
+            base, server = serve_output(build(theme, Path(folder)))
             try:
                 for name, path in pages.items():
                     for desktop in (False, True):
