@@ -118,11 +118,13 @@ def test_the_background_refresh_is_off_unless_asked_and_says_its_cost_when_on(
     env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     outputs = []
     for n, extra in enumerate(((), ("--refresh-every", "10"))):
-        printed, said = tmp_path / f"stdout-{n}.txt", tmp_path / f"stderr-{n}.txt"
+        folder = tmp_path / str(n)  # no earlier preview output: a 200 means this one has built
+        folder.mkdir()
+        printed, said = folder / "stdout.txt", folder / "stderr.txt"
         with printed.open("w", encoding="utf-8") as sink, said.open("w") as errors:
             process = subprocess.Popen(
                 [sys.executable, "-m", "sitegen", "serve", "--demo", "--port", "0", *extra],
-                cwd=tmp_path, stdout=sink, stderr=errors, text=True, env=env)
+                cwd=folder, stdout=sink, stderr=errors, text=True, env=env)
         try:
             deadline = time.monotonic() + 120
             while "\n" not in printed.read_text(encoding="utf-8"):
