@@ -2,9 +2,10 @@
 
 Role: the package behind `sitegen emulate`, `--demo` builds (in-process through
 `httpx.ASGITransport`) and the integration tests: `create_app` builds the ASGI app, `Faults`
-describes simulated trouble, `load_demo` reads the bundled demo workspace and
-`generate_workspace` makes workspaces of any size. Nothing here may reach the network except the
-`emulate` server itself, bound where the user asks.
+describes simulated trouble, `load_demo` reads the bundled demo workspace, and
+`python -m sitegen.emulator.generator` (`generator.generate_workspace`) makes workspaces of any
+size (not imported here: `-m` would find it loaded already and warn). Nothing here may reach
+the network except the `emulate` server itself, bound where the user asks.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 from sitegen.emulator.app import create_app
 from sitegen.emulator.demo import load_demo
 from sitegen.emulator.faults import Faults
-from sitegen.emulator.generator import generate_workspace
 from sitegen.emulator.state import EmulatorState
 
-__all__ = ["EmulatorState", "Faults", "create_app", "generate_workspace", "load_demo"]
+__all__ = ["EmulatorState", "Faults", "create_app", "load_demo"]

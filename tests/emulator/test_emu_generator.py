@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from sitegen.emulator import create_app, generate_workspace
+from sitegen.emulator import create_app
+from sitegen.emulator.generator import generate_workspace
 from sitegen.fetch.records import Article, parse_block
 
 OID = re.compile(r"^[0-9a-f]{24}$")
