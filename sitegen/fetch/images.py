@@ -91,6 +91,7 @@ class ImageFetcher:
         self._service_origin = (url.scheme, url.host.lower(), _port(url))
         self._service_host = url.host.lower()
         self._service_addresses: set[str] | None = None
+        self._lookups: dict[str, asyncio.Future[list[str]]] = {}  #: one per host, per fetch_all
 
     def fetch_all(self, urls: Iterable[str]) -> dict[str, Downloaded | Failed]:
         """Every URL of *urls* fetched (absolute http(s) URLs), each to bytes or a failure."""
@@ -101,6 +102,7 @@ class ImageFetcher:
 
     async def _all(self, urls: list[str]) -> dict[str, Downloaded | Failed]:
         limit = asyncio.Semaphore(self.concurrency)
+        self._lookups = {}
         headers = {"user-agent": f"sitegen/{__version__} (image fetch)", "accept": "image/*"}
         async with httpx.AsyncClient(headers=headers, follow_redirects=False,
                                      trust_env=False) as web:
@@ -198,10 +200,20 @@ class ImageFetcher:
         return self._service_addresses
 
     async def _resolve(self, host: str, port: int) -> list[str]:
+        """The addresses of *host*, looked up once per `fetch_all`: one host usually serves
+        many images, and a host that does not resolve may take the resolver's timeout."""
         try:
             return [str(ipaddress.ip_address(host))]
         except ValueError:
             pass
+        lookup = self._lookups.get(host)
+        if lookup is None:
+            lookup = self._lookups[host] = asyncio.ensure_future(self._lookup(host, port))
+            lookup.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return await asyncio.shield(lookup)  # one image's deadline must not cancel the others'
+
+    @staticmethod
+    async def _lookup(host: str, port: int) -> list[str]:
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(
                 host, port or None, type=socket.SOCK_STREAM)
