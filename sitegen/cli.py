@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sitegen.errors import ConfigError, SitegenError
-from sitegen.logs import setup_logging
+from sitegen.logs import say_hidden_warnings, setup_logging
 
 if TYPE_CHECKING:
     from sitegen.report import ReportFile
@@ -236,12 +236,15 @@ def _main(args: list[str]) -> tuple[int, str | None]:
             raise ConfigError("-q and -v contradict each other: give one of them")
         options.quiet, options.verbose = quiet, verbose
         verbosity = -1 if quiet else (1 if verbose else 0)
-        setup_logging(verbosity)
+        setup_logging(verbosity, every_warning=command == "serve")  # serve rebuilds for hours
         if command == "build":
             from sitegen.report import report_file
 
             reporting = report_file(options)
-        return _dispatch(options), command
+        try:
+            return _dispatch(options), command
+        finally:
+            say_hidden_warnings()  # before an error's line: that one stays the last
     except SitegenError as error:
         if debug:
             traceback.print_exc(file=sys.stderr)

@@ -2,7 +2,8 @@
 
 Role: one place that decides how log records look on the terminal (plain
 `warning: <sentence>` lines, colour only on a TTY and never with NO_COLOR, each on
-a line of its own even while a status line shows: `status_showing`) and
+a line of its own even while a status line shows: `status_showing`, at most
+`SHOWN_PER_KIND` warnings of one kind unless verbose: `say_hidden_warnings`) and
 counts warnings so `--strict` can fail at the end of a build. It must never
 print secrets: records are printed as given, so callers never log keys.
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from typing import TextIO
 
@@ -80,17 +83,45 @@ def status_showing(stream: TextIO, erase: Callable[[], None] | None) -> None:
         _status_lines[id(stream)] = erase
 
 
+#: Unless verbose, the console shows this many warnings of one kind (one message pattern,
+#: such as "page %s: the link %s is broken"); the rest are counted and summed up in one line at
+#: the end of the command. The counter (`--strict`, `--report`) sees every warning.
+SHOWN_PER_KIND = 10
+
+
 class _Console(logging.StreamHandler):  # type: ignore[type-arg]
-    """A stream handler that erases the stream's status line before each record."""
+    """A stream handler that erases the stream's status line before each record and shows
+    at most *shown_per_kind* warnings of each kind (None: all)."""
+
+    def __init__(self, stream: TextIO, shown_per_kind: int | None) -> None:
+        super().__init__(stream)
+        self.shown_per_kind = shown_per_kind
+        self.kinds: Counter[str] = Counter()
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self.shown_per_kind is not None and record.levelno == logging.WARNING:
+            self.kinds[str(record.msg)] += 1
+            if self.kinds[str(record.msg)] > self.shown_per_kind:
+                return
         erase = _status_lines.pop(id(self.stream), None)
         if erase is not None:
             erase()
         super().emit(record)
 
+    def say_hidden(self) -> None:
+        """One line for each kind of warning shown only in part; then start counting anew."""
+        limit = self.shown_per_kind or 0
+        for pattern, seen in self.kinds.items():
+            if seen > limit:
+                like = re.sub(r"(?:%[-#0 +]*\d*(?:\.\d+)?[sdrf])+", "…", pattern)
+                super().emit(logging.makeLogRecord({
+                    "msg": f"{seen - limit} more warnings like \"{like}\" were not shown "
+                           "(-v shows every warning)", "levelno": logging.WARNING}))
+        self.kinds.clear()
+
 
 _counter = WarningCounter()
+_console: _Console | None = None
 
 
 def warning_counter() -> WarningCounter:
@@ -98,13 +129,25 @@ def warning_counter() -> WarningCounter:
     return _counter
 
 
-def setup_logging(verbosity: int = 0, stream: TextIO | None = None) -> WarningCounter:
-    """Configure the `sitegen` logger: -1 quiet (warnings only), 0 normal, 1+ verbose."""
+def say_hidden_warnings() -> None:
+    """At the end of a command: how many warnings of each kind the console left out."""
+    if _console is not None:
+        _console.say_hidden()
+
+
+def setup_logging(verbosity: int = 0, stream: TextIO | None = None, *,
+                  every_warning: bool = False) -> WarningCounter:
+    """Configure the `sitegen` logger: -1 quiet (warnings only), 0 normal, 1+ verbose.
+
+    Unless verbose or *every_warning*, the console shows `SHOWN_PER_KIND` warnings of a kind.
+    """
     stream = stream or sys.stderr
     logger = logging.getLogger(LOGGER_NAME)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
-    console = _Console(stream)
+    global _console
+    console = _console = _Console(
+        stream, None if verbosity > 0 or every_warning else SHOWN_PER_KIND)
     console.setFormatter(_TerminalFormatter(use_colour(stream)))
     level = logging.WARNING if verbosity < 0 else logging.DEBUG if verbosity > 0 else logging.INFO
     console.setLevel(level)

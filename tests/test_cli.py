@@ -135,3 +135,38 @@ def test_version_names_the_installed_distribution() -> None:
     result = subprocess.run([sys.executable, "-m", "sitegen", "--version"],
                             capture_output=True, text=True, check=False)
     assert result.stdout.strip() == f"sitegen {version('sitegen-cas')} (sitegen-cas)"
+
+
+def test_the_terminal_shows_ten_warnings_of_a_kind_and_counts_the_rest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """LLM-written articles can hold hundreds of broken links: a build printed 415 warning
+    lines for 255 articles. The report, -v and --strict still see every warning."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "site.toml").write_text(
+        '[site]\ntitle = "Links"\nurl = "https://notes.acme.test/"\ndescription = "Links."\n'
+        '[api]\nurl = "https://cas.example.test"\nworkspace = "65f0c0ffee0123456789abcd"\n')
+    links = "".join(f"[gone {n}](/gone-{n}/) " for n in range(13))
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "links.md").write_text(f'+++\ntitle = "Links"\n+++\n{links}\n')
+
+    assert main(["build", "--demo", "-o", "out", "--report", "r.json"]) == 0
+    lines = capsys.readouterr().err.strip().splitlines()
+    broken = [line for line in lines if "is broken" in line and "gone-" in line]
+    assert len(broken) == 10
+    assert lines[-1] == ('warning: 3 more warnings like "page …: the link … is broken (…): fix '
+                         'or remove it" were not shown (-v shows every warning)')
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert sum("/gone-" in message for message in report["warnings"]) == 13
+
+    assert main(["build", "--demo", "-o", "out", "-v"]) == 0
+    err = capsys.readouterr().err
+    assert sum("/gone-" in line for line in err.splitlines()) == 13
+    assert "were not shown" not in err
+
+    assert main(["build", "--demo", "-o", "out", "--strict"]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert "3 more warnings like" in lines[-2] and lines[-1].startswith("error: --strict: the "
+                                                                         "build logged 14 ")
