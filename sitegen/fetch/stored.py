@@ -29,7 +29,6 @@ from sitegen.fetch.records import (
 from sitegen.store import Store, open_store, peek_store
 from sitegen.workspace import Workspace
 
-_ARTICLES: TypeAdapter[list[Article]] = TypeAdapter(list[Article])
 #: The workspace's fields besides its articles, each a `rest` row under its name.
 _REST: dict[str, TypeAdapter[Any]] = {
     "info": TypeAdapter(WorkspaceInfo), "agents": TypeAdapter(list[Agent]),
@@ -79,10 +78,14 @@ def load_workspace(store: Store) -> Workspace | None:
     version = store.get("api_version")
     if version is None:
         return None
-    rows = list(store.article_records())
     rest = store.rest_records()
+    keys: list[str] = []
+    articles: list[Article] = []
     try:
-        articles = _ARTICLES.validate_json("[" + ",".join(record for _, record in rows) + "]")
+        # one record at a time: parsing them all as one JSON list peaked 40 MB higher at 4,000
+        for key, record in store.article_records():
+            keys.append(key)
+            articles.append(Article.model_validate_json(record))
         lists = {kind: _REST[kind].validate_json(rest[kind]) for kind in REST_KINDS
                  if kind in rest}
         workspace = Workspace.model_validate({
@@ -90,7 +93,7 @@ def load_workspace(store: Store) -> Workspace | None:
             "articles": articles, **lists})
     except ValidationError:
         raise _damaged(store) from None
-    if [article.id for article in articles] != [key for key, _ in rows]:
+    if [article.id for article in articles] != keys:
         raise _damaged(store)
     return workspace
 
