@@ -236,7 +236,7 @@ def _main(args: list[str]) -> tuple[int, str | None]:
             raise ConfigError("-q and -v contradict each other: give one of them")
         options.quiet, options.verbose = quiet, verbose
         verbosity = -1 if quiet else (1 if verbose else 0)
-        setup_logging(verbosity, every_warning=command == "serve")  # serve rebuilds for hours
+        setup_logging(verbosity)
         if command == "build":
             from sitegen.report import report_file
 

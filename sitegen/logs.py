@@ -130,16 +130,17 @@ def warning_counter() -> WarningCounter:
 
 
 def say_hidden_warnings() -> None:
-    """At the end of a command: how many warnings of each kind the console left out."""
+    """At the end of a command (and of each preview rebuild): how many warnings of each kind
+    the console left out; the count starts again."""
     if _console is not None:
         _console.say_hidden()
 
 
-def setup_logging(verbosity: int = 0, stream: TextIO | None = None, *,
-                  every_warning: bool = False) -> WarningCounter:
+def setup_logging(verbosity: int = 0, stream: TextIO | None = None) -> WarningCounter:
     """Configure the `sitegen` logger: -1 quiet (warnings only), 0 normal, 1+ verbose.
 
-    Unless verbose or *every_warning*, the console shows `SHOWN_PER_KIND` warnings of a kind.
+    Unless verbose, the console shows `SHOWN_PER_KIND` warnings of a kind (see
+    `say_hidden_warnings`).
     """
     stream = stream or sys.stderr
     logger = logging.getLogger(LOGGER_NAME)
@@ -147,7 +148,7 @@ def setup_logging(verbosity: int = 0, stream: TextIO | None = None, *,
         logger.removeHandler(handler)
     global _console
     console = _console = _Console(
-        stream, None if verbosity > 0 or every_warning else SHOWN_PER_KIND)
+        stream, None if verbosity > 0 else SHOWN_PER_KIND)
     console.setFormatter(_TerminalFormatter(use_colour(stream)))
     level = logging.WARNING if verbosity < 0 else logging.DEBUG if verbosity > 0 else logging.INFO
     console.setLevel(level)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sitegen.config import Config, parse_config
+from sitegen.logs import say_hidden_warnings
 from sitegen.ownpages import PageSource, load_pages
 
 if TYPE_CHECKING:
@@ -130,5 +131,6 @@ class SiteBuilder:
         finally:
             if fresh is not None:
                 fresh.clear()
+            say_hidden_warnings()  # each rebuild shows ten warnings of a kind, then a count
         return BuildSummary(written=_pages(report.written), removed=_pages(report.removed),
                             seconds=time.perf_counter() - started, api_calls=calls)

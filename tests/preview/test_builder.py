@@ -152,3 +152,34 @@ def test_the_preview_shows_the_demo_s_images_as_the_built_site_does(tmp_path: Pa
     before = _tree(output)
     builder(config, fetch=False)  # an edit's rebuild: the stored images, nothing fetched
     assert _tree(output) == before
+
+
+def test_each_rebuild_shows_ten_warnings_of_a_kind_then_counts_the_rest(tmp_path: Path) -> None:
+    """As `build` does at its end, each preview rebuild sums up the warnings it left out."""
+    import io
+    import logging
+
+    from sitegen.logs import LOGGER_NAME, setup_logging
+
+    site = tmp_path / "site"
+    (site / "pages").mkdir(parents=True)
+    (site / "pages" / "links.md").write_text(
+        '+++\ntitle = "Links"\n+++\n' + "".join(f"[x](/gone-{n}/) " for n in range(12)))
+    config = _config(site)
+    logger = logging.getLogger(LOGGER_NAME)
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    stream = io.StringIO()
+    try:
+        setup_logging(stream=stream)
+        builder = SiteBuilder(preview_output(config), demo=True, offline=False)
+        for fetch in (True, False):
+            builder(config, fetch=fetch)
+    finally:
+        logger.handlers[:] = saved[0]
+        logger.setLevel(saved[1])
+        logger.propagate = saved[2]
+    lines = stream.getvalue().splitlines()
+    assert sum("/gone-" in line for line in lines) == 20  # ten in each of the two rebuilds
+    counts = [line for line in lines if "were not shown" in line]
+    assert counts == ['warning: 2 more warnings like "page …: the link … is broken (…): fix or '
+                      'remove it" were not shown (-v shows every warning)'] * 2
