@@ -21,15 +21,20 @@ Role: the only module that opens `.sitegen/store.sqlite`. It owns the schema:
               last_modified)       validators (the bytes: `derived`, kind `image`)
 
 Each stage that writes does so in one transaction, so a killed sync or build leaves
-the store as it was before or after, never between. A store that is damaged, of
-another schema or of another workspace is emptied and filled again from the service
-(`Store.recreated` tells; offline, the sync then names `--refresh`). Deleting the
-file is always safe. This module must never make a request, render, or hold a key.
+the store as it was before or after, never between. A store that is damaged or of
+another schema is emptied and filled again from the service (`Store.recreated` tells;
+offline, the sync then names `--refresh`). A store of another workspace or service (a
+typo in `[api]`, a turn against the emulator) is set aside beside it as
+`store-<hash of its source>.sqlite`, and comes back when its source is built again: its
+content, redirect history and deploy state are not fetched or lost again. Deleting the
+files is always safe. This module must never make a request, render, or hold a key.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -67,13 +72,15 @@ class Store:
     """An open content store (use `open_store`)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection, recreated: bool,
-                 discarded: bool = False) -> None:
+                 discarded: bool = False, set_aside: Path | None = None) -> None:
         self.path = path
         self.db = connection
         #: True when the file was missing, damaged, foreign or older and was started afresh.
         self.recreated = recreated
-        #: True when a file was there but damaged, foreign or older (not merely missing).
+        #: True when a file was there but damaged or older (not merely missing, not set aside).
         self.discarded = discarded
+        #: Where another source's store was set aside when this one was opened (or None).
+        self.set_aside = set_aside
 
     # --- meta and sync state ---------------------------------------------------------
 
@@ -327,13 +334,22 @@ def open_store(folder: Path, source: str) -> Store:
     existed = path.exists()
     connection = _connect(path)
     if connection is not None and _usable(connection, source):
-        with connection:
-            connection.execute(_URLS)
-            connection.execute(_DEPLOYED)
-            connection.execute(_IMAGES)
-        return Store(path, connection, recreated=False)
+        return _opened(path, connection)
+    other = _content_source(connection) if connection is not None else None
     if connection is not None:
         connection.close()
+    set_aside = None
+    if other is not None and other != source:  # another source's content: kept beside
+        set_aside = _aside(folder, other)
+        os.replace(path, set_aside)
+    waiting = _aside(folder, source)
+    if waiting.is_file():  # this source's store, set aside earlier: back in use
+        os.replace(waiting, path)
+        connection = _connect(path)
+        if connection is not None and _usable(connection, source):
+            return _opened(path, connection, set_aside)
+        if connection is not None:
+            connection.close()
     for leftover in (path, path.with_name(path.name + "-journal")):
         leftover.unlink(missing_ok=True)
     connection = _connect(path)
@@ -347,7 +363,35 @@ def open_store(folder: Path, source: str) -> Store:
         connection.execute(_IMAGES)
         connection.executemany("INSERT INTO meta VALUES (?, ?)",
                                [("schema", SCHEMA), ("source", source)])
-    return Store(path, connection, recreated=True, discarded=existed)
+    return Store(path, connection, recreated=True, discarded=existed and set_aside is None,
+                 set_aside=set_aside)
+
+
+def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None = None
+            ) -> Store:
+    """A usable store, with the tables added within schema 2 (an older one gains them)."""
+    with connection:
+        connection.execute(_URLS)
+        connection.execute(_DEPLOYED)
+        connection.execute(_IMAGES)
+    return Store(path, connection, recreated=False, set_aside=set_aside)
+
+
+def _aside(folder: Path, source: str) -> Path:
+    """Where the store of *source* waits while another source's store is in use."""
+    return folder / f"store-{hashlib.sha256(source.encode()).hexdigest()[:16]}.sqlite"
+
+
+def _content_source(connection: sqlite3.Connection) -> str | None:
+    """The source whose content a store of this schema holds (None: damaged, older, empty)."""
+    try:
+        meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
+                                       "('schema', 'source', 'api_version')"))
+    except sqlite3.DatabaseError:
+        return None
+    if meta.get("schema") != SCHEMA or "api_version" not in meta:
+        return None
+    return str(meta["source"])
 
 
 def peek_store(folder: Path, source: str) -> Store | None:
@@ -355,16 +399,16 @@ def peek_store(folder: Path, source: str) -> Store | None:
 
     Nothing is created, changed or rolled back (`sitegen fetch --dry-run`).
     """
-    path = folder / STORE_FILE
-    if not path.is_file():
-        return None
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error:
-        return None
-    if _usable(connection, source):
-        return Store(path, connection, recreated=False)
-    connection.close()
+    for path in (folder / STORE_FILE, _aside(folder, source)):
+        if not path.is_file():
+            continue
+        try:
+            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error:
+            continue
+        if _usable(connection, source):
+            return Store(path, connection, recreated=False)
+        connection.close()
     return None
 
 

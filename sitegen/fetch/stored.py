@@ -49,8 +49,9 @@ def config_source(config: Config) -> str:
 def open_config_store(config: Config) -> Store:
     """The content store of *config* (`.sitegen/store.sqlite`), created when missing.
 
-    A damaged, older or foreign store (another service or workspace) is started afresh:
-    `Store.recreated` and `Store.discarded` tell.
+    A damaged or older store is started afresh; a foreign one (another service or workspace)
+    is set aside until its source is built again (`sitegen.store`): `Store.recreated`,
+    `Store.discarded` and `Store.set_aside` tell.
     """
     return open_store(config.cache_path, config_source(config))
 

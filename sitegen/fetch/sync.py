@@ -190,8 +190,11 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 def _stored(store: Store) -> Workspace | None:
     """The store's workspace for an online sync: None (fetch everything) when unusable."""
     if store.discarded:
-        log.info("the content store %s was damaged, older or of another workspace: it was "
-                 "started afresh, and everything is fetched", store.path)
+        log.info("the content store %s was damaged or older: it was started afresh, and "
+                 "everything is fetched", store.path)
+    if store.set_aside is not None:
+        log.info("the content store of another workspace or service was set aside as %s (it "
+                 "is used again when site.toml names that one)", store.set_aside)
     try:
         return load_workspace(store)
     except DamagedStore:
@@ -227,9 +230,9 @@ def sync(config: Config, store: Store, *, key: str | None,
 def _offline(store: Store, ledger: CallLedger) -> SyncResult:
     """The stored workspace, without any request (`--offline`)."""
     if store.discarded:
-        raise CacheError(f"the content store {store.path} was damaged, older or of another "
-                         "workspace and was started afresh: run once online (e.g. `sitegen "
-                         "build --refresh`) to fill it")
+        raise CacheError(f"the content store {store.path} was damaged or older and was "
+                         "started afresh: run once online (e.g. `sitegen build --refresh`) to "
+                         "fill it")
     workspace = load_workspace(store)
     if workspace is None:
         raise CacheError(f"the content store {store.path} is empty: run once without "

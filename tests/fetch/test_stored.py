@@ -10,6 +10,7 @@ store had.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -25,6 +26,7 @@ from sitegen.fetch.records import Agent, Article, Cluster, DigestSettings, Works
 from sitegen.fetch.stored import (
     REST_KINDS,
     DamagedStore,
+    config_source,
     load_workspace,
     open_config_store,
     save_workspace,
@@ -257,15 +259,27 @@ def test_a_truncated_store_is_fetched_again_online(config: Config, fake: FakeApi
     assert offline(config).workspace == first
 
 
-def test_a_store_of_another_workspace_is_never_used(tmp_path: Path, fake: FakeApi) -> None:
+def test_a_store_of_another_workspace_is_never_used_and_waits_beside_until_built_again(
+        tmp_path: Path, fake: FakeApi) -> None:
+    """A typo in [api], or a turn against the emulator, must cost neither the workspace's
+    whole content again (its quota) nor what only the store keeps (redirect history,
+    deploy state): the other source's store is set aside and comes back."""
     ours = make_config(tmp_path)
     other = make_config(tmp_path, url="https://elsewhere.test")  # same .sitegen folder
     assert ours.cache_path == other.cache_path
-    run_sync(ours, fake)
+    first = run_sync(ours, fake).workspace
     result = resync(other, fake)
-    assert result.stats.details_made == 10 and result.stats.details_saved == 0
-    with pytest.raises(CacheError, match="--refresh"):
-        offline(ours)  # the store now holds the other service's content: not ours
+    assert result.stats.details_made == 10 and result.stats.details_saved == 0  # not ours
+    assert sorted(p.name for p in ours.cache_path.glob("*.sqlite")) == [
+        f"store-{hashlib.sha256(config_source(ours).encode()).hexdigest()[:16]}.sqlite",
+        STORE_FILE]
+    assert offline(ours).workspace == first  # back, without a request
+    assert resync(ours, fake).stats.details_made == 0  # and up to date: nothing fetched
+    assert offline(other).workspace == result.workspace  # the other one waited in turn
+    folder = tmp_path / "typo"  # a store that never got content (a first sync that failed)
+    open_store(folder, "https://cas.example.test|a").close()  # is not kept beside
+    open_store(folder, "https://cas.example.test|b").close()
+    assert [p.name for p in folder.iterdir()] == [STORE_FILE]
 
 
 # --- a listing that ends early -----------------------------------------------------------
