@@ -1,6 +1,7 @@
 """The content store: everything sitegen keeps between runs, in one SQLite database.
 
-Role: the only module that opens `.sitegen/store.sqlite`. It owns the schema:
+Role: the store's schema and its one class, `Store` (`sitegen.storefile` opens the file:
+`open_store`, `peek_store`). The schema:
 
     meta      name → value         schema version, whose content this is (api url and
                                    workspace), api version, content version, sync state
@@ -21,20 +22,13 @@ Role: the only module that opens `.sitegen/store.sqlite`. It owns the schema:
               last_modified)       validators (the bytes: `derived`, kind `image`)
 
 Each stage that writes does so in one transaction, so a killed sync or build leaves
-the store as it was before or after, never between. A store that is damaged or of
-another schema is emptied and filled again from the service (`Store.recreated` tells;
-offline, the sync then names `--refresh`). A store of another workspace or service (a
-typo in `[api]`, a turn against the emulator) is set aside beside it as
-`store-<hash of its source>.sqlite`, and comes back when its source is built again: its
-content, redirect history and deploy state are not fetched or lost again. Deleting the
-files is always safe. This module must never make a request, render, or hold a key.
+the store as it was before or after, never between. Deleting the files is always safe.
+This module must never make a request, render, or hold a key.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -44,7 +38,7 @@ from sitegen.errors import CacheError
 
 SCHEMA = "sitegen-store-2"
 STORE_FILE = "store.sqlite"
-_TABLES = """
+TABLES = """
 CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE articles(id TEXT PRIMARY KEY, record TEXT NOT NULL);
 CREATE TABLE rest(kind TEXT PRIMARY KEY, record TEXT NOT NULL);
@@ -56,14 +50,14 @@ CREATE TABLE reads(id INTEGER PRIMARY KEY, key TEXT NOT NULL, fp BLOB NOT NULL);
 CREATE TABLE builds(name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 #: Added within schema 2: an older store gains it on open (nothing else changes).
-_URLS = """CREATE TABLE IF NOT EXISTS urls(article TEXT NOT NULL, url TEXT NOT NULL,
+URLS_TABLE = """CREATE TABLE IF NOT EXISTS urls(article TEXT NOT NULL, url TEXT NOT NULL,
                                          PRIMARY KEY(article, url))"""
 #: Added within schema 2 for `sitegen deploy`, the same way as `urls`.
-_DEPLOYED = """CREATE TABLE IF NOT EXISTS deployed(target TEXT NOT NULL, path TEXT NOT NULL,
+DEPLOYED_TABLE = """CREATE TABLE IF NOT EXISTS deployed(target TEXT NOT NULL, path TEXT NOT NULL,
                                              sha TEXT NOT NULL, etag TEXT NOT NULL,
                                              PRIMARY KEY(target, path))"""
 #: Added within schema 2 as `urls` was: image URL → content hash and validators.
-_IMAGES = """CREATE TABLE IF NOT EXISTS images(url TEXT PRIMARY KEY, hash TEXT NOT NULL,
+IMAGES_TABLE = """CREATE TABLE IF NOT EXISTS images(url TEXT PRIMARY KEY, hash TEXT NOT NULL,
                                            etag TEXT NOT NULL, modified TEXT NOT NULL)"""
 _CHUNK = 500
 
@@ -322,112 +316,3 @@ class Store:
 def _damaged(path: Path, error: sqlite3.DatabaseError) -> CacheError:
     return CacheError(f"the content store {path} is damaged ({error}): delete it, or build "
                       "with --refresh to fetch everything again")
-
-
-def open_store(folder: Path, source: str) -> Store:
-    """The store in *folder* for the content of *source* (api url and workspace id).
-
-    A missing, damaged, foreign (another workspace) or older store is started afresh.
-    """
-    path = folder / STORE_FILE
-    folder.mkdir(parents=True, exist_ok=True)
-    existed = path.exists()
-    connection = _connect(path)
-    if connection is not None and _usable(connection, source):
-        return _opened(path, connection)
-    other = _content_source(connection) if connection is not None else None
-    if connection is not None:
-        connection.close()
-    set_aside = None
-    if other is not None and other != source:  # another source's content: kept beside
-        set_aside = _aside(folder, other)
-        os.replace(path, set_aside)
-    waiting = _aside(folder, source)
-    if waiting.is_file():  # this source's store, set aside earlier: back in use
-        os.replace(waiting, path)
-        connection = _connect(path)
-        if connection is not None and _usable(connection, source):
-            return _opened(path, connection, set_aside)
-        if connection is not None:
-            connection.close()
-    for leftover in (path, path.with_name(path.name + "-journal")):
-        leftover.unlink(missing_ok=True)
-    connection = _connect(path)
-    if connection is None:
-        raise CacheError(f"the content store {path} cannot be created: check that "
-                         f"{folder} is a writable folder")
-    with connection:
-        connection.executescript(_TABLES)
-        connection.execute(_URLS)
-        connection.execute(_DEPLOYED)
-        connection.execute(_IMAGES)
-        connection.executemany("INSERT INTO meta VALUES (?, ?)",
-                               [("schema", SCHEMA), ("source", source)])
-    return Store(path, connection, recreated=True, discarded=existed and set_aside is None,
-                 set_aside=set_aside)
-
-
-def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None = None
-            ) -> Store:
-    """A usable store, with the tables added within schema 2 (an older one gains them)."""
-    with connection:
-        connection.execute(_URLS)
-        connection.execute(_DEPLOYED)
-        connection.execute(_IMAGES)
-    return Store(path, connection, recreated=False, set_aside=set_aside)
-
-
-def _aside(folder: Path, source: str) -> Path:
-    """Where the store of *source* waits while another source's store is in use."""
-    return folder / f"store-{hashlib.sha256(source.encode()).hexdigest()[:16]}.sqlite"
-
-
-def _content_source(connection: sqlite3.Connection) -> str | None:
-    """The source whose content a store of this schema holds (None: damaged, older, empty)."""
-    try:
-        meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
-                                       "('schema', 'source', 'api_version')"))
-    except sqlite3.DatabaseError:
-        return None
-    if meta.get("schema") != SCHEMA or "api_version" not in meta:
-        return None
-    return str(meta["source"])
-
-
-def peek_store(folder: Path, source: str) -> Store | None:
-    """The store in *folder* for *source*, read-only; None when there is no usable one.
-
-    Nothing is created, changed or rolled back (`sitegen fetch --dry-run`).
-    """
-    for path in (folder / STORE_FILE, _aside(folder, source)):
-        if not path.is_file():
-            continue
-        try:
-            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error:
-            continue
-        if _usable(connection, source):
-            return Store(path, connection, recreated=False)
-        connection.close()
-    return None
-
-
-def _connect(path: Path) -> sqlite3.Connection | None:
-    try:
-        connection = sqlite3.connect(path)
-        connection.execute("PRAGMA synchronous = NORMAL")
-        return connection
-    except sqlite3.Error:
-        return None
-
-
-def _usable(connection: sqlite3.Connection, source: str) -> bool:
-    """True when *connection* holds this schema's store of *source*, readable throughout."""
-    try:
-        meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
-                                       "('schema', 'source')"))
-        if meta != {"schema": SCHEMA, "source": source}:
-            return False
-        return bool(connection.execute("PRAGMA quick_check").fetchone() == ("ok",))
-    except sqlite3.DatabaseError:
-        return False

@@ -26,7 +26,8 @@ from sitegen.fetch.records import (
     SocialPost,
     WorkspaceInfo,
 )
-from sitegen.store import Store, open_store, peek_store
+from sitegen.store import Store
+from sitegen.storefile import open_store, peek_store
 from sitegen.workspace import Workspace
 
 #: The workspace's fields besides its articles, each a `rest` row under its name.

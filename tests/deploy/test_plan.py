@@ -8,7 +8,7 @@ from pathlib import Path
 from sitegen.deploy.objects import content_type, object_headers, website_redirects
 from sitegen.deploy.plan import plan_deploy, reconcile
 from sitegen.emit.headers import IMMUTABLE, REVALIDATE, render_headers
-from sitegen.store import open_store
+from sitegen.storefile import open_store
 
 SITE = {"index.html": "h1", "new/index.html": "n1", "static/style.ab12.css": "c2",
         "favicon.svg": "f1", "feed.xml": "x2", "old/index.html": "o1"}

@@ -31,7 +31,8 @@ from sitegen.fetch.stored import (
     open_config_store,
     save_workspace,
 )
-from sitegen.store import STORE_FILE, open_store
+from sitegen.store import STORE_FILE
+from sitegen.storefile import open_store
 from sitegen.workspace import Workspace
 from tests.fetch.conftest import (
     FakeApi,
@@ -172,7 +173,7 @@ import sys, time
 from pathlib import Path
 from tests.fetch.test_stored import SOURCE, Stalling, workspace
 from sitegen.fetch.stored import save_workspace
-from sitegen.store import open_store
+from sitegen.storefile import open_store
 
 store = open_store(Path(sys.argv[1]), SOURCE)
 def stall():

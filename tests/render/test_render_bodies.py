@@ -14,7 +14,8 @@ from sitegen.render.markdown import Heading
 from sitegen.render.pages import Renderer
 from sitegen.render.pool import render_all as render_pool
 from sitegen.render.themes import ThemeSet
-from sitegen.store import STORE_FILE, open_store
+from sitegen.store import STORE_FILE
+from sitegen.storefile import open_store
 
 
 def small_site(config: Config, extra: str = "") -> Site:

@@ -1,0 +1,138 @@
+"""The store's file: opened when usable, another source's set aside, a bad one started afresh.
+
+Role: the only module that opens `.sitegen/store.sqlite` for `Store` (`sitegen.store` owns
+the schema). A store that is damaged or of another schema is emptied and filled again from
+the service (`Store.recreated` tells; offline, the sync then names `--refresh`). A store of
+another workspace or service (a typo in `[api]`, a turn against `sitegen emulate`) is not
+emptied: it is set aside beside the one in use as `store-<hash of its source>.sqlite` and
+renamed back when its source is built again, so its content, redirect history and deploy
+state cost no request and are not lost (an empty one is not kept). It must never read or
+write the store's content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+from sitegen.errors import CacheError
+from sitegen.store import (
+    DEPLOYED_TABLE,
+    IMAGES_TABLE,
+    SCHEMA,
+    STORE_FILE,
+    TABLES,
+    URLS_TABLE,
+    Store,
+)
+
+
+def open_store(folder: Path, source: str) -> Store:
+    """The store in *folder* for the content of *source* (api url and workspace id).
+
+    A missing, damaged, foreign (another workspace) or older store is started afresh.
+    """
+    path = folder / STORE_FILE
+    folder.mkdir(parents=True, exist_ok=True)
+    existed = path.exists()
+    connection = _connect(path)
+    if connection is not None and _usable(connection, source):
+        return _opened(path, connection)
+    other = _content_source(connection) if connection is not None else None
+    if connection is not None:
+        connection.close()
+    set_aside = None
+    if other is not None and other != source:  # another source's content: kept beside
+        set_aside = _aside(folder, other)
+        os.replace(path, set_aside)
+    waiting = _aside(folder, source)
+    if waiting.is_file():  # this source's store, set aside earlier: back in use
+        os.replace(waiting, path)
+        connection = _connect(path)
+        if connection is not None and _usable(connection, source):
+            return _opened(path, connection, set_aside)
+        if connection is not None:
+            connection.close()
+    for leftover in (path, path.with_name(path.name + "-journal")):
+        leftover.unlink(missing_ok=True)
+    connection = _connect(path)
+    if connection is None:
+        raise CacheError(f"the content store {path} cannot be created: check that "
+                         f"{folder} is a writable folder")
+    with connection:
+        connection.executescript(TABLES)
+        connection.execute(URLS_TABLE)
+        connection.execute(DEPLOYED_TABLE)
+        connection.execute(IMAGES_TABLE)
+        connection.executemany("INSERT INTO meta VALUES (?, ?)",
+                               [("schema", SCHEMA), ("source", source)])
+    return Store(path, connection, recreated=True, discarded=existed and set_aside is None,
+                 set_aside=set_aside)
+
+
+def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None = None
+            ) -> Store:
+    """A usable store, with the tables added within schema 2 (an older one gains them)."""
+    with connection:
+        connection.execute(URLS_TABLE)
+        connection.execute(DEPLOYED_TABLE)
+        connection.execute(IMAGES_TABLE)
+    return Store(path, connection, recreated=False, set_aside=set_aside)
+
+
+def _aside(folder: Path, source: str) -> Path:
+    """Where the store of *source* waits while another source's store is in use."""
+    return folder / f"store-{hashlib.sha256(source.encode()).hexdigest()[:16]}.sqlite"
+
+
+def _content_source(connection: sqlite3.Connection) -> str | None:
+    """The source whose content a store of this schema holds (None: damaged, older, empty)."""
+    try:
+        meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
+                                       "('schema', 'source', 'api_version')"))
+    except sqlite3.DatabaseError:
+        return None
+    if meta.get("schema") != SCHEMA or "api_version" not in meta:
+        return None
+    return str(meta["source"])
+
+
+def peek_store(folder: Path, source: str) -> Store | None:
+    """The store in *folder* for *source*, read-only; None when there is no usable one.
+
+    Nothing is created, changed or rolled back (`sitegen fetch --dry-run`).
+    """
+    for path in (folder / STORE_FILE, _aside(folder, source)):
+        if not path.is_file():
+            continue
+        try:
+            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error:
+            continue
+        if _usable(connection, source):
+            return Store(path, connection, recreated=False)
+        connection.close()
+    return None
+
+
+def _connect(path: Path) -> sqlite3.Connection | None:
+    try:
+        connection = sqlite3.connect(path)
+        connection.execute("PRAGMA synchronous = NORMAL")
+        return connection
+    except sqlite3.Error:
+        return None
+
+
+def _usable(connection: sqlite3.Connection, source: str) -> bool:
+    """True when *connection* holds this schema's store of *source*, readable throughout."""
+    try:
+        meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
+                                       "('schema', 'source')"))
+        if meta != {"schema": SCHEMA, "source": source}:
+            return False
+        return bool(connection.execute("PRAGMA quick_check").fetchone() == ("ok",))
+    except sqlite3.DatabaseError:
+        return False
