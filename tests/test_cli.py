@@ -170,3 +170,25 @@ def test_the_terminal_shows_ten_warnings_of_a_kind_and_counts_the_rest(
     lines = capsys.readouterr().err.strip().splitlines()
     assert "3 more warnings like" in lines[-2] and lines[-1].startswith("error: --strict: the "
                                                                          "build logged 14 ")
+
+
+def test_a_template_that_extends_itself_is_one_sentence_and_the_output_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """THEMES.md warns against it; it printed a RecursionError traceback of 1,000 frames."""
+    import hashlib
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--demo", "-o", "out", "-q"]) == 0
+    before = {p: hashlib.sha256(p.read_bytes()).digest() for p in (tmp_path / "out").rglob("*")
+              if p.is_file()}
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "article.html").write_text('{% extends "article.html" %}\n')
+    capsys.readouterr()
+    assert main(["build", "--demo", "-o", "out", "-q"]) == 1
+    err = [line for line in capsys.readouterr().err.strip().splitlines()
+           if not line.startswith("warning: ")]  # (the demo's slug repair)
+    assert len(err) == 1 and err[0].startswith("error: rendering ")
+    assert 'extends or includes itself (an override of x.html extends "theme/x.html"' in err[0]
+    assert {p: hashlib.sha256(p.read_bytes()).digest() for p in (tmp_path / "out").rglob("*")
+            if p.is_file()} == before

@@ -1,12 +1,11 @@
 """Pages → HTML bytes: the Renderer every build and preview uses.
 
-Role: render each `Page` of a Site through its theme template with one shared
-context (site, page, SEO values, feeds, `asset()`, the beacon tag's settings),
-render article bodies once per content hash (blocks through `blocks/*.html`,
-else markdown), and record what each page read (`sitegen.render.reads`) so the
-next build knows when to render it again. Cards and cached partials are rendered
-once and reused, their reads added to every page that shows them. Many pages go
-through `sitegen.render.pool`. It must never write files and never put an inline
+Role: render each `Page` of a Site through its theme template with one shared context (site,
+page, SEO values, feeds, `asset()`, the beacon tag's settings), render article bodies once per
+content hash (blocks through `blocks/*.html`, else markdown), and record what each page read
+(`sitegen.render.reads`) so the next build knows when to render it again. Cards and cached
+partials are rendered once and reused, their reads added to every page that shows them. Many
+pages go through `sitegen.render.pool`. It must never write files and never put an inline
 script or anything executable from content into a page.
 """
 
@@ -389,10 +388,12 @@ class Renderer:
                     recorder.reads.add("I\x00" + url)
                 data = template.render(context).encode("utf-8")
         except TemplateError as error:
-            raise BuildError(
-                f"rendering {page.path} with template {page.template} failed "
-                f"({type(error).__name__}: {error}): fix the template"
-            ) from None
+            raise BuildError(f"rendering {page.path} with template {page.template} failed "
+                             f"({type(error).__name__}: {error}): fix the template") from None
+        except RecursionError:
+            raise BuildError(f"rendering {page.path} with template {page.template} never ended: "
+                             "a template extends or includes itself (an override of x.html "
+                             'extends "theme/x.html", not "x.html"): fix the template') from None
         return data, frozenset(recorder.reads)
 
 
