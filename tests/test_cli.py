@@ -172,23 +172,33 @@ def test_the_terminal_shows_ten_warnings_of_a_kind_and_counts_the_rest(
                                                                          "build logged 14 ")
 
 
-def test_a_template_that_extends_itself_is_one_sentence_and_the_output_is_kept(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("name, text, said", [
+    ("article.html", '{% extends "article.html" %}\n',
+     'with template article.html never ended: a template extends or includes itself (an '
+     'override of x.html extends "theme/x.html"'),
+    ("blocks/text.html", "{{ block.nope.deeper }}",
+     "rendering a text block with template blocks/text.html failed (UndefinedError: "),
+    ("blocks/code.html", '{% include "blocks/code.html" %}',
+     "rendering a code block with template blocks/code.html failed (it extends or includes "
+     "itself): fix the template"),
+])
+def test_a_template_error_is_one_sentence_and_the_output_is_kept(
+        name: str, text: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    """THEMES.md warns against it; it printed a RecursionError traceback of 1,000 frames."""
+    """THEMES.md warns against an override that extends itself: it printed a RecursionError
+    traceback of a thousand frames; an error in a block template printed a traceback too."""
     import hashlib
 
     monkeypatch.chdir(tmp_path)
     assert main(["build", "--demo", "-o", "out", "-q"]) == 0
     before = {p: hashlib.sha256(p.read_bytes()).digest() for p in (tmp_path / "out").rglob("*")
               if p.is_file()}
-    (tmp_path / "templates").mkdir()
-    (tmp_path / "templates" / "article.html").write_text('{% extends "article.html" %}\n')
+    (tmp_path / "templates" / name).parent.mkdir(parents=True)
+    (tmp_path / "templates" / name).write_text(text)
     capsys.readouterr()
     assert main(["build", "--demo", "-o", "out", "-q"]) == 1
     err = [line for line in capsys.readouterr().err.strip().splitlines()
            if not line.startswith("warning: ")]  # (the demo's slug repair)
-    assert len(err) == 1 and err[0].startswith("error: rendering ")
-    assert 'extends or includes itself (an override of x.html extends "theme/x.html"' in err[0]
+    assert len(err) == 1 and err[0].startswith("error: rendering ") and said in err[0], err
     assert {p: hashlib.sha256(p.read_bytes()).digest() for p in (tmp_path / "out").rglob("*")
             if p.is_file()} == before

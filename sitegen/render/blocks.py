@@ -18,9 +18,10 @@ from types import SimpleNamespace
 from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
-from jinja2 import Environment, Template
+from jinja2 import Environment, Template, TemplateError
 from markupsafe import Markup
 
+from sitegen.errors import BuildError
 from sitegen.fetch.records import (
     CodeBlock,
     HeaderBlock,
@@ -117,13 +118,24 @@ class BlockRenderer:
             self._templates[kind] = found
         return found
 
+    def fill(self, view: BlockView) -> str:
+        """The block *view* through its template; an error in it names that template."""
+        template = self.template(view.type)
+        try:
+            return template.render(block=view)
+        except (TemplateError, RecursionError) as error:
+            cause = ("it extends or includes itself" if isinstance(error, RecursionError)
+                     else f"{type(error).__name__}: {error}")
+            raise BuildError(f"rendering a {view.type} block with template {template.name} "
+                             f"failed ({cause}): fix the template") from None
+
     def code(self, content: str, language: str | None) -> str:
         """A code listing (blocks and markdown fences share `blocks/code.html`)."""
         result = highlight_code(content, language)
         view = BlockView(type="code", html=result.html, label=result.label,
                          language=result.language, highlighted=result.highlighted,
                          content=content)
-        return self.template("code").render(block=view)
+        return self.fill(view)
 
     def render(self, blocks: Sequence[KnownBlock], ids: HeadingIds) -> str:
         """The HTML of *blocks*, in order; heading ids are allocated in *ids*."""
@@ -178,4 +190,4 @@ class BlockRenderer:
                              title=title)
         else:  # pragma: no cover - the model drops UnknownBlock before rendering
             return ""
-        return self.template(view.type).render(block=view)
+        return self.fill(view)
