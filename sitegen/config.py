@@ -34,6 +34,8 @@ from sitegen.errors import ConfigError
 from sitegen.siteurl import SITE_URL_ENV
 
 OBJECT_ID_PATTERN = r"^[0-9a-fA-F]{24}$"
+#: A language code as BCP 47 and HTML's `lang` spell it (`en`, `pt-BR`, `zh-Hant-TW`).
+LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$"
 #: A root-relative path of the site (redirects never point outside it).
 _SITE_PATH = re.compile(r"^/(?:[A-Za-z0-9._~!$&'()*+,;=:@%-]+/?)*$")
 
@@ -80,7 +82,7 @@ class SiteSection(_Strict):
     title: str = Field(min_length=1)
     url: HttpUrlText
     description: str = ""
-    language: str = Field(default="en", min_length=2, max_length=35)
+    language: str = Field(default="en", max_length=35, pattern=LANGUAGE_PATTERN)
     theme: str = Field(default="default", min_length=1)
     output: str = "_site"
     per_page: int = Field(default=10, ge=1, le=1000)

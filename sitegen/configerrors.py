@@ -25,8 +25,10 @@ _EXPECTED = {
     "url_type": "an http(s) URL in quotes",
 }
 #: Plain words for the keys whose values must match a pattern.
-#: (`config.OBJECT_ID_PATTERN`, the workspace id's pattern.)
-_PATTERNS = {r"^[0-9a-fA-F]{24}$": "24 hexadecimal digits (the workspace id)"}
+#: (`config.OBJECT_ID_PATTERN`, the workspace id's, and `config.LANGUAGE_PATTERN`.)
+_PATTERNS = {r"^[0-9a-fA-F]{24}$": "24 hexadecimal digits (the workspace id)",
+             r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$":
+                 'a language code such as "en", "de" or "pt-BR"'}
 
 
 def _given(value: Any) -> str:

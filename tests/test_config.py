@@ -105,6 +105,22 @@ def test_no_page_may_live_in_a_folder_cached_for_a_year(tmp_path: Path, line: st
                                                        "\n[api]")))
 
 
+@pytest.mark.parametrize("language, good", [
+    ("en", True), ("pt-BR", True), ("zh-Hant-TW", True), ("fr", True),
+    ("not a lang", False), ("pt_BR", False), ("e", False), ("english!", False), ("", False)])
+def test_the_site_language_is_a_code_html_accepts(tmp_path: Path, language: str,
+                                                   good: bool) -> None:
+    """It becomes `<html lang>`: "not a lang" was written there as it was."""
+    path = write(tmp_path, VALID.replace("[api]", f'language = "{language}"\n[api]'))
+    if good:
+        assert load_config(path).site.language == language
+        return
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert ('[site] language must be a language code such as "en", "de" or "pt-BR", not '
+            f'"{language}"') in str(caught.value)
+
+
 def test_permalink_must_contain_slug(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"\[site\] permalink"):
         load_config(write(tmp_path, VALID.replace("[api]", 'permalink = "/posts/"\n[api]')))
