@@ -32,7 +32,8 @@ from sitegen.store import (
 def open_store(folder: Path, source: str) -> Store:
     """The store in *folder* for the content of *source* (api url and workspace id).
 
-    A missing, damaged, foreign (another workspace) or older store is started afresh.
+    A missing, damaged or older store is started afresh; a foreign one (another workspace or
+    service, with content) is set aside, and this source's own comes back if it was.
     """
     path = folder / STORE_FILE
     folder.mkdir(parents=True, exist_ok=True)
