@@ -87,6 +87,17 @@ def status_showing(stream: TextIO, erase: Callable[[], None] | None) -> None:
 #: such as "page %s: the link %s is broken"); the rest are counted and summed up in one line at
 #: the end of the command. The counter (`--strict`, `--report`) sees every warning.
 SHOWN_PER_KIND = 10
+_PLACEHOLDERS = re.compile(r"(?:%[-#0 +]*\d*(?:\.\d+)?[sdrf])+")
+#: What varies in a message formatted before it was logged: quoted names, ids, URLs, numbers.
+_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|https?://\S+|\b[0-9a-f]{24}\b|\d+")
+
+
+def _kind(record: logging.LogRecord) -> str:
+    """A warning's kind, as the counting line shows it: its pattern with "…" for the values."""
+    pattern = str(record.msg)
+    if _PLACEHOLDERS.fullmatch(pattern):  # ("%s", message): the message's own shape
+        return _VARYING.sub("…", record.getMessage())
+    return _PLACEHOLDERS.sub("…", pattern)
 
 
 class _Console(logging.StreamHandler):  # type: ignore[type-arg]
@@ -100,8 +111,9 @@ class _Console(logging.StreamHandler):  # type: ignore[type-arg]
 
     def emit(self, record: logging.LogRecord) -> None:
         if self.shown_per_kind is not None and record.levelno == logging.WARNING:
-            self.kinds[str(record.msg)] += 1
-            if self.kinds[str(record.msg)] > self.shown_per_kind:
+            kind = _kind(record)
+            self.kinds[kind] += 1
+            if self.kinds[kind] > self.shown_per_kind:
                 return
         erase = _status_lines.pop(id(self.stream), None)
         if erase is not None:
@@ -111,11 +123,10 @@ class _Console(logging.StreamHandler):  # type: ignore[type-arg]
     def say_hidden(self) -> None:
         """One line for each kind of warning shown only in part; then start counting anew."""
         limit = self.shown_per_kind or 0
-        for pattern, seen in self.kinds.items():
+        for kind, seen in self.kinds.items():
             if seen > limit:
-                like = re.sub(r"(?:%[-#0 +]*\d*(?:\.\d+)?[sdrf])+", "…", pattern)
                 super().emit(logging.makeLogRecord({
-                    "msg": f"{seen - limit} more warnings like \"{like}\" were not shown "
+                    "msg": f"{seen - limit} more warnings like \"{kind}\" were not shown "
                            "(-v shows every warning)", "levelno": logging.WARNING}))
         self.kinds.clear()
 

@@ -124,3 +124,35 @@ def test_sitegen_fetch_on_a_terminal_shows_the_fetch(tmp_path: Path) -> None:
     assert shown.endswith(ERASE)  # erased before the summary (on stdout) is printed
     quiet = _on_a_terminal(tmp_path, "fetch", "--demo", "-q")
     assert "\033[K" not in quiet
+
+
+@pytest.mark.usefixtures("restored_logging")
+def test_ten_warnings_of_a_kind_are_shown_then_one_line_counts_the_rest() -> None:
+    """A kind is a message pattern; a message formatted beforehand ("%s") is kinded by its
+    shape, the quoted names, ids, URLs and numbers in it left out."""
+    from sitegen.logs import say_hidden_warnings
+
+    stream = io.StringIO()
+    counter = setup_logging(stream=stream)
+    log = logging.getLogger("sitegen.test")
+    for n in range(12):
+        log.warning("%s", f"article {n:024x} slug 'p{n}' is a reserved name; using 'p{n}-2'")
+        log.warning("page %s: the link %s is broken", f"p{n}/", f"/gone-{n}/")
+    log.warning("%s", "article 0000000000000000000000ff has an unsafe slug 'a.b'")
+    say_hidden_warnings()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 10 + 10 + 1 + 2 and counter.count == 25
+    assert lines[-2:] == [
+        'warning: 2 more warnings like "article … slug … is a reserved name; using …" were not '
+        'shown (-v shows every warning)',
+        'warning: 2 more warnings like "page …: the link … is broken" were not shown (-v shows '
+        'every warning)']
+    say_hidden_warnings()  # counted anew: nothing more to say
+    assert len(stream.getvalue().splitlines()) == len(lines)
+
+    verbose = io.StringIO()
+    setup_logging(1, stream=verbose)
+    for n in range(12):
+        log.warning("page %s: the link %s is broken", f"p{n}/", f"/gone-{n}/")
+    say_hidden_warnings()
+    assert len(verbose.getvalue().splitlines()) == 12
