@@ -18,7 +18,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,23 +190,35 @@ class Deploy:
         """Upload *paths* several at a time, recording each as it is confirmed.
 
         On the first failure (or Ctrl-C) the uploads not started are cancelled; those in
-        flight end, unrecorded (the next deploy sends them again).
+        flight end, and each that succeeded is recorded too: the next deploy sends only what
+        the bucket did not confirm.
         """
         if not paths:
             return
         pool = ThreadPoolExecutor(self.target.concurrency)
+        futures: dict[Future[tuple[str, str]], str] = {}
+        recorded: set[Future[tuple[str, str]]] = set()
+
+        def record(finished: Iterable[Future[tuple[str, str]]]) -> None:
+            for future in finished:
+                if (future not in recorded and future.done() and not future.cancelled()
+                        and future.exception() is None):
+                    sha, etag = future.result()
+                    self._confirmed(futures[future], sha, etag)
+                    done.append(futures[future])
+                    recorded.add(future)
+
         try:
-            futures: dict[Future[tuple[str, str]], str] = {
-                pool.submit(self._upload, path): path for path in paths}
+            futures.update((pool.submit(self._upload, path), path) for path in paths)
             pending = set(futures)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                record(finished)
                 for future in finished:
-                    sha, etag = future.result()  # the first failure ends the wave
-                    self._confirmed(futures[future], sha, etag)
-                    done.append(futures[future])
+                    future.result()  # the first failure ends the wave
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            record(futures)  # the uploads in flight that ended well
 
     def _upload(self, path: str) -> tuple[str, str]:
         try:
