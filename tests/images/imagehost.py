@@ -19,7 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from PIL import Image
 
-SLOW_SECONDS = 3.0
+#: Twice the images timeout of `sites.config`: a slow host stays slow, even on a busy machine.
+SLOW_SECONDS = 4.0
 
 
 def png(width: int = 64, height: int = 48, colour: tuple[int, int, int] = (20, 120, 200)) -> bytes:

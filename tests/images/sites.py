@@ -25,7 +25,7 @@ def config(root: Path, theme: str = "default", **images: object) -> Config:
         "site": {"title": "Pictures", "url": "https://pics.example.test/", "theme": theme,
                  "description": "A site with pictures"},
         "api": {"url": API, "workspace": "65f0c0ffee0123456789abcd", "cache_dir": ".store"},
-        "images": {"timeout": 1.0, **images},
+        "images": {"timeout": 2.0, **images},  # (slow.png answers after SLOW_SECONDS: 4)
     }, root)
 
 
