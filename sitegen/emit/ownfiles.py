@@ -2,11 +2,12 @@
 
 Role: read every file of `static/` (same relative path, same bytes: never renamed or hashed,
 unlike a theme's static files), leaving out hidden files and folders (`.git`, `.DS_Store`)
-and editor backups, except `.well-known/`; and refuse (a configuration error naming both) a
-file that would land where sitegen writes a page or a file of its own, or on a folder of
-one, or in a folder of files named by their hash (`static/`, `media/`, Pagefind's:
-`emit.headers.HASHED_FOLDERS`), which hosts cache for a year. It must never write the output
-(the writer does) and never follow a path out of `static/`.
+and editor backups, except `.well-known/`; let a `robots.txt` of the owner's replace
+sitegen's (`REPLACEABLE`: which crawlers a site admits is the owner's call); and refuse (a
+configuration error naming both) any other file that would land where sitegen writes a page
+or a file of its own, or on a folder of one, or in a folder of files named by their hash
+(`static/`, `media/`, Pagefind's: `emit.headers.HASHED_FOLDERS`), which hosts cache for a year.
+It must never write the output (the writer does) and never follow a path out of `static/`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from sitegen.emit.manifest import path_problem
 from sitegen.errors import ConfigError
 
 STATIC_DIR = "static"
+#: Files sitegen writes that the owner's `static/` may replace (sitegen's allows every crawler).
+REPLACEABLE = frozenset({"robots.txt"})
 
 
 def _hidden(rel: str) -> bool:

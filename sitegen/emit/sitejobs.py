@@ -89,13 +89,15 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet,
                  ) -> dict[str, bytes]:
     """`site_files`, the redirects of moved articles (*history*) and the owner's `static/`.
 
-    A static file on (or around) a file sitegen makes is a configuration error; an old
-    URL now taken by a page or file of the site gives way to it.
+    A static file on (or around) a file sitegen makes is a configuration error, but for a
+    `robots.txt` of the owner's, which replaces sitegen's; an old URL now taken by a page or
+    file of the site gives way to it.
     """
-    from sitegen.emit.ownfiles import check_collisions
+    from sitegen.emit.ownfiles import REPLACEABLE, check_collisions
     from sitegen.emit.redirects import plan_redirects, redirect_files
 
-    files = dict(site_files(site, renderer, assets))
+    files = {path: data for path, data in site_files(site, renderer, assets)
+             if path not in REPLACEABLE or path not in own_static}  # the owner's robots.txt
     made = [*files, *(page.path for page in site.pages)]
     check_collisions(own_static, made)
     moved = plan_redirects(site, history, {*made, *own_static})

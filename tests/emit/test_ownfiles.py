@@ -93,6 +93,19 @@ def test_a_static_file_on_a_generated_one_is_a_configuration_error_naming_both(
     assert not out.exists()
 
 
+def test_the_owners_robots_txt_replaces_sitegens_and_going_back_restores_it(
+        tmp_path: Path, workspace: Workspace) -> None:
+    """Which crawlers a site admits (say, none of the AI ones) is the owner's call."""
+    mine = b"User-agent: GPTBot\nDisallow: /\n"
+    put(tmp_path, "robots.txt", mine)
+    out = tmp_path / "_site"
+    run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
+    assert (out / "robots.txt").read_bytes() == mine
+    (tmp_path / "static" / "robots.txt").unlink()
+    run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
+    assert (out / "robots.txt").read_bytes().startswith(b"User-agent: *\nAllow: /\n")
+
+
 def test_collisions_with_folders_of_generated_files() -> None:
     with pytest.raises(ConfigError, match="static/tags would overwrite tags/index.html"):
         check_collisions(["tags"], ["tags/index.html"])
