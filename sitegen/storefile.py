@@ -45,7 +45,7 @@ def open_store(folder: Path, source: str) -> Store:
     if connection is not None:
         connection.close()
     set_aside = None
-    if other is not None and other != source:  # another source's content: kept beside
+    if other and other != source:  # another source's content: kept beside
         set_aside = _aside(folder, other)
         os.replace(path, set_aside)
     waiting = _aside(folder, source)
@@ -69,8 +69,8 @@ def open_store(folder: Path, source: str) -> Store:
         connection.execute(IMAGES_TABLE)
         connection.executemany("INSERT INTO meta VALUES (?, ?)",
                                [("schema", SCHEMA), ("source", source)])
-    return Store(path, connection, recreated=True, discarded=existed and set_aside is None,
-                 set_aside=set_aside)
+    lost = existed and set_aside is None and other != ""  # (an empty store loses nothing)
+    return Store(path, connection, recreated=True, discarded=lost, set_aside=set_aside)
 
 
 def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None = None
@@ -89,15 +89,16 @@ def _aside(folder: Path, source: str) -> Path:
 
 
 def _content_source(connection: sqlite3.Connection) -> str | None:
-    """The source whose content a store of this schema holds (None: damaged, older, empty)."""
+    """The source whose content a store of this schema holds: "" when it holds none yet,
+    None when it is damaged or older."""
     try:
         meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
                                        "('schema', 'source', 'api_version')"))
     except sqlite3.DatabaseError:
         return None
-    if meta.get("schema") != SCHEMA or "api_version" not in meta:
+    if meta.get("schema") != SCHEMA or "source" not in meta:
         return None
-    return str(meta["source"])
+    return str(meta["source"]) if "api_version" in meta else ""
 
 
 def peek_store(folder: Path, source: str) -> Store | None:

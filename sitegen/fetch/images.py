@@ -90,7 +90,6 @@ class ImageFetcher:
         url = httpx.URL(self.service)
         self._service_origin = (url.scheme, url.host.lower(), _port(url))
         self._service_host = url.host.lower()
-        self._service_addresses: set[str] | None = None
         self._lookups: dict[str, asyncio.Future[list[str]]] = {}  #: one per host, per fetch_all
 
     def fetch_all(self, urls: Iterable[str]) -> dict[str, Downloaded | Failed]:
@@ -192,12 +191,11 @@ class ImageFetcher:
         return False
 
     async def _service_ips(self) -> set[str]:
-        if self._service_addresses is None:
-            try:
-                self._service_addresses = set(await self._resolve(self._service_host, 0))
-            except Refused:
-                self._service_addresses = set()
-        return self._service_addresses
+        """The service's addresses (looked up once per `fetch_all`, as every host is)."""
+        try:
+            return set(await self._resolve(self._service_host, 0))
+        except Refused:
+            return set()
 
     async def _resolve(self, host: str, port: int) -> list[str]:
         """The addresses of *host*, looked up once per `fetch_all`: one host usually serves

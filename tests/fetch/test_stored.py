@@ -279,7 +279,8 @@ def test_a_store_of_another_workspace_is_never_used_and_waits_beside_until_built
     assert offline(other).workspace == result.workspace  # the other one waited in turn
     folder = tmp_path / "typo"  # a store that never got content (a first sync that failed)
     open_store(folder, "https://cas.example.test|a").close()  # is not kept beside
-    open_store(folder, "https://cas.example.test|b").close()
+    with open_store(folder, "https://cas.example.test|b") as fresh:
+        assert fresh.recreated and not fresh.discarded  # (nothing was lost: no "damaged")
     assert [p.name for p in folder.iterdir()] == [STORE_FILE]
 
 
