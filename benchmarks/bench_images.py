@@ -4,7 +4,10 @@ Generates an N-article workspace (default 4,000; `python -m sitegen.emulator.gen
 `generate_workspace`) and post-processes its JSON so that a third of the published
 articles open with an image, and every author and social post image points at a fake
 image host on 127.0.0.1 (a real HTTP server in a thread, each path a distinct 1200×675
-JPEG drawn with Pillow). For `[images] enabled = true` and `false`, in fresh folders:
+JPEG drawn with Pillow) whose origin is the sites' `[api] url` (the image fetcher reaches a
+loopback address only at the service's exact origin; the in-process emulator answers the
+API's paths, `tests/images/sites.ServiceTransport`). For `[images] enabled = true` and
+`false`, in fresh folders:
 a cold build (sync through the in-process emulator, every image fetched and processed,
 every page rendered), a warm build (`--offline`, nothing changed: no image request) and a
 CI build (`--offline` into an empty output, the store kept, as a scheduled CI run restores
@@ -34,9 +37,6 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
-
-API = "http://127.0.0.1:9"  # answered by the in-process emulator (its transport)
-
 
 def jpeg_for(path: str) -> bytes:
     """A distinct, photo-sized JPEG for *path* (colour bands from its hash)."""
@@ -108,14 +108,14 @@ def workspace(articles: int, seed: int, host: Host) -> dict[str, Any]:
     return data
 
 
-def site(folder: Path, data: dict[str, Any], images: bool) -> Any:
+def site(folder: Path, data: dict[str, Any], images: bool, api: str) -> Any:
     from sitegen.config import parse_config
 
     folder.mkdir(parents=True, exist_ok=True)
     return parse_config({
         "site": {"title": "Bench", "url": "https://bench.example.test/",
                  "description": "Images benchmark"},
-        "api": {"url": API, "workspace": data["workspace"]["id"]},
+        "api": {"url": api, "workspace": data["workspace"]["id"]},
         "images": {"enabled": images},
     }, folder)
 
@@ -139,10 +139,8 @@ def main() -> int:
     parser.add_argument("--folder", type=Path, default=None)
     args = parser.parse_args()
 
-    import httpx
-
     from sitegen.build import BuildOptions, run_build
-    from sitegen.emulator.app import create_app
+    from tests.images.sites import ServiceTransport
 
     os.environ.setdefault("SITEGEN_API_KEY", "bench-key")
     host = Host()
@@ -156,10 +154,10 @@ def main() -> int:
           f"{'MB':>8} {'media MB':>9}")
     for enabled in (False, True):
         folder = base / ("on" if enabled else "off")
-        config = site(folder, data, enabled)
+        config = site(folder, data, enabled, f"http://127.0.0.1:{host.port}")
         out = folder / "_site"
         for label, options in (
-                ("cold", {"transport": httpx.ASGITransport(app=create_app(data))}),
+                ("cold", {"transport": ServiceTransport(data)}),
                 ("warm", {"offline": True}), ("ci", {"offline": True})):
             if label == "ci":
                 shutil.rmtree(out)

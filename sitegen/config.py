@@ -177,6 +177,9 @@ class ImagesSection(_Strict):
     max_pixels: int = Field(default=50_000_000, ge=1024, le=1_000_000_000)
     concurrency: int = Field(default=8, ge=1, le=64)
     timeout: float = Field(default=20.0, gt=0, le=600)
+    #: Seconds the images stage may spend fetching in one build; the images not fetched by
+    #: then are linked where they live and fetched by a later build.
+    budget: float = Field(default=60.0, gt=0, le=86_400)
 
     @field_validator("widths", "formats")
     @classmethod

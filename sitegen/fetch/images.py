@@ -1,14 +1,17 @@
 """Image downloads: the second HTTP user, for images hosted anywhere (ARCHITECTURE.md).
 
 Role: fetch each image URL the site shows, once, concurrently within a limit, each
-under one overall deadline, its body streamed and cut off past `max_bytes`. Only
-http(s) URLs are requested; redirects are followed here (at most `MAX_REDIRECTS`) and
-each hop, the first included, must be http(s) and must not resolve to a private,
-loopback, link-local or otherwise non-public address, unless it is the service's own
-host (`[api] url`: the emulator on 127.0.0.1 is allowed). Requests to the service's own
-origin may go through the build's transport (the in-process demo emulator). It must
-never send a credential (no API key, no cookie, no auth header) to any host, never
-decode an image (`sitegen.images.process` does), and never write anything.
+under its own deadline and all of them under the images stage's (`[images] budget`: the
+URLs not started by then are left out of the answer, those still unanswered fail as
+`Failed.cut`), its body streamed and cut off past `max_bytes`. Only http(s) URLs are
+requested; redirects are followed here (at most `MAX_REDIRECTS`) and each hop, the first
+included, must be http(s) and must not resolve to a private, loopback, link-local or
+otherwise non-public address (`Failed.nonpublic`), unless it is the service's exact
+origin (the scheme, host and port of `[api] url`: the emulator on 127.0.0.1:8000 is
+allowed, not another port there, nor its addresses under another name). Requests to the
+service's own origin may go through the build's transport (the in-process demo emulator).
+It must never send a credential (no API key, no cookie, no auth header) to any host,
+never decode an image (`sitegen.images.process` does), and never write anything.
 
 Each failure says whether it is permanent (`Failed.permanent`: the host answered for good
 — a 4xx but 408 and 429, too many redirects, a redirect or address refused, over
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -48,6 +52,10 @@ class Failed:
 
     reason: str
     permanent: bool = False
+    #: Refused for its address: a page must not link to it (visitors' browsers would ask).
+    nonpublic: bool = False
+    #: Asked, and still unanswered when the images stage's budget ran out.
+    cut: bool = False
 
 
 @dataclass(slots=True)
@@ -62,9 +70,11 @@ class Counts:
 class Refused(Exception):
     """A hop that must not be requested or a body not taken (the message says why)."""
 
-    def __init__(self, reason: str, *, permanent: bool = True) -> None:
+    def __init__(self, reason: str, *, permanent: bool = True, nonpublic: bool = False
+                 ) -> None:
         super().__init__(reason)
         self.permanent = permanent
+        self.nonpublic = nonpublic
 
 
 #: Statuses that say "not now" rather than "never": asked again on the next build.
@@ -89,19 +99,23 @@ class ImageFetcher:
     def __post_init__(self) -> None:
         url = httpx.URL(self.service)
         self._service_origin = (url.scheme, url.host.lower(), _port(url))
-        self._service_host = url.host.lower()
         self._lookups: dict[str, asyncio.Future[list[str]]] = {}  #: one per host, per fetch_all
+        self._started: set[str] = set()  #: the URLs asked (past the concurrency limit)
 
-    def fetch_all(self, urls: Iterable[str]) -> dict[str, Downloaded | Failed]:
-        """Every URL of *urls* fetched (absolute http(s) URLs), each to bytes or a failure."""
+    def fetch_all(self, urls: Iterable[str], deadline: float | None = None
+                  ) -> dict[str, Downloaded | Failed]:
+        """Every URL of *urls* fetched (absolute http(s) URLs), each to bytes or a failure,
+        until *deadline* (`time.monotonic()`): a URL asked and unanswered then fails as
+        `cut`, one not asked yet is left out."""
         wanted = sorted(set(urls))
         if not wanted:
             return {}
-        return asyncio.run(self._all(wanted))
+        return asyncio.run(self._all(wanted, deadline))
 
-    async def _all(self, urls: list[str]) -> dict[str, Downloaded | Failed]:
+    async def _all(self, urls: list[str], deadline: float | None
+                   ) -> dict[str, Downloaded | Failed]:
         limit = asyncio.Semaphore(self.concurrency)
-        self._lookups = {}
+        self._lookups, self._started = {}, set()
         headers = {"user-agent": f"sitegen/{__version__} (image fetch)", "accept": "image/*"}
         async with httpx.AsyncClient(headers=headers, follow_redirects=False,
                                      trust_env=False) as web:
@@ -109,15 +123,23 @@ class ImageFetcher:
                                         trust_env=False, transport=self.transport
                                         ) if self.transport is not None else web
             try:
-                async def one(url: str) -> tuple[str, Downloaded | Failed]:
+                async def one(url: str) -> Downloaded | Failed:
                     async with limit:
-                        return url, await self._one(url, web, service)
+                        self._started.add(url)
+                        return await self._one(url, web, service)
 
-                results = await asyncio.gather(*(one(url) for url in urls))
+                tasks = {url: asyncio.ensure_future(one(url)) for url in urls}
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                _, pending = await asyncio.wait(tasks.values(), timeout=left)
+                for task in pending:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
             finally:
                 if service is not web:
                     await service.aclose()
-        found = dict(results)
+        found = {url: task.result() if task not in pending else Failed(
+                     "it did not answer before the images stage's budget ran out", cut=True)
+                 for url, task in tasks.items() if task not in pending or url in self._started}
         self.counts.downloaded += sum(isinstance(r, Downloaded) for r in found.values())
         self.counts.failed += sum(isinstance(r, Failed) for r in found.values())
         return found
@@ -130,8 +152,10 @@ class ImageFetcher:
         except TimeoutError:
             return Failed(f"it took longer than {self.timeout:g} s")
         except Refused as error:
-            return Failed(str(error), error.permanent)
-        except httpx.HTTPError as error:
+            return Failed(str(error), error.permanent, error.nonpublic)
+        except httpx.InvalidURL:
+            return Failed("it is not a valid URL", permanent=True)
+        except Exception as error:  # noqa: BLE001 - (httpx's errors, and any other: passing)
             return Failed(f"the request failed ({type(error).__name__})")
 
     async def _follow(self, url: str, web: httpx.AsyncClient,
@@ -178,24 +202,13 @@ class ImageFetcher:
         host = url.host.lower()
         if not host:
             raise Refused("it leads to a URL without a host")
-        if (url.scheme, host, _port(url)) == self._service_origin and self.transport is not None:
-            return True
-        if host == self._service_host:
-            return False
-        addresses = await self._resolve(host, _port(url))
-        service = await self._service_ips()
-        for address in addresses:
+        if (url.scheme, host, _port(url)) == self._service_origin:  # (the exact origin only)
+            return self.transport is not None
+        for address in await self._resolve(host, _port(url)):
             ip = ipaddress.ip_address(address.split("%", 1)[0])
-            if not ip.is_global and address not in service:
-                raise Refused(f"it leads to a non-public address ({ip})")
+            if not ip.is_global:
+                raise Refused(f"it leads to a non-public address ({ip})", nonpublic=True)
         return False
-
-    async def _service_ips(self) -> set[str]:
-        """The service's addresses (looked up once per `fetch_all`, as every host is)."""
-        try:
-            return set(await self._resolve(self._service_host, 0))
-        except Refused:
-            return set()
 
     async def _resolve(self, host: str, port: int) -> list[str]:
         """The addresses of *host*, looked up once per `fetch_all`: one host usually serves

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from sitegen.config import Config
 from sitegen.emit.writer import OutputWriter
 from sitegen.fetch.images import Counts, Downloaded, Failed, ImageFetcher
 from sitegen.images.collect import collect, markdown_bodies, own_files, parse_key
+from sitegen.images.failures import Failure, FailureMemory
 from sitegen.images.picture import DROPPED, Dropped, ImageMap, Picture
 from sitegen.images.process import ImageRefused, Processed, Settings, process
 from sitegen.model.views import Site
@@ -46,8 +48,6 @@ log = logging.getLogger("sitegen.images")
 INFO_KIND = "imageinfo"
 VARIANTS_KIND = "imagevariants"  #: an image's variant files (`sitegen.fileset`), by hash:settings
 REFS_KIND = "imagerefs"  #: a markdown body's image URLs, by parser key and body hash
-#: Why an image URL failed for good (a 404, not an image...), by `_failure_key` and URL.
-FAILED_KIND = "imagefailed"
 
 
 @dataclass(slots=True)
@@ -89,6 +89,7 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
                    transport: httpx.AsyncBaseTransport | None = None
                    ) -> tuple[ImageMap, ImageStats]:
     """The build's images (see the module docstring)."""
+    deadline = time.monotonic() + config.images.budget  # (the stage's one deadline)
     stats = ImageStats()
     service = config.api.base_url
     if not config.images.enabled:
@@ -104,18 +105,20 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
     written = {url: service_url(url, service) for url in found.where}
     rows = store.image_rows()
     wanted = {u for u in written.values() if u is not None}
-    failed_key = _failure_key(config)
-    # url → (reason, permanent): the permanent failures of earlier builds first
-    failures = {k.split(":", 1)[1]: (v.decode(), True) for k, v in store.derived(
-        FAILED_KIND, (f"{failed_key}:{u}" for u in wanted if u not in rows)).items()}
+    memory = FailureMemory(store, failure_key(config), time.time())
+    # the failures of earlier builds: permanent ones, passing ones still waiting
+    failures = memory.recall(u for u in wanted if u not in rows)
     missing = sorted(u for u in wanted if refresh or (u not in rows and u not in failures))
     fresh: dict[str, tuple[str, str, str]] = {}
     sources: dict[str, bytes] = {}
+    results: dict[str, Downloaded | Failed] = {}
     if fetch and missing:
         fetcher = ImageFetcher(service, config.images.max_bytes, config.images.timeout,
                                config.images.concurrency, transport=transport,
                                counts=stats.counts)
-        fresh, sources = _fetched(fetcher.fetch_all(missing), rows, failures)
+        results = fetcher.fetch_all(missing, deadline)
+        fresh, sources = _fetched(results, rows, failures, memory)
+        _over_budget(config, missing, results)
     known = {**rows, **fresh}
     settings = _settings(config)
     setting_key = hashlib.sha256(settings.key().encode()).hexdigest()[:12]
@@ -127,16 +130,20 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
     infos.update(new_infos)
     for url in wanted:  # an image that will not decode never will: remembered as such
         if url not in failures and url in known and known[url][0] in refused:
-            failures[url] = (refused[known[url][0]], True)
+            failures[url] = Failure(*refused[known[url][0]])
     entries: dict[str, Picture | Dropped] = {}
     for url, absolute in sorted(written.items()):
-        failure = failures.get(absolute) if absolute else ("it is not an http(s) URL", True)
+        failure = failures.get(absolute) if absolute else Failure("it is not an http(s) URL",
+                                                                  True)
         digest = known.get(absolute, ("",))[0] if absolute else ""
         if failure is None and digest in pictures:
             entries[url] = pictures[digest]
         elif failure is not None:  # (else not fetched: linked where it lives, `ImageMap`)
             stats.failed += 1
-            entry = unusable(url, absolute, found.where[url], *failure)
+            cut = absolute in results and getattr(results[absolute], "cut", False)
+            entry = None if cut else unusable(  # (those the budget cut: one warning)
+                url, absolute, found.where[url], _reason(failure, memory.now),
+                failure.permanent, nonpublic=failure.nonpublic)
             if entry is not None:
                 entries[url] = entry
     stats.images, stats.processed = len(found.where), len(entries) - sum(
@@ -148,26 +155,28 @@ def prepare_images(config: Config, site: Site, store: Store, writer: OutputWrite
     store.save_derived(INFO_KIND, {f"{d}:{setting_key}": json.dumps(i).encode()
                                    for d, i in new_infos.items()},
                        (f"{d}:{setting_key}" for d in infos))
-    lasting = {f"{failed_key}:{u}": r.encode() for u, (r, permanent) in failures.items()
-               if permanent and u in wanted}
-    store.save_derived(FAILED_KIND, lasting, lasting)
+    memory.save({u: f for u, f in failures.items() if u in wanted},
+                (u for u in wanted if u not in results and u not in known))
     bodies = {h: urls for h, urls in found.bodies.items() if urls}
     return ImageMap(entries, bodies, service, own_files(site)), stats
 
 
 def _fetched(results: Mapping[str, Downloaded | Failed], stored: Mapping[str, object],
-             failures: dict[str, tuple[str, bool]]
+             failures: dict[str, Failure], memory: FailureMemory
              ) -> tuple[dict[str, tuple[str, str, str]], dict[str, bytes]]:
     """The rows (url → sha256, ETag, Last-Modified) and bytes (by sha256) of the images
-    downloaded; each failure replaces what *failures* said of its URL, but a passing one of a
-    URL *stored* already (a `--refresh`) leaves the stored image standing."""
+    downloaded; each failure replaces what *failures* said of its URL (a passing one backs
+    off longer: `FailureMemory.passing`), but a passing one of a URL *stored* already (a
+    `--refresh`) leaves the stored image standing."""
     rows: dict[str, tuple[str, str, str]] = {}
     sources: dict[str, bytes] = {}
     for url, result in results.items():
         failures.pop(url, None)
         if isinstance(result, Failed):
-            if result.permanent or url not in stored:
-                failures[url] = (result.reason, result.permanent)
+            if result.permanent:
+                failures[url] = Failure(result.reason, True, result.nonpublic)
+            elif url not in stored:
+                failures[url] = memory.passing(url, result.reason)
             continue
         digest = hashlib.sha256(result.data).hexdigest()
         rows[url] = (digest, result.etag, result.modified)
@@ -175,21 +184,42 @@ def _fetched(results: Mapping[str, Downloaded | Failed], stored: Mapping[str, ob
     return rows, sources
 
 
+def _over_budget(config: Config, asked: list[str],
+                 results: Mapping[str, Downloaded | Failed]) -> None:
+    """One warning for the images the stage's budget left unfetched (none: nothing)."""
+    left = sum(1 for u in asked if u not in results or getattr(results[u], "cut", False))
+    if left:
+        log.warning("the images stage stopped fetching when its budget of %g s ran out "
+                    "([images] budget): %d image(s) not fetched are linked where they live "
+                    "for now and fetched by a later build; raise [images] budget to wait "
+                    "longer", config.images.budget, left)
+
+
+def _reason(failure: Failure, now: float) -> str:
+    """The warning's reason: a passing failure says when it is asked again."""
+    if failure.permanent or failure.until <= now:
+        return failure.reason
+    hours = (failure.until - now) / 3600
+    wait = f"{max(1, round(hours))} h" if hours < 36 else f"{round(hours / 24)} days"
+    return f"{failure.reason} (asked again in {wait}, or now with --refresh)"
+
+
 def unusable(url: str, absolute: str | None, where: str, reason: str,
-             permanent: bool) -> Dropped | None:
+             permanent: bool, *, nonpublic: bool = False) -> Dropped | None:
     """Warn that the image *url* cannot be used; `DROPPED` when the page shows its alt text
-    (a relative URL known to be unusable there, or no http(s) URL), None when it links to
-    it where it is (an absolute URL, or one that may answer next time)."""
+    (a relative URL known to be unusable there, no http(s) URL, or an address that is not
+    public: a link would have visitors' browsers ask their own network), None when it links
+    to it where it is (an absolute URL, or one that may answer next time)."""
     absolute_written = url.lower().startswith(("http://", "https://", "//"))
-    linked = absolute is not None and (absolute_written or not permanent)
-    shown = ("the page links to it where it is" if absolute_written else
-             f"the page links to it at {absolute}" if linked else
-             "the page shows its alt text instead")
+    linked = absolute is not None and (absolute_written or not permanent) and not nonpublic
+    shown = ("the page shows its alt text instead" if not linked else
+             "the page links to it where it is" if absolute_written else
+             f"the page links to it at {absolute}")
     log.warning("the image %s shown by %s cannot be used: %s; %s", url, where, reason, shown)
     return None if linked else DROPPED
 
 
-def _failure_key(config: Config) -> str:
+def failure_key(config: Config) -> str:
     """What decides whether a failed image would fail again besides its URL: the limits
     and the service (`[images] max_bytes`, `max_pixels`, `[api] url`), the code that
     fetches and checks, and Pillow's version; part of the key a failure is kept under."""
@@ -203,7 +233,7 @@ def _failure_key(config: Config) -> str:
 
 def _make(hashes: set[str], infos: dict[str, dict[str, object]], sources: dict[str, bytes],
           store: Store, writer: OutputWriter, settings: Settings, setting_key: str,
-          ) -> tuple[dict[str, Picture], dict[str, str], dict[str, dict[str, object]]]:
+          ) -> tuple[dict[str, Picture], dict[str, tuple[str, bool]], dict[str, dict[str, object]]]:
     """Each image's variants in the output: kept when intact, else written from the store
     (`derived`, kind `imagevariants`), else made from its source (and stored)."""
     pictures: dict[str, Picture] = {}
@@ -231,20 +261,24 @@ def _make(hashes: set[str], infos: dict[str, dict[str, object]], sources: dict[s
             todo.remove(digest)
     missing = [d for d in todo if d not in sources]
     sources = {**sources, **store.derived("image", missing)}
-    refused: dict[str, str] = {}
+    refused: dict[str, tuple[str, bool]] = {}  #: digest → (reason, permanent)
     made: dict[str, dict[str, object]] = {}
     blobs: dict[str, bytes] = {}
     work = [d for d in todo if d in sources]
 
-    def one(digest: str) -> tuple[str, Processed | str]:
+    def one(digest: str) -> tuple[str, Processed | tuple[str, bool]]:
         try:
             return digest, process(sources[digest], settings)
         except ImageRefused as error:
-            return digest, str(error)
+            return digest, (str(error), True)
+        except MemoryError:  # (this machine's trouble, not the image's: not remembered)
+            return digest, ("it cannot be processed: out of memory", False)
+        except Exception as error:  # noqa: BLE001 - an image's trouble is a warning, never the build's
+            return digest, (f"it cannot be processed ({type(error).__name__}: {error})", True)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         for digest, result in pool.map(one, work):
-            if isinstance(result, str):
+            if isinstance(result, tuple):
                 refused[digest] = result
                 continue
             for variant in result.variants:

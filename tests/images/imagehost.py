@@ -69,9 +69,16 @@ class ImageHost:
     hits: Counter[str] = field(default_factory=Counter)
     credentials: int = 0  #: requests that carried a key, an auth header or a cookie
     routes: dict[str, tuple[int, dict[str, str], bytes]] = field(default_factory=dict)
+    #: Set when the host stops: a path served with `x-hang` answers nothing until then.
+    released: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def origin(self) -> str:
+        """The host's origin (`[api] url` of a site whose images it serves)."""
+        return f"http://127.0.0.1:{self.port}"
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self.origin}{path}"
 
 
 def default_routes() -> dict[str, tuple[int, dict[str, str], bytes]]:
@@ -103,6 +110,9 @@ def image_host(routes: dict[str, tuple[int, dict[str, str], bytes]] | None = Non
             status, headers, body = host.routes.get(self.path, (404, {}, b"not found"))
             if headers.get("x-slow"):
                 time.sleep(SLOW_SECONDS)
+            if headers.get("x-hang"):  # (a host that never answers)
+                host.released.wait(600)
+                return
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)
@@ -127,5 +137,6 @@ def image_host(routes: dict[str, tuple[int, dict[str, str], bytes]] | None = Non
     try:
         yield host
     finally:
+        host.released.set()
         server.shutdown()
         server.server_close()

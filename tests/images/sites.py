@@ -1,9 +1,16 @@
 """Test helpers of the images tests: a site config, the demo workspace with one article's body
-set, a build through the in-process emulator, the files of an output."""
+set, a build through the in-process emulator, the files of an output.
+
+The image fetcher reaches a loopback address only at the service's exact origin, so a site
+whose images live on the fake image host names that host's origin as `[api] url`
+(`config(root, api=host.origin)`), and the build's transport (`ServiceTransport`) answers the
+service's own paths from the in-process emulator and sends every other path to the host."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,17 +21,43 @@ from sitegen.build import BuildOptions, run_build
 from sitegen.config import Config, parse_config
 from sitegen.emulator.app import create_app
 from sitegen.emulator.demo import load_demo
+from sitegen.fetch.stored import open_config_store
+from sitegen.images.failures import WAIT_KIND
 from sitegen.report import BuildReport
 
 API = "http://127.0.0.1:9"  # the in-process emulator answers through its transport
 IMG = re.compile(r"<img\b[^>]*>")
 
 
-def config(root: Path, theme: str = "default", **images: object) -> Config:
+class ServiceTransport(httpx.AsyncBaseTransport):
+    """The service at `[api] url`: its API and `/media/demo/` answered by the in-process
+    emulator, any other path by whatever listens there (the fake image host, over loopback)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.emulator = httpx.ASGITransport(app=create_app(data))
+        #: One connection pool per event loop (each fetch runs its own `asyncio.run`).
+        self.web: dict[asyncio.AbstractEventLoop, httpx.AsyncHTTPTransport] = {}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.startswith(("/api/", "/media/demo/")):
+            return await self.emulator.handle_async_request(request)
+        loop = asyncio.get_running_loop()
+        web = self.web.get(loop) or self.web.setdefault(loop, httpx.AsyncHTTPTransport(
+            verify=False))  # (plain http on loopback)
+        response = await web.handle_async_request(request)
+        try:
+            body = b"".join([chunk async for chunk in response.aiter_raw()])
+        finally:
+            await response.aclose()
+        return httpx.Response(response.status_code, headers=response.headers,
+                              stream=httpx.ByteStream(body))
+
+
+def config(root: Path, theme: str = "default", api: str = API, **images: object) -> Config:
     return parse_config({
         "site": {"title": "Pictures", "url": "https://pics.example.test/", "theme": theme,
                  "description": "A site with pictures"},
-        "api": {"url": API, "workspace": "65f0c0ffee0123456789abcd", "cache_dir": ".store"},
+        "api": {"url": api, "workspace": "65f0c0ffee0123456789abcd", "cache_dir": ".store"},
         "images": {"timeout": 2.0, **images},  # (slow.png answers after SLOW_SECONDS: 4)
     }, root)
 
@@ -42,8 +75,7 @@ def workspace(content: str) -> dict[str, Any]:
 
 
 def build(cfg: Config, out: Path, data: dict[str, Any], **options: Any) -> BuildReport:
-    transport = httpx.ASGITransport(app=create_app(data))
-    return run_build(cfg, BuildOptions(output=out, transport=transport, **options))
+    return run_build(cfg, BuildOptions(output=out, transport=ServiceTransport(data), **options))
 
 
 def page_of(out: Path) -> str:
@@ -53,3 +85,14 @@ def page_of(out: Path) -> str:
 def tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and not p.name.startswith(".sitegen")}
+
+
+def expire_waits(cfg: Config) -> None:
+    """Make every passing failure's wait over, as if its hour had passed."""
+    with open_config_store(cfg) as store, store.transaction():
+        for key, value in store.db.execute("SELECT key, value FROM derived WHERE kind = ?",
+                                           (WAIT_KIND,)).fetchall():
+            row = json.loads(value)
+            row["until"] = 0.0
+            store.db.execute("UPDATE derived SET value = ? WHERE kind = ? AND key = ?",
+                             (json.dumps(row).encode(), WAIT_KIND, key))

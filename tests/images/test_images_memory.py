@@ -1,6 +1,7 @@
 """Images across builds: a permanent failure is remembered (the next build asks nothing, warns
-the same and shows the same page), a passing one is asked again, `--refresh` asks everything;
-a relative image never fetched is linked where it lives, at the service."""
+the same and shows the same page), a passing one is asked again after a wait that doubles,
+`--refresh` asks everything; a relative image never fetched is linked where it lives, at the
+service."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from sitegen.report import BuildReport
 from tests.images.imagehost import SVG, ImageHost, bomb_png, image_host, png
-from tests.images.sites import API, build, config, page_of, workspace
+from tests.images.sites import API, build, config, expire_waits, page_of, workspace
 
 PERMANENT = {  # path → (status, headers, body) and the reason the warning gives
     "/gone.png": ((404, {}, b"not found"), "HTTP 404"),
@@ -41,52 +42,65 @@ def closed_port() -> int:
 
 
 def image_warnings(report: BuildReport) -> list[str]:
-    return sorted(w for w in report.warning_messages if "cannot be used" in w)
+    """The report's image warnings, the wait of a passing failure left out."""
+    return sorted(WAIT.sub("", w) for w in report.warning_messages if "cannot be used" in w)
 
 
-def test_a_permanent_failure_is_asked_once_a_passing_one_every_build_and_refresh_asks_all(
+WAIT = re.compile(r" \(asked again in \d+ (?:h|days), or now with --refresh\)")
+
+
+def test_a_permanent_failure_is_asked_once_a_passing_one_after_a_wait_and_refresh_asks_all(
         tmp_path: Path) -> None:
     routes = {path: route for path, (route, _) in {**PERMANENT, **PASSING}.items()}
     routes["/a.png"] = (200, {"etag": '"a"'}, png())
     with image_host(routes) as host:
-        refused = f"http://127.0.0.1:{closed_port()}/refused.png"
+        refused = f"http://127.0.0.1:{closed_port()}/refused.png"  # (not the service's port)
         names = ["/a.png", *PERMANENT, *PASSING]
         body = "\n\n".join(f"![Picture {n}]({host.url(n)})" for n in names)
         data = workspace(f"{body}\n\n![Refused]({refused})\n\n![Relative](/media/demo/no.png)\n")
-        out, cfg = tmp_path / "_site", config(tmp_path, max_bytes=20_000)
+        out, cfg = tmp_path / "_site", config(tmp_path, api=host.origin, max_bytes=20_000)
 
         first = build(cfg, out, data)
         html, warned, hits = page_of(out), image_warnings(first), Counter(host.hits)
         for path, (_, reason) in {**PERMANENT, **PASSING}.items():
             line = next((w for w in warned if host.url(path) + " " in w), "")
             assert reason in line and "The picture test" in line, (path, warned)
-        assert any(refused in w and "the request failed" in w for w in warned), warned
+        assert any(refused in w and "non-public address (127.0.0.1)" in w and "alt text" in w
+                   for w in warned), warned
+        assert refused not in html and "Refused" in html  # (its alt text)
         assert any("/media/demo/no.png" in w and "HTTP 404" in w for w in warned), warned
         assert all(hits[path] == 1 for path in names if path != "/loop.png"), hits
         assert hits["/loop.png"] == 6  # the first request and five redirects
+        assert all("asked again in 1 h, or now with --refresh" in w
+                   for w in first.warning_messages if any(p in w for p in PASSING))
 
-        second = build(cfg, out, data)  # online again: only the passing failures are asked
-        assert {p: host.hits[p] - hits[p] for p in names if host.hits[p] != hits[p]} == {
-            path: 1 for path in PASSING}
-        assert second.images["requests"] == len(PASSING) + 1  # (+ the refused connection)
+        second = build(cfg, out, data)  # online again: nothing failed is asked, for a while
+        assert host.hits == hits and second.images["requests"] == 0
         assert image_warnings(second) == warned and page_of(out) == html
         assert second.images["failed"] == first.images["failed"] == len(warned)
 
         offline = build(cfg, out, data, offline=True)  # the remembered ones warn offline too
         assert offline.images["requests"] == 0
-        assert image_warnings(offline) == [w for w in warned if not any(
-            host.url(path) + " " in w for path in PASSING) and refused not in w]
-        assert page_of(out) == html
+        assert image_warnings(offline) == warned and page_of(out) == html
+
+        expire_waits(cfg)  # an hour later: only the passing failures are asked again
+        later = build(cfg, out, data)
+        assert {p: host.hits[p] - hits[p] for p in names if host.hits[p] != hits[p]} == {
+            path: 1 for path in PASSING}
+        assert image_warnings(later) == warned and page_of(out) == html
+        assert all("asked again in 2 h" in w  # the wait doubles with each failure in a row
+                   for w in later.warning_messages if any(p in w for p in PASSING))
 
         before = Counter(host.hits)
         again = build(cfg, out, data, refresh=True)  # --refresh asks every URL again
         assert all(host.hits[p] > before[p] for p in names), (host.hits, before)
         assert image_warnings(again) == warned and page_of(out) == html
 
-        before = Counter(host.hits)  # other limits: what failed is asked again, once
-        larger = build(config(tmp_path, max_bytes=200_000), out, data)
+        before = Counter(host.hits)  # other limits: what failed for good is asked again, once
+        larger = build(config(tmp_path, api=host.origin, max_bytes=200_000), out, data)
         assert all(host.hits[p] == before[p] + 1 for p in names if p not in (
-            "/a.png", "/loop.png")), (host.hits, before)
+            "/a.png", "/loop.png", *PASSING)), (host.hits, before)
+        assert all(host.hits[p] == before[p] for p in PASSING)  # (still waiting)
         assert not any(host.url("/big.png") in w for w in image_warnings(larger))
         big = re.search(r'<img [^>]*alt="Picture /big.png"[^>]*>', page_of(out))
         assert big is not None and 'src="/media/' in big.group(0)
@@ -95,7 +109,7 @@ def test_a_permanent_failure_is_asked_once_a_passing_one_every_build_and_refresh
 def test_a_refresh_that_fails_for_a_moment_keeps_the_stored_image(tmp_path: Path) -> None:
     with image_host({"/a.png": (200, {}, png(300, 200))}) as host:
         data = workspace(f"![Kept]({host.url('/a.png')})\n")
-        out, cfg = tmp_path / "_site", config(tmp_path)
+        out, cfg = tmp_path / "_site", config(tmp_path, api=host.origin)
         build(cfg, out, data)
         html = page_of(out)
         host.routes["/a.png"] = (503, {}, b"busy")
