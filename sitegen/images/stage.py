@@ -9,13 +9,14 @@ and its bytes kept in the store by sha256; each image's variants are made once p
 written through the writer (a previous build's intact file is kept unread). An image that
 cannot be fetched or decoded is a warning naming where it is shown and its URL, in every
 build while it is shown: a permanent failure (a 404, not an image, an SVG, too large...)
-is remembered (`derived`, kind `imagefailed`) and not asked again until `--refresh` or
-a change of the limits or of the code that decided it; a passing one (a timeout, a 5xx)
-is asked again by the next build that fetches. The page keeps the image's URL when it is
-absolute, and links a relative one at the service unless it is known to be unusable
-there (then the alt text); an image not fetched at all (offline) is linked where it
-lives too (`ImageMap`). It must never write the output but through the writer, and never
-stop the build for an image.
+is remembered and not asked again until `--refresh` or a change of the limits or of the
+code that decided it; a passing one (a timeout, a 5xx) backs off (`sitegen.images.failures`).
+Downloads stop at `[images] budget` seconds from the stage's start (one warning). The page
+keeps the image's URL when it is absolute, and links a relative one at the service unless it
+is known to be unusable there; an image refused for its address (not public) shows its alt
+text; an image not fetched at all (offline, past the budget) is linked where it lives
+(`ImageMap`). It must never write the output but through the writer, and never stop the
+build for an image (any exception while processing one is that image's warning).
 """
 
 from __future__ import annotations
