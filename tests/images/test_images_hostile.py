@@ -178,3 +178,19 @@ def test_the_fetcher_exempts_the_service_s_origin_and_nothing_else() -> None:
                                               (500, 168)])
 def test_a_passing_failure_waits_longer_each_time_up_to_a_week(times: int, hours: int) -> None:
     assert wait_after(times) == hours * 3600 and wait_after(times) <= LONGEST_WAIT
+
+
+@pytest.mark.parametrize("value", ['"60"', "0", "-5", "true"])
+def test_the_budget_is_a_strict_number_of_seconds(tmp_path: Path, value: str) -> None:
+    from sitegen.config import load_config
+    from sitegen.errors import ConfigError
+
+    site = tmp_path / "site.toml"
+    site.write_text('[site]\ntitle = "T"\nurl = "https://t.example.test/"\n'
+                    '[api]\nurl = "https://cas.example.test"\n'
+                    'workspace = "65f0c0ffee0123456789abcd"\n'
+                    f"[images]\nbudget = {value}\n")
+    with pytest.raises(ConfigError, match=r"\[images\] budget"):
+        load_config(site)
+    site.write_text(site.read_text().replace(f"budget = {value}", "budget = 12.5"))
+    assert load_config(site).images.budget == 12.5
