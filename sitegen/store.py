@@ -17,7 +17,8 @@ Role: the store's schema and its one class, `Store` (`sitegen.storefile` opens t
     urls      (article, url)       every URL each article has had in a committed build
                                    (redirects for moved articles)
     deployed  (target, path) → (sha256, etag)  what each `sitegen deploy` target's bucket
-                                   holds, as last confirmed by an upload or a listing
+                                   holds, as last confirmed by an upload or a listing (the
+                                   bucket marker's generation it is of: a `meta` row)
     images    url → (hash, etag,   each image URL fetched, the sha256 of its bytes and its
               last_modified)       validators (the bytes: `derived`, kind `image`)
 
