@@ -14,11 +14,14 @@ import logging
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sitegen.deploy.marker import MARKER, read_marker, why_list
 from sitegen.deploy.run import run_deploy
+from sitegen.deploy.s3 import Bucket
+from sitegen.deploy.targets import DeployTarget
 from sitegen.workspace import Workspace
 from tests.deploy.s3server import (
     Counter,
@@ -185,3 +188,31 @@ def test_the_marker_decides_when_a_record_is_trusted() -> None:
     forged = read_marker({"generation": "", "state": "deployed"})
     assert forged is not None and not forged.done
     assert "not one sitegen wrote" in (why_list(True, None, forged) or "")
+
+
+def test_a_deploy_that_ran_beside_another_leaves_no_store_trusting_its_record(
+        tmp_path: Path, s3_endpoint: str, bucket_name: str, demo_workspace: Workspace,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Another deploy writes its marker while this one sends: neither generation is kept."""
+    config = deploy_config(tmp_path, s3_endpoint, bucket_name, concurrency=1)
+    build(config, demo_workspace)
+    other = s3_client(s3_endpoint)
+    counter = Counter()
+
+    def factory(name: str, target: DeployTarget) -> Bucket:
+        bucket = counter.factory(name, target)
+
+        def beside(request: Any, **kwargs: Any) -> None:
+            if request.method == "PUT" and len(counter.puts()) == 3:  # mid-deploy
+                other.put_object(Bucket=bucket_name, Key=MARKER, Body=b"{}", Metadata={
+                    "generation": "e" * 32, "state": "deploying"})
+        bucket.client.meta.events.register("before-send.s3", beside)
+        return bucket
+
+    with caplog.at_level(logging.WARNING, logger="sitegen"):
+        run_deploy(config, bucket_factory=factory)
+    assert any("ran at the same time" in r.getMessage() for r in caplog.records)
+    again = Counter()
+    [outcome] = run_deploy(config, bucket_factory=again.factory)
+    assert outcome.listed and outcome.why is not None  # checked, not trusted
+    assert listing(s3_endpoint, bucket_name) == site_files(config.output_path())
