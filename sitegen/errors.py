@@ -10,6 +10,7 @@ a token or request headers.
     │   └── SearchError          exit 1  Pagefind missing or failed to index the site
     ├── StrictError              exit 1  --strict and warnings were logged
     ├── CacheError               exit 1  --offline with no usable cache
+    │   └── StoreBusyError       exit 1  another sitegen process holds the store too long
     ├── ConfigError              exit 2  site.toml, arguments, missing key variable
     ├── ApiError                 exit 1  (base of the API failures below)
     │   ├── AuthError            exit 3  401/403: the API refused the key
@@ -44,6 +45,10 @@ class StrictError(SitegenError):
 
 class CacheError(SitegenError):
     """The content cache is missing or unusable where one is required."""
+
+
+class StoreBusyError(CacheError):
+    """Another process (a build, `sitegen serve`) held the store's database past the wait."""
 
 
 class ConfigError(SitegenError):

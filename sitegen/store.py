@@ -17,7 +17,8 @@ Role: the store's schema and its one class, `Store` (`sitegen.storefile` opens t
     urls      (article, url)       every URL each article has had in a committed build
                                    (redirects for moved articles)
     deployed  (target, path) → (sha256, etag)  what each `sitegen deploy` target's bucket
-                                   holds, as last confirmed by an upload or a listing
+                                   holds, as last confirmed by an upload or a listing (the
+                                   bucket marker's generation it is of: a `meta` row)
     images    url → (hash, etag,   each image URL fetched, the sha256 of its bytes and its
               last_modified)       validators (the bytes: `derived`, kind `image`)
 
@@ -34,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from sitegen.errors import CacheError
+from sitegen.errors import CacheError, StoreBusyError
 
 SCHEMA = "sitegen-store-2"
 STORE_FILE = "store.sqlite"
@@ -225,7 +226,7 @@ class Store:
         except sqlite3.OperationalError:  # a read-only store from before the table
             return {}
         except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, error) from None
+            raise failure(self.path, error) from None
         return history
 
     def save_urls(self, current: Mapping[str, str]) -> None:
@@ -263,7 +264,7 @@ class Store:
         except sqlite3.OperationalError:  # a read-only store from before the table
             return {}
         except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, error) from None
+            raise failure(self.path, error) from None
 
     def save_images(self, rows: Mapping[str, tuple[str, str, str]], sources: Mapping[str, bytes],
                     keep: Iterable[str]) -> None:
@@ -294,13 +295,13 @@ class Store:
             with self.db:
                 yield
         except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, error) from None
+            raise failure(self.path, error) from None
 
     def _query(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
         try:
             return self.db.execute(sql, args)
         except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, error) from None
+            raise failure(self.path, error) from None
 
     def close(self) -> None:
         """Close the database (nothing is pending: every write is its own transaction)."""
@@ -313,6 +314,29 @@ class Store:
         self.close()
 
 
-def _damaged(path: Path, error: sqlite3.DatabaseError) -> CacheError:
+#: How long a statement waits for another process's lock on the store (seconds) before
+#: `StoreBusyError`; `storefile` sets it on each connection it opens.
+BUSY_WAIT = 30.0
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """True when *error* says another connection holds the database's lock (SQLITE_BUSY or
+    SQLITE_LOCKED): the file is in use, not damaged."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def busy(path: Path, waited: float) -> StoreBusyError:
+    """The one sentence for a store another process held longer than *waited* seconds."""
+    return StoreBusyError(f"the content store {path} is held by another sitegen process (a "
+                          f"build or `sitegen serve`) and was not released within "
+                          f"{waited:.0f} s: let that process finish or stop it, then run "
+                          "this command again (the store is kept as it is)")
+
+
+def failure(path: Path, error: sqlite3.DatabaseError) -> CacheError:
+    """The error for a failed statement: busy (another process holds the lock) or damaged."""
+    if is_busy(error):
+        return busy(path, BUSY_WAIT)
     return CacheError(f"the content store {path} is damaged ({error}): delete it, or build "
                       "with --refresh to fetch everything again")

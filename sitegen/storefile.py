@@ -6,18 +6,23 @@ the service (`Store.recreated` tells; offline, the sync then names `--refresh`).
 another workspace or service (a typo in `[api]`, a turn against `sitegen emulate`) is not
 emptied: it is set aside beside the one in use as `store-<hash of its source>.sqlite` and
 renamed back when its source is built again, so its content, redirect history and deploy
-state cost no request and are not lost (an empty one is not kept). It must never read or
-write the store's content.
+state cost no request and are not lost (an empty one is not kept). A store another process
+holds (a build, `sitegen serve`) is busy, not damaged: the open waits for it (one line says
+so) up to `store.BUSY_WAIT` seconds, then fails with `StoreBusyError`, the file untouched.
+Only a file that is not a database, fails its check or has another schema is replaced. It
+must never read or write the store's content.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 from pathlib import Path
 
-from sitegen.errors import CacheError
+import sitegen.store
+from sitegen.errors import CacheError, StoreBusyError
 from sitegen.store import (
     DEPLOYED_TABLE,
     IMAGES_TABLE,
@@ -26,7 +31,14 @@ from sitegen.store import (
     TABLES,
     URLS_TABLE,
     Store,
+    busy,
+    failure,
+    is_busy,
 )
+
+log = logging.getLogger("sitegen.store")
+#: How long the first look at a store waits for a lock before the waiting line (seconds).
+FIRST_LOOK = 1.0
 
 
 def open_store(folder: Path, source: str) -> Store:
@@ -39,9 +51,14 @@ def open_store(folder: Path, source: str) -> Store:
     folder.mkdir(parents=True, exist_ok=True)
     existed = path.exists()
     connection = _connect(path)
-    if connection is not None and _usable(connection, source):
-        return _opened(path, connection)
-    other = _content_source(connection) if connection is not None else None
+    try:
+        if connection is not None and _usable(connection, source, path):
+            return _opened(path, connection)
+        other = _content_source(connection, path) if connection is not None else None
+    except StoreBusyError:  # (kept as it is: another process holds it)
+        if connection is not None:
+            connection.close()
+        raise
     if connection is not None:
         connection.close()
     set_aside = None
@@ -52,7 +69,7 @@ def open_store(folder: Path, source: str) -> Store:
     if waiting.is_file():  # this source's store, set aside earlier: back in use
         os.replace(waiting, path)
         connection = _connect(path)
-        if connection is not None and _usable(connection, source):
+        if connection is not None and _usable(connection, source, path):
             return _opened(path, connection, set_aside)
         if connection is not None:
             connection.close()
@@ -76,10 +93,14 @@ def open_store(folder: Path, source: str) -> Store:
 def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None = None
             ) -> Store:
     """A usable store, with the tables added within schema 2 (an older one gains them)."""
-    with connection:
-        connection.execute(URLS_TABLE)
-        connection.execute(DEPLOYED_TABLE)
-        connection.execute(IMAGES_TABLE)
+    try:
+        with connection:
+            connection.execute(URLS_TABLE)
+            connection.execute(DEPLOYED_TABLE)
+            connection.execute(IMAGES_TABLE)
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        raise failure(path, error) from None
     return Store(path, connection, recreated=False, set_aside=set_aside)
 
 
@@ -88,13 +109,14 @@ def _aside(folder: Path, source: str) -> Path:
     return folder / f"store-{hashlib.sha256(source.encode()).hexdigest()[:16]}.sqlite"
 
 
-def _content_source(connection: sqlite3.Connection) -> str | None:
+def _content_source(connection: sqlite3.Connection, path: Path) -> str | None:
     """The source whose content a store of this schema holds: "" when it holds none yet,
     None when it is damaged or older."""
     try:
         meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
                                        "('schema', 'source', 'api_version')"))
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as error:
+        _raise_if_busy(path, error)
         return None
     if meta.get("schema") != SCHEMA or "source" not in meta:
         return None
@@ -109,26 +131,53 @@ def peek_store(folder: Path, source: str) -> Store | None:
     for path in (folder / STORE_FILE, _aside(folder, source)):
         if not path.is_file():
             continue
-        try:
-            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error:
+        connection = _connect(path, f"{path.resolve().as_uri()}?mode=ro")
+        if connection is None:
             continue
-        if _usable(connection, source):
+        if _usable(connection, source, path):
             return Store(path, connection, recreated=False)
         connection.close()
     return None
 
 
-def _connect(path: Path) -> sqlite3.Connection | None:
+def _connect(path: Path, uri: str | None = None) -> sqlite3.Connection | None:
+    """A connection to *path* (or the read-only *uri*) once no other process holds it; None
+    when the file cannot be opened at all. Raises `StoreBusyError` after `BUSY_WAIT`."""
     try:
-        connection = sqlite3.connect(path)
-        connection.execute("PRAGMA synchronous = NORMAL")
-        return connection
+        connection = (sqlite3.connect(uri, timeout=FIRST_LOOK, uri=True) if uri else
+                      sqlite3.connect(path, timeout=FIRST_LOOK))
     except sqlite3.Error:
         return None
+    wait = sitegen.store.BUSY_WAIT
+    try:
+        if _held(connection):
+            log.info("waiting up to %.0f s for the content store %s: another sitegen process "
+                     "is using it", wait, path)
+            connection.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+            if _held(connection):
+                connection.close()
+                raise busy(path, wait)
+        connection.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+        if uri is None:
+            connection.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        _raise_if_busy(path, error)
+        return None
+    return connection
 
 
-def _usable(connection: sqlite3.Connection, source: str) -> bool:
+def _held(connection: sqlite3.Connection) -> bool:
+    """True when another process's lock kept this connection from reading the file (a file
+    that is not a database is not "held": `_usable` finds it out)."""
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as error:
+        return is_busy(error)
+    return False
+
+
+def _usable(connection: sqlite3.Connection, source: str, path: Path) -> bool:
     """True when *connection* holds this schema's store of *source*, readable throughout."""
     try:
         meta = dict(connection.execute("SELECT name, value FROM meta WHERE name IN "
@@ -136,5 +185,12 @@ def _usable(connection: sqlite3.Connection, source: str) -> bool:
         if meta != {"schema": SCHEMA, "source": source}:
             return False
         return bool(connection.execute("PRAGMA quick_check").fetchone() == ("ok",))
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as error:
+        _raise_if_busy(path, error)
         return False
+
+
+def _raise_if_busy(path: Path, error: sqlite3.DatabaseError) -> None:
+    """Another process's lock outlasted the wait: the store is busy, never "damaged"."""
+    if is_busy(error):
+        raise busy(path, sitegen.store.BUSY_WAIT) from None

@@ -1,14 +1,17 @@
 """`sitegen deploy`: publish the last committed output to each `[deploy.NAME]` target.
 
 Role: the command. It reads the output's manifest (what the site is), the store's
-record of each target (what its bucket holds), lists the bucket when asked (`--full`)
-or when there is no record (first deploy, a store deleted), plans (`deploy.plan`) and
-sends the waves in order, several uploads at a time, recording each confirmed upload
-in the store as it goes (a few per transaction, at most a quarter second apart), so an
-interrupted deploy leaves a whole site (no page before its assets, deletions last) and
-the next one sends only what is still missing. It holds the output's build lock while
-it reads, so a build cannot swap the output under it. It must never write the output,
-never take credentials from site.toml, and never print one.
+record of each target (what its bucket holds) and the bucket's deploy marker (one HEAD,
+`deploy.marker`); it lists the bucket when asked (`--full`), when there is no record
+(first deploy, a store deleted), or when the marker is not of the record's generation
+(another store deployed since, an older copy of this store: one line says why). It plans
+(`deploy.plan`) and sends the waves in order, several uploads at a time, recording each
+confirmed upload in the store as it goes (a few per transaction, at most a quarter
+second apart), so an interrupted deploy leaves a whole site (no page before its assets,
+deletions last) and the next one sends only what is still missing. A deploy that changes
+the bucket writes the marker before its first change and after its last. It holds the
+output's build lock while it reads, so a build cannot swap the output under it. It must
+never write the output, never take credentials from site.toml, and never print one.
 """
 
 from __future__ import annotations
@@ -21,9 +24,20 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sitegen.deploy.marker import (
+    DEPLOYED,
+    DEPLOYING,
+    MARKER,
+    MARKER_HEADERS,
+    STATE_PREFIX,
+    Marker,
+    read_marker,
+    why_list,
+)
 from sitegen.deploy.objects import object_headers, website_redirects
 from sitegen.deploy.plan import (
     Plan,
@@ -61,6 +75,8 @@ class Outcome:
     uploaded: list[str]
     deleted: list[str]
     listed: bool
+    #: Why the record was not trusted and the bucket was listed (None: trusted, or no record).
+    why: str | None = None
 
 
 def deploy_command(options: argparse.Namespace) -> int:
@@ -126,6 +142,9 @@ def _manifest(output: Path) -> dict[str, str]:
         manifest = None
     if manifest is None:
         raise ConfigError(f"there is no built site in {output}: run `sitegen build` first")
+    if MARKER in manifest.files:  # (the output has no hidden files: never from sitegen build)
+        raise ConfigError(f"the output {output} holds a file {MARKER}, a name `sitegen "
+                          "deploy` keeps for its marker in the bucket: rename that file")
     return {path: entry.sha256 for path, entry in manifest.files.items()}
 
 
@@ -152,19 +171,32 @@ class Deploy:
 
     def run(self, *, full: bool, dry_run: bool) -> Outcome:
         record = self.store.deployed(self.key)
-        listed = full or not record
+        generation = self.store.get(STATE_PREFIX + self.key) or None
+        found = read_marker(self.bucket.head(MARKER))  # (one HEAD, dry run too)
+        why = None if full else why_list(bool(record), generation, found)
+        listed = full or not record or why is not None
         if listed:
             listing = self.bucket.listing()
-            found, drift = reconcile(listing, record, self.site, self._md5)
-            if record and drift:
+            listing.pop(MARKER, None)
+            found_record, drift = reconcile(listing, record, self.site, self._md5)
+            if why is not None:
+                log.info("deploy %s: %s: %s, as with --full (%s)", self.name, why,
+                         "a deploy would list the bucket and reconcile its record" if dry_run
+                         else "the bucket is listed and its record reconciled",
+                         drift.describe())
+            elif record and drift:
                 log.warning("the bucket of deploy target '%s' differs from what the last "
                             "deploy recorded (%s): it is repaired now", self.name,
                             drift.describe())
             if not dry_run:
-                self.store.save_deployed(self.key, found, replace=True)
-            record = found
+                self.store.save_deployed(self.key, found_record, replace=True)
+            record = found_record
+            # a finished deploy's generation describes what was just listed
+            generation = found.generation if found is not None and found.done else None
+            if not dry_run:
+                self._keep_generation(generation)
         plan = plan_deploy(self.site, record, delete=self.target.delete)
-        outcome = Outcome(self.name, plan, [], [], listed)
+        outcome = Outcome(self.name, plan, [], [], listed, why)
         if dry_run:
             for line in plan.describe():
                 print(line)
@@ -172,6 +204,19 @@ class Deploy:
                   f"{len(plan.deletes)} to delete, {plan.unchanged} unchanged "
                   f"({self.target.url})")
             return outcome
+        if not plan.empty:
+            self._send_plan(plan, record, outcome)
+        elif found is None or not found.done or found.generation != generation:
+            # no marker, or one of a deploy cut short: the record is now what the bucket holds
+            self._mark(Marker.fresh(DEPLOYED))
+        log.info("deploy %s: %d uploaded, %d deleted, %d unchanged (%s)", self.name,
+                 len(outcome.uploaded), len(outcome.deleted), plan.unchanged, self.target.url)
+        return outcome
+
+    def _send_plan(self, plan: Plan, before: dict[str, tuple[str, str]],
+                   outcome: Outcome) -> None:
+        """The waves, then the deletions, between a `deploying` marker and a `deployed` one."""
+        started = self._mark(Marker.fresh(DEPLOYING))
         try:
             for wave in plan.waves:
                 self._send(wave, outcome.uploaded)
@@ -181,10 +226,26 @@ class Deploy:
             self.bucket.delete(plan.deletes)
             self.store.save_deployed(self.key, {}, plan.deletes)
             outcome.deleted = list(plan.deletes)
-        self._invalidate(record, outcome)
-        log.info("deploy %s: %d uploaded, %d deleted, %d unchanged (%s)", self.name,
-                 len(outcome.uploaded), len(outcome.deleted), plan.unchanged, self.target.url)
-        return outcome
+        self._invalidate(before, outcome)
+        now = read_marker(self.bucket.head(MARKER))
+        finished = self._mark(Marker.fresh(DEPLOYED))
+        if now != started:  # another deploy wrote in between: no store may trust its record
+            log.warning("deploy %s: another deploy to the same bucket ran at the same time: "
+                        "the next deploy lists the bucket to check it", self.name)
+            self._keep_generation(None)
+        else:
+            self._keep_generation(finished.generation)
+
+    def _mark(self, marker: Marker) -> Marker:
+        """Write *marker* to the bucket, then keep its generation in the store."""
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        self.bucket.put_object(MARKER, marker.body(self.site, when), marker.metadata(),
+                               MARKER_HEADERS)
+        self._keep_generation(marker.generation)
+        return marker
+
+    def _keep_generation(self, generation: str | None) -> None:
+        self.store.set_state({STATE_PREFIX + self.key: generation or ""})
 
     def _send(self, paths: Sequence[str], done: list[str]) -> None:
         """Upload *paths* several at a time, recording each as it is confirmed.

@@ -2,6 +2,7 @@
 
 Role: a `Bucket` lists a target's objects (key → ETag, a page of 1,000 per request),
 uploads one object with its headers and its sha256 as metadata (`x-amz-meta-sha256`),
+reads one object's metadata (a HEAD: the deploy marker's generation),
 deletes objects 1,000 per request, and asks CloudFront to invalidate paths. boto3
 signs, retries (standard mode: 5xx, throttling and connection errors, with backoff)
 and reads credentials from the environment and its usual chain (`AWS_ACCESS_KEY_ID`,
@@ -80,10 +81,29 @@ class Bucket:
         extra = dict(headers)
         if redirect is not None:
             extra["WebsiteRedirectLocation"] = redirect
+        return self.put_object(path, body, {"sha256": sha256}, extra)
+
+    def put_object(self, path: str, body: bytes, metadata: dict[str, str],
+                   headers: dict[str, str]) -> str:
+        """Upload *body* as *path* with user *metadata*; returns the store's ETag of it."""
         with self._failing("upload to"):
             answer = self.client.put_object(Bucket=self.target.bucket, Key=self.prefix + path,
-                                            Body=body, Metadata={"sha256": sha256}, **extra)
+                                            Body=body, Metadata=metadata, **headers)
         return str(answer.get("ETag", ""))
+
+    def head(self, path: str) -> dict[str, str] | None:
+        """The user metadata of the object *path* (one HEAD), or None when there is none."""
+        with self._failing("read"):
+            try:
+                answer = self.client.head_object(Bucket=self.target.bucket,
+                                                 Key=self.prefix + path)
+            except ClientError as error:
+                status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+                if status == 404 or error.response.get("Error", {}).get("Code") in (
+                        "404", "NoSuchKey", "NotFound"):
+                    return None
+                raise
+        return {str(k).lower(): str(v) for k, v in (answer.get("Metadata") or {}).items()}
 
     def delete(self, paths: Sequence[str]) -> None:
         """Remove *paths* (1,000 per request); every one must be gone."""

@@ -13,6 +13,7 @@ import httpx
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import Config, parse_config
+from sitegen.deploy.marker import MARKER
 from sitegen.deploy.s3 import Bucket
 from sitegen.deploy.targets import DeployTarget
 from sitegen.emit.manifest import MANIFEST_NAME
@@ -31,14 +32,18 @@ def s3_client(endpoint: str) -> Any:
     return boto3.session.Session().client("s3", endpoint_url=endpoint, region_name="us-east-1")
 
 
-def listing(endpoint: str, bucket: str, prefix: str = "") -> dict[str, bytes]:
-    """Every object under *prefix* of *bucket*: path (prefix removed) → bytes."""
+def listing(endpoint: str, bucket: str, prefix: str = "", *, marker: bool = False
+            ) -> dict[str, bytes]:
+    """Every object under *prefix* of *bucket*: path (prefix removed) → bytes (the deploy
+    marker left out unless *marker*)."""
     client = s3_client(endpoint)
     found: dict[str, bytes] = {}
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for item in page.get("Contents", []):
-            body = client.get_object(Bucket=bucket, Key=item["Key"])["Body"].read()
-            found[item["Key"][len(prefix):]] = body
+            path = item["Key"][len(prefix):]
+            if path == MARKER and not marker:
+                continue
+            found[path] = client.get_object(Bucket=bucket, Key=item["Key"])["Body"].read()
     return found
 
 
@@ -50,7 +55,8 @@ def site_files(output: Path) -> dict[str, bytes]:
 
 @dataclass
 class Counter:
-    """The requests boto3 sent, in order: (method, key)."""
+    """The requests boto3 sent, in order: (method, key); `site` leaves out the deploy
+    marker's, `marker` has only those."""
 
     sent: list[tuple[str, str]] = field(default_factory=list)
 
@@ -67,8 +73,14 @@ class Counter:
     def writes(self) -> list[tuple[str, str]]:
         return [(m, k) for m, k in self.sent if m in ("PUT", "DELETE", "POST")]
 
+    def site(self) -> list[tuple[str, str]]:
+        return [(m, k) for m, k in self.sent if not k.endswith(MARKER)]
+
+    def marker(self) -> list[str]:
+        return [m for m, k in self.sent if k.endswith(MARKER)]
+
     def puts(self) -> list[str]:
-        return [k for m, k in self.sent if m == "PUT"]
+        return [k for m, k in self.site() if m == "PUT"]
 
 
 def deploy_config(root: Path, endpoint: str, bucket: str, **target: object) -> Config:
@@ -83,6 +95,27 @@ def build(config: Config, workspace: Workspace) -> Path:
     output = config.output_path()
     run_build(config, BuildOptions(output=output, workspace=workspace))
     return output
+
+
+def edit_article(workspace: Workspace, index: int, text: str) -> Workspace:
+    """*workspace* with *text* added to the body of its published article number *index*."""
+    published = [i for i, a in enumerate(workspace.articles) if a.status == "published"
+                 and a.slug]
+    articles = list(workspace.articles)
+    article = articles[published[index]]
+    articles[published[index]] = article.model_copy(
+        update={"content": (article.content or "") + text, "blocks": None})
+    return workspace.model_copy(update={"articles": articles})
+
+
+def unpublish_article(workspace: Workspace, index: int) -> tuple[Workspace, str]:
+    """*workspace* with its published article number *index* a draft, and that one's slug."""
+    published = [i for i, a in enumerate(workspace.articles) if a.status == "published"
+                 and a.slug]
+    articles = list(workspace.articles)
+    article = articles[published[index]]
+    articles[published[index]] = article.model_copy(update={"status": "draft"})
+    return workspace.model_copy(update={"articles": articles}), str(article.slug)
 
 
 def reset_auth(endpoint: str, count: str) -> None:

@@ -9,6 +9,7 @@ import boto3
 import pytest
 
 from sitegen.build import BuildOptions, run_build
+from sitegen.deploy.marker import MARKER
 from sitegen.deploy.plan import INVALIDATE_MAX, invalidation_paths
 from sitegen.deploy.run import run_deploy
 from sitegen.deploy.s3 import Bucket
@@ -17,32 +18,22 @@ from sitegen.emit.manifest import MANIFEST_NAME, Manifest
 from sitegen.errors import StorageUnreachable
 from sitegen.fetch.sync import demo_transport
 from sitegen.workspace import Workspace
-from tests.deploy.s3server import Counter, build, deploy_config, listing, s3_client, site_files
+from tests.deploy.s3server import (
+    Counter,
+    build,
+    deploy_config,
+    listing,
+    s3_client,
+    site_files,
+)
+from tests.deploy.s3server import edit_article as _edit
+from tests.deploy.s3server import unpublish_article as _unpublish
 
 
 def _manifest(output: Path) -> dict[str, str]:
     manifest = Manifest.from_bytes((output / MANIFEST_NAME).read_bytes())
     assert manifest is not None
     return {p: e.sha256 for p, e in manifest.files.items()}
-
-
-def _edit(workspace: Workspace, index: int, text: str) -> Workspace:
-    published = [i for i, a in enumerate(workspace.articles) if a.status == "published"
-                 and a.slug]
-    articles = list(workspace.articles)
-    article = articles[published[index]]
-    articles[published[index]] = article.model_copy(
-        update={"content": (article.content or "") + text, "blocks": None})
-    return workspace.model_copy(update={"articles": articles})
-
-
-def _unpublish(workspace: Workspace, index: int) -> tuple[Workspace, str]:
-    published = [i for i, a in enumerate(workspace.articles) if a.status == "published"
-                 and a.slug]
-    articles = list(workspace.articles)
-    article = articles[published[index]]
-    articles[published[index]] = article.model_copy(update={"status": "draft"})
-    return workspace.model_copy(update={"articles": articles}), str(article.slug)
 
 
 def test_the_first_deploy_uploads_every_file_with_its_headers(
@@ -69,7 +60,8 @@ def test_the_first_deploy_uploads_every_file_with_its_headers(
 
     again = Counter()
     [second] = run_deploy(config, bucket_factory=again.factory)
-    assert again.sent == [] and second.plan.empty  # nothing changed: not even a listing
+    # nothing changed: one HEAD of the marker, no listing, no write
+    assert again.sent == [("HEAD", MARKER)] and second.plan.empty
 
 
 def test_the_site_s_images_are_uploaded_to_be_cached_for_a_year(
@@ -109,7 +101,10 @@ def test_a_one_article_rebuild_uploads_the_changed_pages_and_nothing_else(
     removed = sorted(before.keys() - after.keys())  # (the search index's replaced chunks)
     assert sorted(counter.puts()) == changed
     # no listing; one DeleteObjects, last, only for files the site no longer has
-    assert [m for m, _ in counter.sent] == ["PUT"] * len(changed) + ["POST"] * bool(removed)
+    assert [m for m, _ in counter.site()] == ["PUT"] * len(changed) + ["POST"] * bool(removed)
+    # the marker: read first, marked "deploying" before the first change, "deployed" last
+    assert counter.sent[:2] == [("HEAD", MARKER), ("PUT", MARKER)]
+    assert counter.sent[-2:] == [("HEAD", MARKER), ("PUT", MARKER)]
     assert listing(s3_endpoint, bucket_name) == site_files(output)
 
 
@@ -125,7 +120,7 @@ def test_a_removed_article_is_deleted_after_the_new_pages_are_up(
     counter = Counter()
     [outcome] = run_deploy(config, bucket_factory=counter.factory)
     assert f"{slug}/index.html" in outcome.deleted
-    methods = [m for m, _ in counter.sent]
+    methods = [m for m, _ in counter.site()]
     assert methods[-1] == "POST" and "POST" not in methods[:-1]  # one DeleteObjects, last
     puts = counter.puts()
     html = [i for i, k in enumerate(puts) if k.endswith(".html")]
@@ -177,7 +172,7 @@ def test_full_finds_a_bucket_edited_by_hand_and_repairs_it(
     client.put_object(Bucket=bucket_name, Key="robots.txt", Body=b"User-agent: *\n")
     quiet = Counter()
     run_deploy(config, bucket_factory=quiet.factory)
-    assert quiet.sent == []  # the record alone cannot know
+    assert quiet.sent == [("HEAD", MARKER)]  # the record alone cannot know
     counter = Counter()
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="sitegen"):
