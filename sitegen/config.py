@@ -213,12 +213,10 @@ class Config(_Strict):
         return (self.root / self.site.output).resolve()
 
     def check_output(self, output: Path) -> None:
-        """Refuse an output folder that holds the site itself (it is swapped out wholesale)."""
-        root = self.root.resolve()
-        if output == root or output in root.parents or output == self.cache_path:
-            raise ConfigError(
-                f"the output folder {output} contains the site's own files: choose a "
-                "dedicated folder such as _site (-o or [site] output)")
+        """Refuse an output folder holding sources, the site's or any (`sitegen.folders`)."""
+        from sitegen.folders import check_output
+
+        check_output(output, site=self.root, cache=self.cache_path)
 
     def theme_dir(self) -> Path:
         """Where a site-local theme of this name would live (`themes/<name>/`)."""

@@ -6,8 +6,9 @@ for `sitegen.model.build_site`. Allowed keys: `title` (required), `description`,
 `slug` (default: from the file name), `menu` (a position in the navigation), `template`
 (default `page.html`), `draft`. Every problem is a configuration error of one line
 naming the file and the line (`pages/about.md:3: …`). Hidden files and drafts are left
-out. It must never render (the body stays Markdown, rendered as an article's is) and
-never trust a value: slugs and templates are checked here or by the model.
+out; a symbolic link out of `pages/` is refused (`sitegen.sitefolder`). It must never
+render (the body stays Markdown, rendered as an article's is) and never trust a value:
+slugs and templates are checked here or by the model.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sitegen.errors import ConfigError
+from sitegen.sitefolder import source_files
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -130,16 +132,15 @@ def parse_page(name: str, text: str) -> PageSource:
         draft=data.get("draft", False), content=body)
 
 
+def _hidden(rel: str) -> bool:
+    return rel.rpartition("/")[2].startswith(".")
+
+
 def load_pages(root: Path) -> list[PageSource]:
     """Every page of *root*/pages/ that is not a draft, in file name order."""
-    folder = root / PAGES_DIR
-    if not folder.is_dir():
-        return []
     pages: list[PageSource] = []
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder).as_posix()
-        if (path.suffix.lower() not in SUFFIXES or not path.is_file()
-                or any(part.startswith(".") for part in rel.split("/"))):
+    for rel, path in source_files(root, PAGES_DIR, skip=_hidden):
+        if path.suffix.lower() not in SUFFIXES:
             continue
         name = f"{PAGES_DIR}/{rel}"
         try:

@@ -4,8 +4,10 @@ Role: lay out a new site folder: a commented `site.toml` (the same text as the
 repository's example, from package data), `templates/README.md`, `.gitignore` and
 a CI workflow (GitHub Actions or GitLab CI) whose cron, cache and output folder
 come from the site's configuration. Planning the files is pure; `scaffold` only
-creates files that do not exist. It must never overwrite or delete a file, never
-write outside the target folder, and never make a request or read a key.
+creates files that do not exist, in a folder `sitegen.folders.check_init` accepts (not
+the filesystem root, the home folder, nor a folder of other files). It must never
+overwrite or delete a file, never write outside the target folder, and never make a
+request or read a key.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Literal
 
 from sitegen import DIST_NAME, installed_version
 from sitegen.errors import ConfigError
+from sitegen.folders import check_init
 
 log = logging.getLogger("sitegen.scaffold")
 
@@ -192,6 +195,7 @@ def scaffold(directory: Path, ci: CiKind = "github") -> ScaffoldResult:
     """
     if directory.exists() and not directory.is_dir():
         raise ConfigError(f"{directory} exists and is not a folder: pick another DIR for init")
+    check_init(directory)  # not /, ~, nor a folder of other files (`sitegen.folders`)
     existing = directory / "site.toml"
     settings = (
         settings_from_toml(existing.read_text("utf-8", errors="replace"))

@@ -214,3 +214,30 @@ def test_a_root_relative_image_of_an_own_page_is_a_file_of_the_site(
     assert 'src="/logo.png"' in about and 'alt="Our logo"' in about
     assert "cas.example.test/logo.png" not in about
     assert not [m for m in report.warning_messages if "logo.png" in m]
+
+
+@pytest.mark.parametrize("folder, link", [
+    ("pages", "pages/secret.md"), ("pages", "pages/notes"),
+    ("templates", "templates/page.html"), ("theme", "themes/mine/templates/base.html"),
+    ("theme", "themes/mine/static/leak.css")])
+def test_a_link_out_of_pages_templates_or_a_theme_is_refused(
+        tmp_path: Path, workspace: Workspace, folder: str, link: str) -> None:
+    """A page, template or theme file linked from outside would be rendered or published."""
+    site, outside = tmp_path / "site", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text('+++\ntitle = "Private"\n+++\nroot:x:0:0\n')
+    (outside / "page.html").write_text("{{ 'root:x:0:0' }}")
+    page(site, "about.md", '+++\ntitle = "About"\n+++\nUs.\n')
+    (site / "themes" / "mine" / "templates").mkdir(parents=True)
+    (site / "themes" / "mine" / "static").mkdir()
+    path = site / link
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(outside if link.endswith("notes") else outside / (
+        "secret.md" if folder == "pages" else "page.html"))
+    out = tmp_path / "_site"
+    with pytest.raises(ConfigError) as caught:
+        run_build(config(site, theme="mine" if folder == "theme" else "default"),
+                  BuildOptions(output=out, workspace=workspace))
+    message = str(caught.value)
+    assert f"{link} is a symbolic link to {outside}" in message and "\n" not in message
+    assert caught.value.exit_code == 2 and not out.exists()

@@ -524,5 +524,7 @@ def test_init_inside_a_repository_subfolder_warns(
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert init(tmp_path / "docs") == 0
     assert "repository root" in capsys.readouterr().err
-    assert init(tmp_path) == 0
+    root = tmp_path / "root"  # (tmp_path now holds docs/: not a folder init fills)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    assert init(root) == 0
     assert "repository root" not in capsys.readouterr().err

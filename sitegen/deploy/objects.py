@@ -46,7 +46,9 @@ def object_headers(path: str) -> dict[str, str]:
 
 
 def website_redirects(text: str, site_url: str) -> dict[str, str]:
-    """Output path of each old URL in `_redirects` → the absolute address it moved to.
+    """Output path of each old URL in `_redirects` → the absolute address it moved to (the
+    first line of a source, as Netlify and Cloudflare Pages read it: the owner's lines of a
+    merged `static/_redirects` come first).
 
     *site_url* is `[site] url`: its path is the prefix `_redirects` lines carry, its
     origin makes the new address absolute (S3 accepts `/path` or an http(s) URL).
@@ -66,7 +68,7 @@ def website_redirects(text: str, site_url: str) -> dict[str, str]:
             continue
         key = output_path(old)
         if path_problem(key) is None:
-            found[key] = origin + new
+            found.setdefault(key, origin + new)  # the first rule wins, as on the hosts
     return found
 
 

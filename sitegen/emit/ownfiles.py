@@ -7,17 +7,23 @@ sitegen's (`REPLACEABLE`: which crawlers a site admits is the owner's call); and
 configuration error naming both) any other file that would land where sitegen writes a page
 or a file of its own, or on a folder of one, or in a folder of files named by their hash
 (`static/`, `media/`, Pagefind's: `emit.headers.HASHED_FOLDERS`), which hosts cache for a year.
-It must never write the output (the writer does) and never follow a path out of `static/`.
+A symbolic link out of `static/` (or `static` itself, out of the site folder) is refused
+(`sitegen.sitefolder`). It must never write the output (the writer does) and never read a
+file from outside `static/`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sitegen.emit.headers import HASHED_FOLDERS
 from sitegen.emit.manifest import path_problem
 from sitegen.errors import ConfigError
+from sitegen.sitefolder import source_files
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 STATIC_DIR = "static"
 #: Files sitegen writes that the owner's `static/` may replace (sitegen's allows every crawler).
@@ -31,28 +37,10 @@ def _hidden(rel: str) -> bool:
     return any(p.startswith((".", "~")) or p.endswith("~") for p in parts)
 
 
-def _walk(folder: Path, prefix: str = "") -> Iterable[tuple[str, Path]]:
-    try:
-        children = sorted(folder.iterdir(), key=lambda child: child.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    for child in children:
-        rel = prefix + child.name
-        if child.is_symlink() and not child.resolve().is_relative_to(folder.resolve()):
-            continue  # a link out of static/ is never followed
-        if child.is_dir():
-            yield from _walk(child, rel + "/")
-        elif child.is_file():
-            yield rel, child
-
-
 def collect_own_static(root: Path) -> dict[str, bytes]:
     """Every publishable file of *root*/static/ by its output path (sorted)."""
-    folder = root / STATIC_DIR
     files: dict[str, bytes] = {}
-    for rel, entry in _walk(folder):
-        if _hidden(rel):
-            continue
+    for rel, entry in source_files(root, STATIC_DIR, skip=_hidden):
         problem = path_problem(rel)
         if problem is not None:
             raise ConfigError(f"static/{rel} cannot be published ({problem}): rename it")

@@ -9,7 +9,11 @@ article URLs). An old URL now taken by a page or a file of the site gives way to
 with a warning. Deleted and unpublished articles get none. For each redirect it makes
 a page (meta refresh to the absolute new URL, `rel=canonical`, `noindex`, a visible
 link) and one line `old new 301` of `_redirects` (the format Netlify and Cloudflare
-Pages read). It must never write files (the writer does) and never build HTML by hand.
+Pages read). An owner's `static/_redirects` is merged, from the first build on: its lines
+first, as written (both hosts take the first rule that matches), then sitegen's, leaving
+out every old URL the owner's file already redirects (the owner wins: no line and no page,
+which would hide the owner's rule on Netlify). It must never write files (the writer
+does) and never build HTML by hand.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment
 
+from sitegen.errors import ConfigError
 from sitegen.model.slugs import url_to_path
 from sitegen.model.views import Site
 from sitegen.render.i18n import english
@@ -55,11 +60,43 @@ def output_path(url: str) -> str:
     return url.lstrip("/")
 
 
+def _source_key(path: str) -> str:
+    """A redirect source as both hosts match it: `/a` and `/a/` are one."""
+    return path.rstrip("/") or "/"
+
+
+def owner_sources(text: bytes | None, base_url: str) -> frozenset[str]:
+    """The site paths (`[site] url`'s path left out) an owner's `_redirects` redirects.
+
+    Comments, blank lines and sources on another host are left out; a file that is not
+    UTF-8 text is a configuration error.
+    """
+    if text is None:
+        return frozenset()
+    try:
+        lines = text.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ConfigError("static/_redirects is not UTF-8 text, which Netlify and Cloudflare "
+                          "Pages read: save it as UTF-8") from None
+    base = urlsplit(base_url).path.rstrip("/")
+    found = set()
+    for line in lines:
+        fields = line.split()
+        if not fields or fields[0].startswith("#") or not fields[0].startswith("/"):
+            continue
+        source = fields[0]
+        if base and (source == base or source.startswith(base + "/")):
+            source = source[len(base):] or "/"
+        found.add(_source_key(source))
+    return frozenset(found)
+
+
 def plan_redirects(site: Site, history: Mapping[str, list[str]],
-                   taken: Collection[str]) -> dict[str, str]:
+                   taken: Collection[str], owned: Collection[str] = ()) -> dict[str, str]:
     """old URL → final URL, for the moved articles in *history* and `[site] redirects`.
 
-    *taken* holds the output paths of this build's pages and files (they win).
+    *taken* holds the output paths of this build's pages and files (they win); *owned* the
+    sources of the owner's `_redirects` (`owner_sources`: the owner's rule wins).
     """
     wanted: dict[str, str] = {}
     for article in sorted(site.articles, key=lambda a: a.id):
@@ -69,6 +106,11 @@ def plan_redirects(site: Site, history: Mapping[str, list[str]],
     wanted.update(site.config.site.redirects)
     final: dict[str, str] = {}
     for old in sorted(wanted):
+        if _source_key(old) in owned:
+            if old in site.config.site.redirects:
+                log.warning("[site] redirects has %s, which static/_redirects redirects "
+                            "too and wins: remove it from one of them", old)
+            continue
         if output_path(old) in taken:
             log.warning("the old URL %s now belongs to another page of the site, which keeps "
                         "it: no redirect to %s was made", old, wanted[old])
@@ -87,13 +129,19 @@ def plan_redirects(site: Site, history: Mapping[str, list[str]],
 
 def redirect_files(site: Site, redirects: Mapping[str, str],
                    translator: Callable[[str], Callable[..., str]] | None = None,
-                   ) -> Iterator[tuple[str, bytes]]:
-    """A redirect page per old URL, and the `_redirects` file (none without redirects).
+                   owner: bytes | None = None) -> Iterator[tuple[str, bytes]]:
+    """A redirect page per old URL, and the `_redirects` file: the *owner*'s lines (the
+    bytes of `static/_redirects`), then sitegen's (none without either).
 
     A page speaks the language of the article it leads to (the site's otherwise), through
     *translator* (the theme's messages for a language; English without one).
     """
+    head = owner or b""
+    if head and not head.endswith(b"\n"):
+        head += b"\n"  # (else sitegen's first line would continue the owner's last)
     if not redirects:
+        if owner is not None:
+            yield REDIRECTS_FILE, head
         return
     base = urlsplit(site.base_url).path.rstrip("/")
     languages = {article.url: article.language for article in site.articles}
@@ -105,4 +153,4 @@ def redirect_files(site: Site, redirects: Mapping[str, str],
         page = _PAGE.render(lang=lang, target=target, t=t)
         yield output_path(old), page.encode("utf-8")
         lines.append(f"{base}{old} {base}{new} 301\n")
-    yield REDIRECTS_FILE, "".join(lines).encode("utf-8")
+    yield REDIRECTS_FILE, head + "".join(lines).encode("utf-8")

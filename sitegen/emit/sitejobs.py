@@ -90,17 +90,26 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet,
     """`site_files`, the redirects of moved articles (*history*) and the owner's `static/`.
 
     A static file on (or around) a file sitegen makes is a configuration error, but for a
-    `robots.txt` of the owner's, which replaces sitegen's; an old URL now taken by a page or
-    file of the site gives way to it.
+    `robots.txt` of the owner's, which replaces sitegen's, and a `_redirects`, which is
+    merged with sitegen's (`emit.redirects`); an old URL now taken by a page or file of
+    the site gives way to it.
     """
     from sitegen.emit.ownfiles import REPLACEABLE, check_collisions
-    from sitegen.emit.redirects import plan_redirects, redirect_files
+    from sitegen.emit.redirects import (
+        REDIRECTS_FILE,
+        owner_sources,
+        plan_redirects,
+        redirect_files,
+    )
 
+    owner_redirects = own_static.get(REDIRECTS_FILE)
+    own = {path: data for path, data in own_static.items() if path != REDIRECTS_FILE}
     files = {path: data for path, data in site_files(site, renderer, assets)
-             if path not in REPLACEABLE or path not in own_static}  # the owner's robots.txt
+             if path not in REPLACEABLE or path not in own}  # the owner's robots.txt
     made = [*files, *(page.path for page in site.pages)]
-    check_collisions(own_static, made)
-    moved = plan_redirects(site, history, {*made, *own_static})
-    redirects = dict(redirect_files(site, moved, renderer.translator))
-    check_collisions(own_static, redirects)
-    return {**files, **redirects, **own_static}
+    check_collisions(own, made)
+    moved = plan_redirects(site, history, {*made, *own},
+                           owner_sources(owner_redirects, site.base_url))
+    redirects = dict(redirect_files(site, moved, renderer.translator, owner_redirects))
+    check_collisions(own, redirects)
+    return {**files, **redirects, **own}

@@ -31,6 +31,7 @@ from sitegen.emit import tree
 from sitegen.emit.lock import OutputLock
 from sitegen.emit.manifest import MANIFEST_NAME, FileEntry, Manifest, safe_relpath
 from sitegen.errors import BuildError
+from sitegen.folders import check_output
 
 log = logging.getLogger("sitegen.emit")
 
@@ -74,10 +75,7 @@ class OutputWriter:
     def __init__(self, output: Path, *, lock_timeout: float = 60.0,
                  stats: Mapping[str, tuple[int, int]] | None = None) -> None:
         self.output = Path(os.path.realpath(output))
-        if self.output.parent == self.output or \
-                self.output == Path(os.path.realpath(os.path.expanduser("~"))):
-            raise BuildError(f"refusing to use {self.output} as the output folder: choose a "
-                             "dedicated folder such as _site")
+        check_output(self.output)  # (not /, ~, nor any sources: `sitegen.folders`)
         self._staging = tree.sibling(self.output, "staging")
         self._lock = OutputLock(tree.sibling(self.output, "lock"), lock_timeout)
         self._stats = stats or {}  # (size, mtime_ns) each file had when last written

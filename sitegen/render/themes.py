@@ -6,7 +6,8 @@ the prefixes `theme/…` and `default/…` so an override can extend the templat
 it replaces; build one Jinja environment (autoescape on for .html/.xml,
 StrictUndefined), compile every template up front (a syntax error is a
 BuildError naming the file and line), list static folders and fingerprint the
-chain. It must never write files or render pages.
+chain. A symbolic link out of the site's `templates/` or `themes/<theme>/` is refused
+(`sitegen.sitefolder`). It must never write files or render pages.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from sitegen.config import Config
 from sitegen.errors import BuildError, ConfigError
 from sitegen.render.filters import install as install_filters
 from sitegen.render.reads import RecordingEnvironment
+from sitegen.sitefolder import source_files
 
 
 class _MemoryBytecodeCache(BytecodeCache):
@@ -72,6 +74,10 @@ def builtin_themes() -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / "templates").is_dir())
 
 
+def _hidden(rel: str) -> bool:
+    return rel.rpartition("/")[2].startswith(".")
+
+
 def _site_themes(site_root: Path) -> list[str]:
     folder = site_root / "themes"
     if not folder.is_dir():
@@ -101,6 +107,11 @@ class ThemeSet:
         site_templates = config.root / "templates"
         self.site_templates = site_templates if site_templates.is_dir() else None
         self._environment: RecordingEnvironment | None = None
+        owned = ["templates"] if self.site_templates else []
+        owned += [f"themes/{name}"] if self.theme_dir == local else []
+        for folder in owned:  # templates, messages and static files: no link out of them
+            for _ in source_files(config.root, folder, skip=_hidden):
+                pass
 
     # --- folders ----------------------------------------------------------------
 

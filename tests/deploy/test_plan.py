@@ -74,6 +74,9 @@ def test_redirects_name_the_old_object_and_the_absolute_new_address() -> None:
     text = "/blog/old/ /blog/new/ 301\n/blog/x.html /blog/y/ 301\n# note\nbad\n"
     assert website_redirects(text, "https://x.test/blog/") == {
         "old/index.html": "https://x.test/blog/new/", "x.html": "https://x.test/blog/y/"}
+    first = "/blog/old/ /blog/mine/ 302\n/blog/old/ /blog/new/ 301\n"  # the owner's, then sitegen's
+    assert website_redirects(first, "https://x.test/blog/") == {
+        "old/index.html": "https://x.test/blog/mine/"}
 
 
 def test_an_older_store_gains_the_deployed_table_and_keeps_its_content(tmp_path: Path) -> None:

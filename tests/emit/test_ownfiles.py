@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.build import BuildOptions, run_build
+from sitegen.cli import main
 from sitegen.config import Config, demo_config, parse_config
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emit.ownfiles import check_collisions, collect_own_static
@@ -116,14 +117,68 @@ def test_no_static_folder_is_nothing(tmp_path: Path) -> None:
     assert collect_own_static(tmp_path) == {}
 
 
-def test_a_link_out_of_static_is_never_followed(tmp_path: Path) -> None:
-    secret = tmp_path / "secret.txt"
-    secret.write_text("not for the web")
+def test_a_link_inside_static_is_followed(tmp_path: Path) -> None:
     put(tmp_path, "inside.txt", b"ok")
-    (tmp_path / "static" / "leak.txt").symlink_to(secret)
-    (tmp_path / "static" / "leakdir").symlink_to(tmp_path)
     (tmp_path / "static" / "alias.txt").symlink_to(tmp_path / "static" / "inside.txt")
+    (tmp_path / "static" / "dangling.txt").symlink_to(tmp_path / "static" / "gone.txt")
+    (tmp_path / "static" / ".git").symlink_to("/etc")  # hidden: never looked at
     assert collect_own_static(tmp_path) == {"inside.txt": b"ok", "alias.txt": b"ok"}
+
+
+@pytest.fixture
+def passwd(tmp_path: Path) -> Path:
+    """A file outside the site folder standing for /etc/passwd."""
+    secret = tmp_path / "etc" / "passwd"
+    secret.parent.mkdir()
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    return secret
+
+
+@pytest.mark.parametrize("link, to", [
+    ("passwd", "file"), ("etc", "folder"), ("img/deep/passwd", "file"),
+    ("env.txt", ".env"), ("store", ".sitegen"), ("loop", "static")])
+def test_a_link_out_of_static_is_refused_and_nothing_is_published(
+        tmp_path: Path, workspace: Workspace, passwd: Path, link: str, to: str) -> None:
+    """`/etc/passwd` was published through a link; one to the site's own `.env` or store
+    (inside the site folder, outside static/) would leak as much."""
+    site = tmp_path / "site"
+    put(site, "ads.txt", b"fine")
+    (site / ".env").write_text("SITEGEN_API_KEY=sk-secret\n")
+    (site / ".sitegen").mkdir()
+    target = {"file": passwd, "folder": passwd.parent, ".env": site / ".env",
+              ".sitegen": site / ".sitegen", "static": site / "static"}[to]
+    (site / "static" / link).parent.mkdir(parents=True, exist_ok=True)
+    (site / "static" / link).symlink_to(target)
+    out = tmp_path / "_site"
+    with pytest.raises(ConfigError) as caught:
+        run_build(config(site), BuildOptions(output=out, workspace=workspace))
+    message = str(caught.value)
+    assert f"static/{link} is a symbolic link" in message and "\n" not in message
+    assert caught.value.exit_code == 2
+    assert not out.exists()
+
+
+def test_static_itself_linked_out_of_the_site_is_refused_by_the_command(
+        tmp_path: Path, passwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "site.toml").write_text(
+        '[site]\ntitle = "Own files"\nurl = "https://notes.acme.test/"\n'
+        '[api]\nurl = "https://cas.example.test"\nworkspace = "65f0c0ffee0123456789abcd"\n',
+        encoding="utf-8")
+    (site / "static").symlink_to(passwd.parent)
+    out = tmp_path / "_site"
+    assert main(["build", "--demo", "-q", "-c", str(site / "site.toml"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: static is a symbolic link to {passwd.parent}, outside the site "
+                   f"folder {site}: make static a real folder of the site (copy the files in)"]
+    assert not out.exists()
+    (site / "static").unlink()
+    (site / "assets").mkdir()
+    (site / "assets" / "ads.txt").write_text("fine")
+    (site / "static").symlink_to(site / "assets")  # a folder of the site: fine
+    assert main(["build", "--demo", "-q", "-c", str(site / "site.toml"), "-o", str(out)]) == 0
+    assert (out / "ads.txt").read_text() == "fine" and not (out / "passwd").exists()
 
 
 @pytest.mark.parametrize("rel", ["media/logo.png", "media/demo/x.png", "static/mine.css",

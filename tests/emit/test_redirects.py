@@ -144,3 +144,31 @@ def test_a_redirect_page_speaks_the_language_of_the_article_it_leads_to(
     assert "This page has moved" not in page and "Moved to" not in page
     english = build(tmp_path / "en", workspace, redirects={"/gone/": "/"})
     assert "<h1>This page has moved</h1>" in (english / "gone" / "index.html").read_text()
+
+
+def test_an_owners_redirects_file_is_merged_first_on_every_build(
+        tmp_path: Path, workspace: Workspace, caplog: pytest.LogCaptureFixture) -> None:
+    """Accepted at the first build, it made every build exit 2 from the first rename on."""
+    published = [i for i, a in enumerate(workspace.articles) if a.status == "published"
+                 and a.slug]
+    first, second = published[:2]
+    slug, other = str(workspace.articles[first].slug), str(workspace.articles[second].slug)
+    mine = (f"# mine\n/shop/* https://shop.acme.test/:splat 301\n\n"
+            f"/{other} /elsewhere/ 302").encode()  # (no newline at the end)
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "_redirects").write_bytes(mine)
+    out = build(tmp_path, workspace, redirects={f"/{other}/": "/tags/", "/gone/": "/"})
+    assert (out / "_redirects").read_bytes() == mine + b"\n/gone/ / 301\n"
+    renamed = with_slug(with_slug(workspace, first, "new-name"), second, "other-name")
+    out = build(tmp_path, renamed, redirects={f"/{other}/": "/tags/", "/gone/": "/"})
+    text = (out / "_redirects").read_bytes()
+    assert text == mine + f"\n/gone/ / 301\n/{slug}/ /new-name/ 301\n".encode()
+    assert not (out / other).exists()  # the owner's rule wins: no page to hide it on Netlify
+    assert "/new-name/" in (out / slug / "index.html").read_text()
+    sources = [line.split()[0] for line in text.decode().splitlines()
+               if line and not line.startswith("#")]
+    assert len({s.rstrip("/") for s in sources}) == len(sources)  # one rule per source
+    assert f"[site] redirects has /{other}/" in caplog.text
+    (tmp_path / "static" / "_redirects").unlink()  # and without it: sitegen's alone
+    assert rules(build(tmp_path, renamed)) == {f"/{slug}/": "/new-name/",
+                                               f"/{other}/": "/other-name/"}

@@ -16,7 +16,7 @@ import pytest
 from sitegen.emit import tree
 from sitegen.emit.manifest import MANIFEST_NAME, FileEntry, Manifest
 from sitegen.emit.writer import OutputWriter, Staged, WriteResult
-from sitegen.errors import BuildError
+from sitegen.errors import BuildError, ConfigError
 
 Snapshot = dict[str, tuple[str, int, int]]
 
@@ -586,9 +586,11 @@ def test_the_output_must_be_a_folder_and_not_the_root_or_home(tmp_path: Path) ->
     target.write_text("x")
     with pytest.raises(BuildError, match="is a file"):
         OutputWriter(target).__enter__()
-    for folder in (Path("/"), Path.home()):
-        with pytest.raises(BuildError, match="refusing"):
+    for folder, what in ((Path("/"), "the filesystem root"), (Path.home(), "your home folder"),
+                         (tmp_path / ".git" / "x", ".git folder")):
+        with pytest.raises(ConfigError, match=what) as caught:  # (exit 2, as `-o` would be)
             OutputWriter(folder)
+        assert caught.value.exit_code == 2
 
 
 def test_an_output_reached_through_a_symlink_is_updated_where_it_is(tmp_path: Path) -> None:
