@@ -6,8 +6,9 @@ the service (`Store.recreated` tells; offline, the sync then names `--refresh`).
 another workspace or service (a typo in `[api]`, a turn against `sitegen emulate`) is not
 emptied: it is set aside beside the one in use as `store-<hash of its source>.sqlite` and
 renamed back when its source is built again, so its content, redirect history and deploy
-state cost no request and are not lost (an empty one is not kept). It must never read or
-write the store's content.
+state cost no request and are not lost (an empty one is not kept). Each opened `Store` is
+given the MAC key of the build's secret (`sitegen.cachekey`). It must never read or write
+the store's content.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from sitegen.cachekey import mac_key
 from sitegen.errors import CacheError
 from sitegen.store import (
     DEPLOYED_TABLE,
@@ -29,18 +31,20 @@ from sitegen.store import (
 )
 
 
-def open_store(folder: Path, source: str) -> Store:
+def open_store(folder: Path, source: str, key_env: str | None = None) -> Store:
     """The store in *folder* for the content of *source* (api url and workspace id).
 
     A missing, damaged or older store is started afresh; a foreign one (another workspace or
-    service, with content) is set aside, and this source's own comes back if it was.
+    service, with content) is set aside, and this source's own comes back if it was. Its
+    sealed values are checked with the key of *key_env*'s secret (`cachekey.mac_key`).
     """
+    mac = mac_key(key_env)
     path = folder / STORE_FILE
     folder.mkdir(parents=True, exist_ok=True)
     existed = path.exists()
     connection = _connect(path)
     if connection is not None and _usable(connection, source):
-        return _opened(path, connection)
+        return _opened(path, connection, None, mac)
     other = _content_source(connection) if connection is not None else None
     if connection is not None:
         connection.close()
@@ -53,7 +57,7 @@ def open_store(folder: Path, source: str) -> Store:
         os.replace(waiting, path)
         connection = _connect(path)
         if connection is not None and _usable(connection, source):
-            return _opened(path, connection, set_aside)
+            return _opened(path, connection, set_aside, mac)
         if connection is not None:
             connection.close()
     for leftover in (path, path.with_name(path.name + "-journal")):
@@ -70,17 +74,18 @@ def open_store(folder: Path, source: str) -> Store:
         connection.executemany("INSERT INTO meta VALUES (?, ?)",
                                [("schema", SCHEMA), ("source", source)])
     lost = existed and set_aside is None and other != ""  # (an empty store loses nothing)
-    return Store(path, connection, recreated=True, discarded=lost, set_aside=set_aside)
+    return Store(path, connection, recreated=True, discarded=lost, set_aside=set_aside,
+                 mac_key=mac)
 
 
-def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None = None
-            ) -> Store:
+def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None,
+            mac: bytes | None) -> Store:
     """A usable store, with the tables added within schema 2 (an older one gains them)."""
     with connection:
         connection.execute(URLS_TABLE)
         connection.execute(DEPLOYED_TABLE)
         connection.execute(IMAGES_TABLE)
-    return Store(path, connection, recreated=False, set_aside=set_aside)
+    return Store(path, connection, recreated=False, set_aside=set_aside, mac_key=mac)
 
 
 def _aside(folder: Path, source: str) -> Path:
@@ -101,7 +106,7 @@ def _content_source(connection: sqlite3.Connection) -> str | None:
     return str(meta["source"]) if "api_version" in meta else ""
 
 
-def peek_store(folder: Path, source: str) -> Store | None:
+def peek_store(folder: Path, source: str, key_env: str | None = None) -> Store | None:
     """The store in *folder* for *source*, read-only; None when there is no usable one.
 
     Nothing is created, changed or rolled back (`sitegen fetch --dry-run`).
@@ -114,7 +119,7 @@ def peek_store(folder: Path, source: str) -> Store | None:
         except sqlite3.Error:
             continue
         if _usable(connection, source):
-            return Store(path, connection, recreated=False)
+            return Store(path, connection, recreated=False, mac_key=mac_key(key_env))
         connection.close()
     return None
 

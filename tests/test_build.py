@@ -190,7 +190,7 @@ def test_a_rebuild_after_one_changed_article_renders_few_pages_and_equals_a_fres
     assert contents(out) == contents(fresh / "_site")
 
 
-def test_an_unpublished_article_disappears_and_user_files_stay(
+def test_an_unpublished_article_disappears_and_files_dropped_into_the_output_go(
         tmp_path: Path, demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
     config = site_config(tmp_path)
@@ -207,8 +207,10 @@ def test_an_unpublished_article_disappears_and_user_files_stay(
     assert f"{victim.slug}/index.html" in report.removed
     assert not (out / str(victim.slug)).exists()
     assert victim.slug not in (out / "sitemap.xml").read_text()
-    assert (out / "CNAME").read_text() == "notes.acme.test\n"
-    assert (out / ".nojekyll").exists() and (out / ".git" / "HEAD").exists()
+    for stray in ("CNAME", ".nojekyll", ".git"):  # (a site's own files belong in static/)
+        assert not (out / stray).exists(), stray
+        assert stray in report.removed or stray == ".git"
+    assert ".git/HEAD" in report.removed
 
 
 def test_a_failing_render_keeps_the_previous_output(tmp_path: Path, demo_workspace: Workspace,
@@ -458,7 +460,7 @@ def test_a_build_killed_mid_write_leaves_the_output_as_it_was(tmp_path: Path) ->
                          capture_output=True, timeout=300)
     assert run.returncode == 0, run.stderr
     out = tmp_path / "out"
-    (out / "CNAME").write_text("mine\n")
+    (out / "stray.js").write_text("alert(1)\n")
     # change the content so the killed build has something to write
     (tmp_path / "site.toml").write_text(textwrap.dedent("""
         [site]
@@ -484,4 +486,4 @@ def test_a_build_killed_mid_write_leaves_the_output_as_it_was(tmp_path: Path) ->
     assert run.returncode == 0, run.stderr
     assert not (tmp_path / ".out.sitegen-staging").exists()
     assert "A new title for every page" in (out / "index.html").read_text()
-    assert (out / "CNAME").read_text() == "mine\n"
+    assert not (out / "stray.js").exists()  # kept by the killed build, gone with the next

@@ -4,8 +4,9 @@ Role: the low-level half of `sitegen.emit.writer`, its only caller. It creates a
 staged file (new only, never through an existing one: `write_new`), makes the
 folders of a staged path (`make_folders`), carries a file of the live output into
 staging as a hard link (`link_into`), lists what in the live output sitegen did not
-write (`foreign_entries`), swaps staging and output in one step (`exchange_dirs`)
-and removes what an interrupted build left beside the output (`recover_leftovers`).
+write (`foreign_entries`), tells whether a file holds given bytes (`holding`), swaps
+staging and output in one step (`exchange_dirs`) and removes what an interrupted
+build left beside the output (`recover_leftovers`).
 Failures are `OSError`s; the writer turns them into one-line errors. It must never
 write outside the output folder and its `.NAME.sitegen-*` siblings, and never follow
 a symlink.
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import os
 import shutil
+import stat
 from pathlib import Path
 
 #: How a staged file is created: a new file only (as `open(path, "xb")`), never inherited.
@@ -83,6 +86,26 @@ def link_into(source: str, target: str) -> None:
             os.symlink(os.readlink(source), target)
         else:
             shutil.copy2(source, target, follow_symlinks=False)
+
+
+def holding(path: str, digest: str, size: int) -> os.stat_result | None:
+    """The lstat of *path* when it is a regular file of *size* bytes whose sha256 (hex) is
+    *digest*; else None (an unreadable file too)."""
+    try:
+        found = os.lstat(path)
+        if not stat.S_ISREG(found.st_mode) or found.st_size != size:
+            return None
+        with open(path, "rb") as handle:
+            same = hashlib.file_digest(handle, "sha256").hexdigest() == digest
+    except OSError:
+        return None
+    return found if same else None
+
+
+def holds_anything(folder: Path) -> bool:
+    """Whether the folder *folder* holds any entry at all."""
+    with os.scandir(folder) as listing:
+        return any(True for _ in listing)
 
 
 def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list[str]]:
