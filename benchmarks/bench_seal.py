@@ -7,8 +7,11 @@ alternated runs, each build is measured as a child process's CPU time (user + sy
   stored body, link scan and the search bundle is read and its seal verified;
 - `force`: `build --offline --force`: everything derived again and sealed when stored.
 
-"without" runs the same build with `sitegen.cachekey`'s tag replaced by a constant (no
-hashing, the same bytes moved). The machine is shared: medians of alternated runs.
+"without" runs the same build with `sitegen.cachekey`'s `seal` and `unseal` replaced by
+their shapes alone (a constant tag, not checked: the same bytes moved, nothing hashed), on
+its own copy of the site folder (each mode reads only what it stored: a store sealed by one
+is not read by the other). The first build of each copy is not counted. The machine is
+shared: medians of alternated runs.
 
     python -m benchmarks.bench_seal [--articles N] [--runs N]
 """
@@ -27,7 +30,9 @@ from pathlib import Path
 
 from benchmarks.harness.sites import bench_env, emulator, free_port, sitegen, write_site
 
-_WITHOUT = ("import sys, sitegen.cachekey as c; c._tag = lambda *a: bytes(32); "
+_WITHOUT = ("import sys, sitegen.cachekey as c, sitegen.store as s; "
+            "c.seal = s.seal = lambda key, kind, name, value: bytes(32) + value; "
+            "c.unseal = s.unseal = lambda key, kind, name, sealed: sealed[32:]; "
             "from sitegen.cli import main; sys.exit(main(sys.argv[1:]))")
 
 
@@ -56,13 +61,16 @@ def main() -> None:
             subprocess.run(sitegen("build", "-q"), cwd=site, env=bench_env(), check=True,
                            timeout=3600, stdout=subprocess.DEVNULL)
         figures: dict[str, list[float]] = {}
-        for run in range(args.runs):
+        for mode in ("with", "without"):
+            shutil.copytree(site, root / mode, symlinks=True)
+        for run in range(args.runs + 1):
             for mode in ("with", "without") if run % 2 == 0 else ("without", "with"):
                 head = sitegen() if mode == "with" else [sys.executable, "-c", _WITHOUT]
                 for name, extra in (("warm", ["-o", "empty"]), ("force", ["--force"])):
-                    shutil.rmtree(site / "empty", ignore_errors=True)
-                    seconds = _cpu([*head, "build", "-q", "--offline", *extra], site)
-                    figures.setdefault(f"{name} {mode}", []).append(seconds)
+                    shutil.rmtree(root / mode / "empty", ignore_errors=True)
+                    seconds = _cpu([*head, "build", "-q", "--offline", *extra], root / mode)
+                    if run:  # (the first: each copy's own seals stored)
+                        figures.setdefault(f"{name} {mode}", []).append(seconds)
                     print(f"{name:5} {mode:7} {seconds:6.2f} s CPU", flush=True)
         for name in ("warm", "force"):
             with_, without = (statistics.median(figures[f"{name} {m}"])
