@@ -65,7 +65,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     own_pages = options.own_pages if options.own_pages is not None else load_pages(config.root)
     with open_config_store(config) as store, OutputWriter(
             output, lock_timeout=options.lock_timeout,
-            stats=store.output_stats(str(output))) as writer:
+            record=store.output_record(str(output))) as writer:
         with timings.stage("fetch"):
             workspace = _content(config, store, options, report, progress)
         with timings.stage("model"):
@@ -123,7 +123,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         counter.check_strict(options.strict)
         with timings.stage("commit"):
             result = writer.commit()
-            store.save_output_stats(str(output), result.stats)
+            store.save_output_record(str(output), result.record)
             ledger.save(store)
             links.save()
             store.save_urls({article.id: article.url for article in site.articles})

@@ -24,17 +24,25 @@ Role: the store's schema and its one class, `Store` (`sitegen.storefile` opens t
 
 Each stage that writes does so in one transaction, so a killed sync or build leaves
 the store as it was before or after, never between. Deleting the files is always safe.
-This module must never make a request, render, or hold a key.
+
+The store is untrusted input (a CI cache can be written by others): every `derived` value
+(and the image sources) and the record of the output's files are sealed with an HMAC
+(`sitegen.cachekey`) when saved and verified when read; a value that does not verify is
+absent (derived again and stored again). Records go through the sanitiser and are not sealed.
+This module must never make a request, render, or hold the API key (only the MAC key
+derived from a secret, in memory).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from sitegen.cachekey import seal, unseal
 from sitegen.errors import CacheError, StoreBusyError
 
 SCHEMA = "sitegen-store-2"
@@ -61,15 +69,41 @@ DEPLOYED_TABLE = """CREATE TABLE IF NOT EXISTS deployed(target TEXT NOT NULL, pa
 IMAGES_TABLE = """CREATE TABLE IF NOT EXISTS images(url TEXT PRIMARY KEY, hash TEXT NOT NULL,
                                            etag TEXT NOT NULL, modified TEXT NOT NULL)"""
 _CHUNK = 500
+#: What the writer left in an output: path → (sha256, inode, size, ctime_ns), and the
+#: manifest's (inode, size, ctime_ns) or None.
+OutputRecord = tuple[dict[str, tuple[str, int, int, int]], tuple[int, int, int] | None]
+
+
+def output_name(store_file: Path, output: str) -> str:
+    """The meta name of *output*'s record: the output's path relative to the store's folder,
+    so a site folder moved or restored elsewhere (a CI cache) keeps its record."""
+    return "output:" + os.path.relpath(output, os.path.abspath(store_file.parent))
+
+
+def read_output_record(name: str, value: str | None, mac: bytes | None) -> OutputRecord:
+    """The record that the meta value *name* = *value* holds; empty when it is missing or
+    its seal does not verify under *mac*."""
+    try:
+        text = unseal(mac, "output", name, bytes.fromhex(value or ""))
+        raw = json.loads(text) if text is not None else {}
+        files = {str(path): (str(sha), int(ino), int(size), int(ctime))
+                 for path, (sha, ino, size, ctime) in raw.get("files", {}).items()}
+        found = raw.get("manifest")
+        manifest = (int(found[0]), int(found[1]), int(found[2])) if found else None
+    except (ValueError, TypeError, AttributeError):
+        return {}, None
+    return files, manifest
 
 
 class Store:
     """An open content store (use `open_store`)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection, recreated: bool,
-                 discarded: bool = False, set_aside: Path | None = None) -> None:
+                 discarded: bool = False, set_aside: Path | None = None,
+                 mac_key: bytes | None = None) -> None:
         self.path = path
         self.db = connection
+        self._mac = mac_key  # (None: no secret, so nothing sealed is ever trusted)
         #: True when the file was missing, damaged, foreign or older and was started afresh.
         self.recreated = recreated
         #: True when a file was there but damaged or older (not merely missing, not set aside).
@@ -136,15 +170,20 @@ class Store:
     # --- derived data ----------------------------------------------------------------
 
     def derived(self, kind: str, keys: Iterable[str]) -> dict[str, bytes]:
-        """The stored values of *kind* under *keys* (missing ones left out)."""
+        """The stored values of *kind* under *keys* (missing ones, and any whose seal does
+        not verify, left out: derived again by the caller)."""
         wanted = list(keys)
         found: dict[str, bytes] = {}
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start:start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            found.update(self._query(
-                f"SELECT key, value FROM derived WHERE kind = ? AND key IN ({marks})",
-                (kind, *chunk)))
+            for key, sealed in self._query(
+                    f"SELECT key, value FROM derived WHERE kind = ? AND key IN ({marks})",
+                    (kind, *chunk)):
+                value = unseal(self._mac, kind, key, bytes(sealed)) \
+                    if isinstance(sealed, bytes) else None
+                if value is not None:
+                    found[key] = value
         return found
 
     def save_derived(self, kind: str, values: Mapping[str, bytes], keep: Iterable[str]) -> None:
@@ -154,7 +193,8 @@ class Store:
             "SELECT key FROM derived WHERE kind = ?", (kind,))}
         with self.transaction():
             self.db.executemany("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)",
-                                [(kind, k, v) for k, v in values.items() if k in wanted])
+                                [(kind, k, seal(self._mac, kind, k, v))
+                                 for k, v in values.items() if k in wanted])
             self.db.executemany("DELETE FROM derived WHERE kind = ? AND key = ?",
                                 [(kind, k) for k in stored - wanted])
 
@@ -196,17 +236,19 @@ class Store:
         """What `save_build` recorded of the last build ({} when none)."""
         return {str(n): json.loads(v) for n, v in self._query("SELECT name, value FROM builds")}
 
-    def output_stats(self, output: str) -> dict[str, tuple[int, int]]:
-        """(size, mtime_ns) of each file the last build left in *output* ({}: unknown)."""
-        try:
-            found = json.loads(self.get("output:" + output) or "{}")
-            return {str(path): (int(size), int(mtime)) for path, (size, mtime) in found.items()}
-        except (ValueError, TypeError, AttributeError):
-            return {}
+    def output_record(self, output: str) -> OutputRecord:
+        """What the last build left in *output* (see `output_name`): each file's sha256,
+        inode, size and ctime, and the manifest's stat; empty when unknown or when its seal
+        does not verify (then every file of the output is hashed, or written again)."""
+        name = output_name(self.path, output)
+        return read_output_record(name, self.get(name), self._mac)
 
-    def save_output_stats(self, output: str, stats: Mapping[str, tuple[int, int]]) -> None:
-        """Remember the stat of each file of *output*, as the writer left it."""
-        self.set_state({"output:" + output: json.dumps(stats, separators=(",", ":"))})
+    def save_output_record(self, output: str, record: OutputRecord) -> None:
+        """Remember (sealed) what the writer left in *output*."""
+        files, manifest = record
+        text = json.dumps({"files": files, "manifest": manifest}, separators=(",", ":"))
+        name = output_name(self.path, output)
+        self.set_state({name: seal(self._mac, "output", name, text.encode()).hex()})
 
     def forget_build(self) -> None:
         """Drop the last build's records (`--force`: every page is rendered again)."""
@@ -275,7 +317,8 @@ class Store:
             self.db.executemany("INSERT OR REPLACE INTO images VALUES (?, ?, ?, ?)",
                                 [(url, *row) for url, row in rows.items()])
             self.db.executemany("INSERT OR REPLACE INTO derived VALUES ('image', ?, ?)",
-                                sources.items())
+                                [(h, seal(self._mac, "image", h, v))
+                                 for h, v in sources.items()])
             stored = {str(u): str(h) for u, h in self.db.execute(
                 "SELECT url, hash FROM images")}
             self.db.executemany("DELETE FROM images WHERE url = ?",

@@ -9,7 +9,8 @@ renamed back when its source is built again, so its content, redirect history an
 state cost no request and are not lost (an empty one is not kept). A store another process
 holds (a build, `sitegen serve`) is busy, not damaged: the open waits for it (one line says
 so) up to `store.BUSY_WAIT` seconds, then fails with `StoreBusyError`, the file untouched.
-Only a file that is not a database, fails its check or has another schema is replaced. It
+Only a file that is not a database, fails its check or has another schema is replaced.
+Each opened `Store` is given the MAC key of the build's secret (`sitegen.cachekey`). It
 must never read or write the store's content.
 """
 
@@ -22,6 +23,7 @@ import sqlite3
 from pathlib import Path
 
 import sitegen.store
+from sitegen.cachekey import mac_key
 from sitegen.errors import CacheError, StoreBusyError
 from sitegen.store import (
     DEPLOYED_TABLE,
@@ -41,19 +43,21 @@ log = logging.getLogger("sitegen.store")
 FIRST_LOOK = 1.0
 
 
-def open_store(folder: Path, source: str) -> Store:
+def open_store(folder: Path, source: str, key_env: str | None = None) -> Store:
     """The store in *folder* for the content of *source* (api url and workspace id).
 
     A missing, damaged or older store is started afresh; a foreign one (another workspace or
-    service, with content) is set aside, and this source's own comes back if it was.
+    service, with content) is set aside, and this source's own comes back if it was. Its
+    sealed values are checked with the key of *key_env*'s secret (`cachekey.mac_key`).
     """
+    mac = mac_key(key_env)
     path = folder / STORE_FILE
     folder.mkdir(parents=True, exist_ok=True)
     existed = path.exists()
     connection = _connect(path)
     try:
         if connection is not None and _usable(connection, source, path):
-            return _opened(path, connection)
+            return _opened(path, connection, None, mac)
         other = _content_source(connection, path) if connection is not None else None
     except StoreBusyError:  # (kept as it is: another process holds it)
         if connection is not None:
@@ -70,7 +74,7 @@ def open_store(folder: Path, source: str) -> Store:
         os.replace(waiting, path)
         connection = _connect(path)
         if connection is not None and _usable(connection, source, path):
-            return _opened(path, connection, set_aside)
+            return _opened(path, connection, set_aside, mac)
         if connection is not None:
             connection.close()
     for leftover in (path, path.with_name(path.name + "-journal")):
@@ -87,11 +91,12 @@ def open_store(folder: Path, source: str) -> Store:
         connection.executemany("INSERT INTO meta VALUES (?, ?)",
                                [("schema", SCHEMA), ("source", source)])
     lost = existed and set_aside is None and other != ""  # (an empty store loses nothing)
-    return Store(path, connection, recreated=True, discarded=lost, set_aside=set_aside)
+    return Store(path, connection, recreated=True, discarded=lost, set_aside=set_aside,
+                 mac_key=mac)
 
 
-def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None = None
-            ) -> Store:
+def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None,
+            mac: bytes | None) -> Store:
     """A usable store, with the tables added within schema 2 (an older one gains them)."""
     try:
         with connection:
@@ -101,7 +106,7 @@ def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None =
     except sqlite3.DatabaseError as error:
         connection.close()
         raise failure(path, error) from None
-    return Store(path, connection, recreated=False, set_aside=set_aside)
+    return Store(path, connection, recreated=False, set_aside=set_aside, mac_key=mac)
 
 
 def _aside(folder: Path, source: str) -> Path:
@@ -123,7 +128,7 @@ def _content_source(connection: sqlite3.Connection, path: Path) -> str | None:
     return str(meta["source"]) if "api_version" in meta else ""
 
 
-def peek_store(folder: Path, source: str) -> Store | None:
+def peek_store(folder: Path, source: str, key_env: str | None = None) -> Store | None:
     """The store in *folder* for *source*, read-only; None when there is no usable one.
 
     Nothing is created, changed or rolled back (`sitegen fetch --dry-run`).
@@ -135,7 +140,7 @@ def peek_store(folder: Path, source: str) -> Store | None:
         if connection is None:
             continue
         if _usable(connection, source, path):
-            return Store(path, connection, recreated=False)
+            return Store(path, connection, recreated=False, mac_key=mac_key(key_env))
         connection.close()
     return None
 

@@ -8,9 +8,12 @@ analytics and API keys and the base-URL override, hashed), and the stat (path, s
 of every file in the site's templates/, themes/, static/ and pages/ folders and of
 sitegen's own package. After a build succeeds, `record` saves the key with the
 store's content version and the build's report; `replay` gives that report back when
-the key and the content version are the same and every file the output's manifest
-lists still has its recorded stat. Anything it cannot read means "build". This
-module must never write the output, and never keep a key's value (only a hash).
+the key and the content version are the same and the output holds exactly the files of
+the store's sealed record (`sitegen.cachekey`), each with its recorded inode, size and
+ctime, and the manifest with its own: a file changed, replaced or restored from a cache
+(new inodes and ctimes), or one more file anywhere, means "build", so the writer
+repairs it. Anything it cannot read or verify means "build". This module must never
+write the output, and never keep a key's value (only a hash).
 """
 
 from __future__ import annotations
@@ -19,14 +22,17 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.emit.manifest import MANIFEST_NAME, Manifest
-from sitegen.store import SCHEMA, STORE_FILE
+from sitegen.cachekey import mac_key
+from sitegen.emit.manifest import MANIFEST_NAME
+from sitegen.emit.tree import GIT
+from sitegen.store import SCHEMA, STORE_FILE, OutputRecord, output_name, read_output_record
 
 _SITE_FOLDERS = ("templates", "themes", "static", "pages")
 _RECORD = "last_offline_build"
@@ -39,6 +45,7 @@ class InputKey:
     store: Path
     output: Path
     key: str
+    key_env: str  # the variable of the API key (a secret of the record's seal)
 
     @classmethod
     def locate(cls, config_path: str, *, demo: bool, output: str | None) -> InputKey | None:
@@ -65,23 +72,25 @@ class InputKey:
             digest.update(f"\0{name}={os.environ.get(name, '')}".encode())
         for folder in (*(root / name for name in _SITE_FOLDERS), Path(__file__).parent):
             digest.update(_stats(folder))
-        return cls(cache / STORE_FILE, out, digest.hexdigest())
+        return cls(cache / STORE_FILE, out, digest.hexdigest(),
+                   str(api.get("key_env", "SITEGEN_API_KEY")))
 
     def replay(self) -> dict[str, Any] | None:
         """The last build's report when nothing it read changed since; else None."""
+        name = output_name(self.store, str(self.output))
         try:
             with _connect(self.store) as db:
                 meta = dict(db.execute("SELECT name, value FROM meta WHERE name IN "
-                                       "('schema', 'content_version', ?, ?)",
-                                       (_RECORD, f"output:{self.output}")))
+                                       "('schema', 'content_version', ?, ?)", (_RECORD, name)))
             record = json.loads(meta.get(_RECORD, "null"))
-            stats = json.loads(meta.get(f"output:{self.output}", "{}"))
         except (sqlite3.Error, ValueError):
             return None
         if (not isinstance(record, dict) or meta.get("schema") != SCHEMA
                 or record.get("key") != self.key
-                or record.get("content_version") != meta.get("content_version", "0")
-                or not isinstance(stats, dict) or not _output_intact(self.output, stats)):
+                or record.get("content_version") != meta.get("content_version", "0")):
+            return None
+        output = read_output_record(name, meta.get(name), mac_key(self.key_env))
+        if not _output_intact(self.output, output):
             return None
         report = record.get("report")
         return report if isinstance(report, dict) else None
@@ -119,22 +128,39 @@ def _stats(folder: Path) -> bytes:
     return "\n".join(parts).encode("utf-8", "surrogateescape")
 
 
-def _output_intact(output: Path, stats: dict[str, Any]) -> bool:
-    """True when every file the output's manifest lists has the stat the store recorded."""
+def _output_intact(output: Path, record: OutputRecord) -> bool:
+    """True when *output* holds exactly the files of *record*, each (and the manifest) with
+    its recorded inode, size and ctime, every file's ctime older than the manifest's."""
+    files, manifest = record
+    if manifest is None or not files:
+        return False
+    seen, pending, has_manifest = 0, [""], False
     try:
-        manifest = Manifest.from_bytes((output / MANIFEST_NAME).read_bytes())
-        manifest_ns = os.lstat(output / MANIFEST_NAME).st_mtime_ns
+        while pending:
+            prefix = pending.pop()
+            with os.scandir(os.path.join(output, prefix)) as listing:
+                entries = list(listing)
+            if prefix and not entries:
+                return False  # an empty folder: not the build's
+            for entry in entries:
+                rel = f"{prefix}/{entry.name}" if prefix else entry.name
+                if rel == GIT:  # (a publishing branch's checkout: the owner's)
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(rel)
+                    continue
+                found = entry.stat(follow_symlinks=False)
+                now = (found.st_ino, found.st_size, found.st_ctime_ns)
+                if rel == MANIFEST_NAME:
+                    if now != manifest or not stat.S_ISREG(found.st_mode):
+                        return False
+                    has_manifest = True
+                    continue
+                row = files.get(rel)
+                if row is None or not stat.S_ISREG(found.st_mode) or now != row[1:] \
+                        or row[3] >= manifest[2]:  # as recent as the manifest: may hide an edit
+                    return False
+                seen += 1
     except OSError:
         return False
-    if manifest is None:
-        return False
-    for path in manifest.files:
-        recorded = stats.get(path)
-        try:
-            found = os.lstat(os.path.join(output, path))
-        except OSError:
-            return False
-        if not isinstance(recorded, list) or [found.st_size, found.st_mtime_ns] != recorded \
-                or found.st_mtime_ns >= manifest_ns:  # as recent as the manifest: may hide an edit
-            return False
-    return True
+    return has_manifest and seen == len(files)

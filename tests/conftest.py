@@ -1,4 +1,5 @@
-"""What every test runs under: no name is resolved but loopback's.
+"""What every test runs under: no name is resolved but loopback's, and sitegen's per-user
+cache key (`sitegen.cachekey`) is kept under the tests' temporary folder, not the user's home.
 
 Tests talk to loopback only (the emulator, fake image hosts, the preview, moto's S3). The
 generated workspaces name images on `images.example.com`: a lookup of such a name would go to
@@ -30,6 +31,15 @@ def _loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
 def _no_dns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket, "getaddrinfo", _loopback_only)
     yield
+
+
+@pytest.fixture(autouse=True)
+def _cache_key_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
+                    ) -> None:
+    """The per-user cache key of the builds a test runs (in process and in subprocesses)
+    is made in the test session's temporary folder; no secret from the environment."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
+    monkeypatch.delenv("SITEGEN_CACHE_KEY", raising=False)
 
 
 _PROCESSED: dict[tuple[bytes, object], Any] = {}

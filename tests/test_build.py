@@ -191,7 +191,7 @@ def test_a_rebuild_after_one_changed_article_renders_few_pages_and_equals_a_fres
     assert contents(out) == contents(fresh / "_site")
 
 
-def test_an_unpublished_article_disappears_and_user_files_stay(
+def test_an_unpublished_article_disappears_and_files_dropped_into_the_output_go_but_git(
         tmp_path: Path, demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
     config = site_config(tmp_path)
@@ -208,8 +208,37 @@ def test_an_unpublished_article_disappears_and_user_files_stay(
     assert f"{victim.slug}/index.html" in report.removed
     assert not (out / str(victim.slug)).exists()
     assert victim.slug not in (out / "sitemap.xml").read_text()
-    assert (out / "CNAME").read_text() == "notes.acme.test\n"
-    assert (out / ".nojekyll").exists() and (out / ".git" / "HEAD").exists()
+    for stray in ("CNAME", ".nojekyll"):  # (a site's own files belong in static/)
+        assert not (out / stray).exists(), stray
+        assert stray in report.removed
+    # a publishing branch's checkout is the owner's: kept as it was, never in the manifest
+    assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/gh-pages\n"
+    assert not any(path.startswith(".git") for path in report.removed)
+    assert ".git/HEAD" not in json.loads((out / MANIFEST_NAME).read_text())["files"]
+
+
+def test_a_publishing_branch_checkout_as_the_output_stays_a_working_git_repository(
+        tmp_path: Path, demo_workspace: Workspace) -> None:
+    """`git worktree add _site gh-pages` (or a clone of the branch) as the output: each
+    build replaces the site but carries `.git` as it was, empty folders included, so the
+    owner commits the new site from it."""
+    out = tmp_path / "_site"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(out)]
+    subprocess.run(["git", "init", "-q", "-b", "gh-pages", str(out)], check=True)
+    config = site_config(tmp_path)
+    build(config, out, demo_workspace)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "site"], check=True)
+    victim = next(a for a in demo_workspace.articles if a.status == "published" and a.slug)
+    articles = [a.model_copy(update={"status": "draft"}) if a.id == victim.id else a
+                for a in demo_workspace.articles]
+    build(config, out, demo_workspace.model_copy(update={"articles": articles}))
+    status = subprocess.run([*git, "status", "--porcelain"], check=True, capture_output=True,
+                            text=True).stdout
+    assert f" D {victim.slug}/index.html" in status.splitlines()
+    log = subprocess.run([*git, "log", "--oneline"], check=True, capture_output=True,
+                         text=True).stdout
+    assert log.strip().endswith("site")
 
 
 def test_a_failing_render_keeps_the_previous_output(tmp_path: Path, demo_workspace: Workspace,
@@ -459,7 +488,7 @@ def test_a_build_killed_mid_write_leaves_the_output_as_it_was(tmp_path: Path) ->
                          capture_output=True, timeout=300)
     assert run.returncode == 0, run.stderr
     out = tmp_path / "out"
-    (out / "CNAME").write_text("mine\n")
+    (out / "stray.js").write_text("alert(1)\n")
     # change the content so the killed build has something to write
     (tmp_path / "site.toml").write_text(textwrap.dedent("""
         [site]
@@ -485,4 +514,4 @@ def test_a_build_killed_mid_write_leaves_the_output_as_it_was(tmp_path: Path) ->
     assert run.returncode == 0, run.stderr
     assert not (tmp_path / ".out.sitegen-staging").exists()
     assert "A new title for every page" in (out / "index.html").read_text()
-    assert (out / "CNAME").read_text() == "mine\n"
+    assert not (out / "stray.js").exists()  # kept by the killed build, gone with the next

@@ -1,15 +1,27 @@
-"""Nothing executable comes from the cache folder (#25 point 6): a poisoned CI cache of
-`.sitegen/` must not be code run by the build. Compiled templates stay in memory."""
+"""A poisoned CI cache is never published. Nothing executable comes from the cache folder
+(#25 point 6): a poisoned CI cache of `.sitegen/` must not be code run by the build, and
+compiled templates stay in memory. What the store and the output hold is untrusted (#27
+point 5): see the second half."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jinja2 import FileSystemBytecodeCache
 
+from sitegen import fileset
 from sitegen.cli import main
 from sitegen.config import resolve_config
+from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.render.themes import ThemeSet
 
 STORE_FILES = {"store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.sqlite-journal"}
@@ -31,3 +43,167 @@ def test_compiled_templates_are_never_cached_on_disk(tmp_path: Path,
     env = ThemeSet(resolve_config("site.toml", True)).environment()
     assert env.bytecode_cache is not None
     assert not isinstance(env.bytecode_cache, FileSystemBytecodeCache)
+
+
+# --- #27 point 5: the store and a restored output are untrusted input --------------------
+#
+# A CI cache of `.sitegen/` and the output can be written by others. Derived data that
+# bypasses the sanitiser is sealed with an HMAC of a secret the cache does not hold
+# (`sitegen.cachekey`), and a file the build did not write, or whose bytes differ from what it
+# wrote, does not survive a build. Each test edits the cache as an attacker would (the
+# SQLite rows, the output's files, its manifest) and builds as CI does.
+
+SCRIPT = b"<script>alert(1)</script>"
+_SEEDS: dict[str, Path] = {}
+
+
+def _seed(key: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A demo site folder (`.sitegen/` and `out/`) built once per key ("" = no secret in the
+    environment: the per-user key), with search and images."""
+    if key not in _SEEDS:
+        root = tmp_path_factory.mktemp("seed")
+        _cli(root, "build", "-q", "--demo", "-o", "out")
+        _SEEDS[key] = root
+    return _SEEDS[key]
+
+
+@pytest.fixture(params=["", "a-secret-only-the-build-has"], ids=["no-key", "key"])
+def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+         tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of a built demo site folder, as a CI cache restores it (new inodes, ctimes)."""
+    key = str(request.param)
+    if key:
+        monkeypatch.setenv("SITEGEN_CACHE_KEY", key)
+    seed = _seed(key, tmp_path_factory)
+    shutil.copytree(seed, tmp_path / "site", symlinks=True)
+    return tmp_path / "site"
+
+
+def _cli(root: Path, *args: str) -> dict[str, Any]:
+    """`sitegen ARGS --report` in *root*; the report."""
+    report = root / "report.json"
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main([*args, "--report", str(report)]) == 0
+    finally:
+        os.chdir(cwd)
+    found = json.loads(report.read_text())
+    report.unlink()
+    assert isinstance(found, dict)
+    return found
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file() or p.is_symlink()}
+
+
+def _edit_rows(site: Path, kind: str, change: Callable[[bytes], bytes]) -> int:
+    """Change every `derived` row of *kind* in the site's demo store; how many changed."""
+    with sqlite3.connect(site / ".sitegen" / "demo" / "store.sqlite") as db:
+        rows = db.execute("SELECT key, value FROM derived WHERE kind = ?", (kind,)).fetchall()
+        changed = [(change(bytes(v)), kind, k) for k, v in rows]
+        changed = [row for row, (_, v) in zip(changed, rows, strict=True) if row[0] != v]
+        db.executemany("UPDATE derived SET value = ? WHERE kind = ? AND key = ?", changed)
+    return len(changed)
+
+
+def _edit_fileset(change: Callable[[dict[str, bytes]], dict[str, bytes]],
+                  ) -> Callable[[bytes], bytes]:
+    """A row edit that unpacks a `fileset` blob (wherever it starts), changes its files and
+    packs it again: a well-formed blob, as anyone who can read the format can write."""
+    def edit(value: bytes) -> bytes:
+        files = fileset.unpack(value[value.find(b"PK\x03\x04"):])
+        assert files is not None
+        return fileset.pack(change(dict(files)))
+    return edit
+
+
+def test_a_tampered_stored_body_never_reaches_the_output(site: Path) -> None:
+    assert _edit_rows(site, "body", lambda v: v.replace(b"</p>", b"</p>" + SCRIPT, 1)) > 0
+    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
+    assert report["pages"]["rendered"] == report["pages"]["html"]
+    assert not [p for p, data in _files(site / "fresh").items() if SCRIPT in data]
+    again = _cli(site, "build", "-q", "--demo", "--offline", "-o", "again")  # stored again
+    assert _files(site / "again") == _files(site / "fresh") and again["pages"]["rendered"]
+
+
+def test_a_tampered_stored_search_bundle_never_reaches_the_output(site: Path) -> None:
+    def poison(files: dict[str, bytes]) -> dict[str, bytes]:
+        return {name: data + b"\nalert('poisoned');\n" if name.endswith(".js") else data
+                for name, data in files.items()}
+
+    assert _edit_rows(site, "search", _edit_fileset(poison)) == 1
+    _cli(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
+    bundle = {p: d for p, d in _files(site / "fresh").items() if p.startswith("pagefind/")}
+    assert bundle and not [p for p, data in bundle.items() if b"poisoned" in data]
+    assert bundle == {p: d for p, d in _files(site / "out").items() if p.startswith("pagefind/")}
+
+
+def test_a_tampered_stored_image_variant_never_reaches_the_output(site: Path) -> None:
+    def poison(files: dict[str, bytes]) -> dict[str, bytes]:
+        return {name: b"poisoned " + SCRIPT for name in files}
+
+    assert _edit_rows(site, "imagevariants", _edit_fileset(poison)) > 0
+    _cli(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
+    media = {p: d for p, d in _files(site / "fresh").items() if p.startswith("media/")}
+    assert media and not [p for p, data in media.items() if b"poisoned" in data]
+    assert media == {p: d for p, d in _files(site / "out").items() if p.startswith("media/")}
+
+
+def test_a_stray_file_survives_neither_a_build_nor_force(site: Path) -> None:
+    out = site / "out"
+    clean = _files(out)
+    for flags in ((), (), ("--force",)):  # (the second: the no-change fast path)
+        (out / "evil.js").write_bytes(SCRIPT)
+        (out / "night-train-to-vienna" / "steal.html").write_bytes(SCRIPT)
+        (out / ".well-known" / "x").mkdir(parents=True, exist_ok=True)
+        _cli(site, "build", "-q", "--demo", "--offline", "-o", "out", *flags)
+        assert _files(out) == clean, flags
+        assert not (out / ".well-known").exists()
+        _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")  # nothing to do
+        assert _files(out) == clean
+
+
+def test_a_tampered_page_is_written_again_even_with_its_manifest_and_store_edited(
+        site: Path) -> None:
+    out = site / "out"
+    clean = _files(out)
+    page = out / "night-train-to-vienna" / "index.html"
+    poisoned = page.read_bytes().replace(b"</body>", SCRIPT + b"</body>")
+    old, new = (hashlib.sha256(d).hexdigest() for d in (page.read_bytes(), poisoned))
+    page.write_bytes(poisoned)
+    manifest = out / MANIFEST_NAME  # the attacker makes the manifest and the store agree
+    manifest.write_text(manifest.read_text().replace(old, new))
+    with sqlite3.connect(site / ".sitegen" / "demo" / "store.sqlite") as db:
+        db.execute("UPDATE pages SET sha = ? WHERE sha = ?", (new.encode(), old.encode()))
+    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert _files(out) == clean and report["pages"]["rendered"] >= 1
+    quick = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert "unchanged" in quick["timings"]  # the no-change fast path answers
+    page.write_bytes(page.read_bytes().replace(b"<html", b"<HTML", 1))  # the same size
+    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")  # not the fast path
+    assert _files(out) == clean and report["pages"]["rendered"] == 1
+
+
+def test_a_cache_restored_by_tar_renders_nothing_then_repairs_what_was_changed(
+        site: Path, tmp_path: Path) -> None:
+    """As CI restores a cache: GNU tar, mtimes to the second, new inodes and ctimes."""
+    _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    built = _files(site / "out")
+    archive, restored = tmp_path / "cache.tar", tmp_path / "restored"
+    subprocess.run(["tar", "--format=gnu", "-cf", str(archive), "-C", str(site),
+                    ".sitegen", "out"], check=True, timeout=300)
+    restored.mkdir()
+    subprocess.run(["tar", "-xf", str(archive), "-C", str(restored)], check=True, timeout=300)
+    assert (restored / "out" / "index.html").stat().st_mtime_ns % 10**9 == 0
+    report = _cli(restored, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert report["pages"]["rendered"] == 0 and report["pages"]["written"] == 0
+    assert _files(restored / "out") == built
+    page = restored / "out" / "index.html"
+    page.write_bytes(page.read_bytes().replace(b"</body>", SCRIPT + b"</body>"))
+    (restored / "out" / "media" / "stray.js").write_bytes(SCRIPT)
+    report = _cli(restored, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert _files(restored / "out") == built and report["pages"]["rendered"] == 1
+    assert report["pages"]["removed"] == 1

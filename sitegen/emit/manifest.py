@@ -3,12 +3,12 @@
 Role: the pure half of the writer. `safe_relpath` decides whether a path may be
 written inside the output at all (no absolute paths, no "..", no backslashes, no
 control characters, no empty or dot segments). The `Manifest` lists every file
-sitegen wrote with the SHA-256 of its bytes, so the next build removes only paths
-it lists and knows its own files from the user's. It is part of the output, so it
-is deterministic: sorted, one file per line, no time and no local path. The size
-and mtime each file had when the writer left it (`FileEntry`) are kept in the
-content store instead (`OutputWriter(stats=...)`). This module must never touch the
-file system.
+sitegen wrote with the SHA-256 of its bytes, for people, `sitegen deploy` and other
+tools. It is part of the output, so it is deterministic: sorted, one file per line, no
+time and no local path. The output is untrusted (a CI cache), so the writer never takes a
+hash from it: what each file's bytes, inode, size and ctime were when the writer left it
+(`FileEntry`) is kept, sealed, in the content store (`OutputWriter(record=...)`). This
+module must never touch the file system.
 """
 
 from __future__ import annotations
@@ -70,15 +70,17 @@ def safe_relpath(path: str) -> str:
 
 
 class FileEntry(NamedTuple):
-    """One file sitegen wrote: the hash of its bytes, and its size and mtime as left.
+    """One file sitegen wrote: the hash of its bytes, and its inode, size and ctime as left.
 
-    A size or mtime of -1 (no record of them: a new store, an older sitegen) matches no
-    file on disk; such a file is trusted only after its bytes are hashed again.
+    An inode, size or ctime of -1 (no record of them) matches no file on disk; such a file
+    is trusted only after its bytes are hashed again. The ctime is what the kernel sets on
+    any change of a file and no one can set back (an mtime can be, by `touch` or `tar`).
     """
 
     sha256: str
+    ino: int = -1
     size: int = -1
-    mtime_ns: int = -1
+    ctime_ns: int = -1
 
 
 #: What `json.dumps(text, ensure_ascii=False)` returns for a str (the json module's own

@@ -4,8 +4,9 @@ Role: the low-level half of `sitegen.emit.writer`, its only caller. It creates a
 staged file (new only, never through an existing one: `write_new`), makes the
 folders of a staged path (`make_folders`), carries a file of the live output into
 staging as a hard link (`link_into`), lists what in the live output sitegen did not
-write (`foreign_entries`), swaps staging and output in one step (`exchange_dirs`)
-and removes what an interrupted build left beside the output (`recover_leftovers`).
+write (`foreign_entries`), tells whether a file holds given bytes (`holding`), swaps
+staging and output in one step (`exchange_dirs`) and removes what an interrupted
+build left beside the output (`recover_leftovers`).
 Failures are `OSError`s; the writer turns them into one-line errors. It must never
 write outside the output folder and its `.NAME.sitegen-*` siblings, and never follow
 a symlink.
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import os
 import shutil
+import stat
 from pathlib import Path
 
 #: How a staged file is created: a new file only (as `open(path, "xb")`), never inherited.
@@ -85,12 +88,39 @@ def link_into(source: str, target: str) -> None:
             shutil.copy2(source, target, follow_symlinks=False)
 
 
+def holding(path: str, digest: str, size: int) -> os.stat_result | None:
+    """The lstat of *path* when it is a regular file of *size* bytes whose sha256 (hex) is
+    *digest*; else None (an unreadable file too)."""
+    try:
+        found = os.lstat(path)
+        if not stat.S_ISREG(found.st_mode) or found.st_size != size:
+            return None
+        with open(path, "rb") as handle:
+            same = hashlib.file_digest(handle, "sha256").hexdigest() == digest
+    except OSError:
+        return None
+    return found if same else None
+
+
+def holds_anything(folder: Path) -> bool:
+    """Whether the folder *folder* holds any entry but a `.git` (`GIT`)."""
+    with os.scandir(folder) as listing:
+        return any(entry.name != GIT for entry in listing)
+
+
+#: A publishing branch's checkout at the output's root (`git worktree add _site gh-pages`):
+#: the owner's, never the site's. It is carried from one output to the next as it is, and
+#: never published (the manifest does not name it, and hosts skip it).
+GIT = ".git"
+
+
 def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list[str]]:
     """What of *output* is not *known* (sitegen's files): (files, folders), sorted.
 
     The files are all but folders (symlinks are not followed); the folders are those
     the files are in, and every empty folder but those sitegen's files were in.
-    Paths are output-relative. An unreadable folder raises.
+    Paths are output-relative; the root's `.git` is not looked into. An unreadable
+    folder raises.
     """
     files: list[str] = []
     empty: list[str] = []
@@ -103,6 +133,8 @@ def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list
             empty.append(prefix)
         for entry in entries:
             rel = f"{prefix}/{entry.name}" if prefix else entry.name
+            if rel == GIT:
+                continue
             if entry.is_dir(follow_symlinks=False):
                 pending.append(rel)
             elif rel not in known:
@@ -112,6 +144,22 @@ def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list
         ours = {folder for rel in known for folder in parents(rel)}
         folders.update(rel for rel in empty if rel not in ours)
     return sorted(files), sorted(folders)
+
+
+def git_entries(output: str) -> tuple[list[str], list[str]]:
+    """The folders and the files (symlinks unfollowed) of *output*'s root `.git` folder,
+    output-relative, parents before children; nothing when it is not a folder."""
+    root = os.path.join(output, GIT)
+    if os.path.islink(root) or not os.path.isdir(root):
+        return [], []
+    folders, files = [GIT], []
+    for here, dirs, names in os.walk(root):
+        rel = GIT + here[len(root):].replace(os.sep, "/")
+        folders.extend(f"{rel}/{name}" for name in dirs
+                       if not os.path.islink(os.path.join(here, name)))
+        files.extend(f"{rel}/{name}" for name in names)
+        files.extend(f"{rel}/{name}" for name in dirs if os.path.islink(os.path.join(here, name)))
+    return folders, files
 
 
 def parents(rel: str) -> list[str]:

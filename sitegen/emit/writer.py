@@ -4,14 +4,24 @@ Role: the build names every file of the new site, by its bytes (`write`) or as t
 previous build's file, still `intact` (`keep`). New bytes go into a staging folder
 beside the output (a render worker stages the pages it renders: the building process
 `reserve`s their paths before the fork, the worker `stage`s the bytes, the building
-process `adopt`s what it sends back); `commit` hard-links the unchanged files and the
-user's own files (all the previous manifest does not list: CNAME, .git/, ...) into it,
-writes the manifest, swaps it with the output in one step and deletes the previous tree. When
-nothing changed, the output is not touched. A build that fails or is killed leaves
-the previous output as it was (the next one removes its leftovers); a lock keeps
-builds apart. It must never write outside the output and its `.NAME.sitegen-*`
-siblings, never follow a symlink, never keep a second copy of the site, and never
-remove a file sitegen did not write (a site that needs its path is refused).
+process `adopt`s what it sends back); `commit` hard-links the unchanged files into it,
+writes the manifest, swaps it with the output in one step and deletes the previous tree,
+so nothing the build did not name survives (a site's own files come from `static/`), but
+for a `.git` folder at its root (a publishing branch's checkout: carried as it is, never
+published).
+When nothing changed and nothing else is there, the output is not touched. A build that
+fails or is killed leaves the previous output as it was (the next one removes its
+leftovers); a lock keeps builds apart.
+
+The output is untrusted (a CI cache can be written by others): what the previous build
+left is known only from the store's sealed record (`record`: each file's sha256, inode,
+size and ctime, and the manifest's stat), never from the output's manifest. A file is
+intact when its inode, size and ctime are the recorded ones (a ctime older than the
+recorded manifest's, so no edit hid in the same clock tick), or else when its bytes hash
+to the recorded sha256. A folder that is not empty and is not sitegen's output (no
+manifest, no record) is refused rather than emptied. It must never write outside the
+output and its `.NAME.sitegen-*` siblings, never follow a symlink, and never keep a
+second copy of the site.
 """
 
 from __future__ import annotations
@@ -61,8 +71,15 @@ class WriteResult:
     unchanged: list[str]
     removed: list[str]
     touched_output: bool  # False when the live output was left as it was
-    #: (size, mtime_ns) of every file of the new output, for `OutputWriter(stats=...)`.
-    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: (sha256, inode, size, ctime_ns) of every file of the new output, and the manifest's
+    #: (inode, size, ctime_ns): what the store records for `OutputWriter(record=...)`.
+    stats: dict[str, tuple[str, int, int, int]] = field(default_factory=dict)
+    manifest: tuple[int, int, int] | None = field(default=None, compare=False)
+
+    @property
+    def record(self) -> tuple[dict[str, tuple[str, int, int, int]], tuple[int, int, int] | None]:
+        """What the store keeps of this output (`Store.save_output_record`)."""
+        return self.stats, self.manifest
 
 
 class OutputWriter:
@@ -73,16 +90,19 @@ class OutputWriter:
     """
 
     def __init__(self, output: Path, *, lock_timeout: float = 60.0,
-                 stats: Mapping[str, tuple[int, int]] | None = None) -> None:
+                 record: tuple[Mapping[str, tuple[str, int, int, int]],
+                               tuple[int, int, int] | None] | None = None) -> None:
         self.output = Path(os.path.realpath(output))
         check_output(self.output)  # (not /, ~, nor any sources: `sitegen.folders`)
         self._staging = tree.sibling(self.output, "staging")
         self._lock = OutputLock(tree.sibling(self.output, "lock"), lock_timeout)
-        self._stats = stats or {}  # (size, mtime_ns) each file had when last written
-        self._previous: dict[str, FileEntry] = {}  # what the previous manifest lists
+        files, manifest = record or ({}, None)
+        #: what the previous build left, as the store's sealed record says (trusted)
+        self._previous = {path: FileEntry(*row) for path, row in files.items()}
         self._had_manifest = False  # else the output is not sitegen's yet: always committed
-        self._paths: frozenset[str] = frozenset()
-        self._racy_ns = 0  # files recorded with an mtime from here on are checked by content
+        self._paths: frozenset[str] = frozenset(self._previous)
+        #: files recorded with a ctime from here on are checked by content
+        self._horizon_ns = manifest[2] if manifest is not None else -1
         self._new: dict[str, FileEntry] = {}  # every path of the new site
         self._carried: set[str] = set()  # those taken unchanged from the live output
         self._folders: set[str] = set()  # the folders the new site's paths need
@@ -99,12 +119,10 @@ class OutputWriter:
         try:
             with _failing(f"cannot remove what an interrupted build left beside {self.output}"):
                 tree.recover_leftovers(self.output)
-            found = self._read_manifest()
-            self._had_manifest, self._previous = found is not None, found or {}
+            self._had_manifest = self._is_sitegens()
         except BaseException:
             self._lock.release()
             raise
-        self._paths = frozenset(self._previous)
         self._open = True
         return self
 
@@ -120,36 +138,34 @@ class OutputWriter:
         finally:
             self._lock.release()
 
-    def _read_manifest(self) -> dict[str, FileEntry] | None:
-        """The previous manifest (its mtime noted: an entry as recent may hide an edit)."""
+    def _is_sitegens(self) -> bool:
+        """Whether the output holds a sitegen manifest; an output that holds anything else
+        but is not sitegen's (no manifest, no record) is refused: it would be emptied."""
         path = self.output / MANIFEST_NAME
-        if not os.path.lexists(path):
-            return None
         with _failing(f"cannot read {path} (check its permissions)"):
-            found = os.lstat(path)
-            listed = Manifest.from_bytes(path.read_bytes() if stat.S_ISREG(found.st_mode)
-                                         else b"")
-        if listed is None:
-            log.warning("%s is not a sitegen manifest; the output's files are kept as the "
-                        "user's own", path)
-        self._racy_ns = found.st_mtime_ns
-        if listed is None:
-            return None
-        stats = self._stats
-        return {path: FileEntry(entry.sha256, *stats.get(path, (-1, -1)))
-                for path, entry in listed.files.items()}
+            if self._previous and os.path.lexists(path):
+                return True  # (the record says whose it is: the manifest is not parsed)
+            found = os.path.isfile(path) and not os.path.islink(path) and \
+                Manifest.from_bytes(path.read_bytes()) is not None
+            if not found and not self._previous and self.output.is_dir() and \
+                    tree.holds_anything(self.output):
+                raise BuildError(
+                    f"the output folder {self.output} holds files but was not written by "
+                    "sitegen, and a build replaces all it holds: move your files into the "
+                    "site's static/ folder (or elsewhere), or choose an empty output folder")
+        return found
 
     def previous_paths(self) -> frozenset[str]:
-        """The paths the previous manifest lists (what the last build wrote)."""
+        """The paths the store records (what the last build wrote)."""
         return self._paths
 
     def intact(self, path: str) -> bool:
         """True when the previous build wrote *path* and the file is still what it wrote.
 
-        Its lstat (a regular file, size, mtime) must equal the record of the build that
-        wrote it. A file with no such record, or whose mtime is not older than the
-        manifest's (it could have been edited in the same clock tick, keeping its stat),
-        has its bytes hashed instead.
+        A regular file whose inode, size and ctime are those recorded (and that ctime is
+        older than the recorded manifest's: no edit can hide in its clock tick) is; any
+        other (a restored cache: new inodes and ctimes) has its bytes hashed and compared
+        with the recorded sha256.
         """
         entry = self._previous.get(path)
         if entry is None:
@@ -157,22 +173,27 @@ class OutputWriter:
         full = os.path.join(self.output, path)
         try:
             found = os.lstat(full)
-            if not stat.S_ISREG(found.st_mode):
-                return False
-            if entry.size >= 0 and (found.st_size, found.st_mtime_ns) != entry[1:]:
-                return False
-            if 0 <= entry.mtime_ns < self._racy_ns:
-                return True
-            with open(full, "rb") as handle:
-                same = hashlib.file_digest(handle, "sha256").hexdigest() == entry.sha256
-            if same:  # known good now: record its stat for the next build
-                self._previous[path] = FileEntry(entry.sha256, found.st_size, found.st_mtime_ns)
-            return same
         except OSError:
             return False
+        if stat.S_ISREG(found.st_mode) and found.st_size == entry.size and \
+                (found.st_ino, found.st_ctime_ns) == (entry.ino, entry.ctime_ns) and \
+                0 <= entry.ctime_ns < self._horizon_ns:
+            return True
+        hashed = tree.holding(full, entry.sha256, entry.size)
+        if hashed is not None:  # known good now: record its stat for the next build
+            self._previous[path] = FileEntry(entry.sha256, hashed.st_ino, hashed.st_size,
+                                             hashed.st_ctime_ns)
+        return hashed is not None
+
+    def _holding(self, rel: str, digest: str, size: int) -> FileEntry | None:
+        """The entry of the output's *rel* when it is a regular file holding the bytes
+        whose sha256 is *digest* (hashed: compared with bytes this build made), else None."""
+        found = tree.holding(os.path.join(self.output, rel), digest, size)
+        return None if found is None else \
+            FileEntry(digest, found.st_ino, found.st_size, found.st_ctime_ns)
 
     def recorded(self, path: str) -> str | None:
-        """The sha256 the previous manifest records for *path* (None: not sitegen's file)."""
+        """The sha256 the store records for *path* (None: the last build did not write it)."""
         entry = self._previous.get(path)
         return entry.sha256 if entry is not None else None
 
@@ -232,11 +253,14 @@ class OutputWriter:
         old = self._previous.get(rel)
         if old is not None and old.sha256 == digest and self.intact(rel):
             return Staged(self._previous[rel], kept=True)  # (with the stat `intact` confirmed)
+        if old is None and (same := self._holding(rel, digest, len(data))) is not None:
+            return Staged(same, kept=True)  # (no record, but these very bytes: a lost store)
         if not self._made:
             self._staged("")
         with _failing(f"cannot write {rel!r} into {self._staging}"):
             written = tree.write_staged(os.fspath(self._staging), rel, data)
-        return Staged(FileEntry(digest, written.st_size, written.st_mtime_ns), kept=False)
+        return Staged(FileEntry(digest, written.st_ino, written.st_size, written.st_ctime_ns),
+                      kept=False)
 
     def adopt(self, path: str, staged: Staged) -> None:
         """Name *path* as `stage` left it (claimed by `write` or `reserve`)."""
@@ -293,60 +317,87 @@ class OutputWriter:
                       "changed during the build? then build again)"):
             tree.link_into(os.path.join(self.output, rel), target)
 
+    def _carry_git(self) -> None:
+        """Hard-link the output's root `.git` (a publishing branch's checkout: the owner's,
+        not the site's) into staging as it is, empty folders included (git needs them)."""
+        with _failing(f"cannot carry the .git folder of {self.output} into the new output"):
+            folders, files = tree.git_entries(os.fspath(self.output))
+            for rel in folders:
+                self._staged(rel + "/")  # (makes the folder *rel*)
+            for rel in files:
+                self._carry(rel)
+
     def commit(self) -> WriteResult:
-        """Swap the new site in, or leave the output untouched when nothing changed."""
+        """Swap the new site in, or leave the output untouched when nothing changed (every
+        file carried, no stray file, the manifest as it would be written)."""
         self._check_open()
         self._committed = True  # (once only, and nothing more to add)
         if self._reserved:
             raise BuildError(f"{len(self._reserved)} reserved output path(s) were never "
                              "written: this is a bug in sitegen")
         written = sorted(self._new.keys() - self._carried)
-        removed = sorted(self._paths.difference(self._new))
-        result = WriteResult(written, sorted(self._carried), removed, touched_output=False,
-                             stats={path: (entry.size, entry.mtime_ns)
-                                    for path, entry in self._new.items() if entry.size >= 0})
-        if not written and not removed and self._had_manifest:  # the same, all carried
-            return result
+        strays = self._strays()
+        removed = sorted(self._paths.difference(self._new).union(
+            rel for rel in strays if not rel.endswith("/")))
+        result = WriteResult(written, sorted(self._carried), removed, touched_output=False)
+        manifest = Manifest(self._new).to_bytes()
+        if not written and not removed and not strays and self._had_manifest \
+                and self._manifest_is(manifest):  # the same, all carried
+            return self._recorded(result, set())
         for rel in result.unchanged:
             self._carry(rel)
-        target = self._staged(MANIFEST_NAME)  # the last of sitegen's files: its mtime
-        with _failing(f"cannot write the manifest into {self._staging}"):  # bounds trust
-            made = tree.write_new(target, Manifest(self._new).to_bytes())
-            newest = max((self._new[rel].mtime_ns for rel in written), default=-1)
-            while made.st_mtime_ns <= newest:  # a later clock tick than every file written,
-                time.sleep(0.002)  # so a file edited in the tick it was written is not trusted
-                os.utime(target)
-                made = os.lstat(target)
-        if self.output.is_dir():
-            self._carry_foreign()
+        self._carry_git()
+        with _failing(f"cannot write the manifest into {self._staging}"):
+            tree.write_new(self._staged(MANIFEST_NAME), manifest)
         with _failing(f"cannot swap the new output into {self.output}"):
             previous = tree.exchange_dirs(self._staging, self.output)
         result.touched_output = True
         if previous is not None:  # (what cannot be removed now, the next build removes)
             shutil.rmtree(previous, ignore_errors=True)
-        return result
+        return self._recorded(result, self._carried)
 
-    def _carry_foreign(self) -> None:
-        """Carry what in the output sitegen did not write (`tree.foreign_entries`).
-
-        Done last before the swap: a file dropped into the output after it is not seen.
-        """
+    def _strays(self) -> list[str]:
+        """What in the output this build does not name: files, and folders it needs not."""
+        if not self.output.is_dir():
+            return []
         try:
             files, folders = tree.foreign_entries(os.fspath(self.output),
-                                                  self._paths | {MANIFEST_NAME})
+                                                  frozenset(self._new) | {MANIFEST_NAME})
         except OSError as error:
-            raise BuildError(f"cannot list {error.filename}: {error.strerror}; sitegen keeps "
+            raise BuildError(f"cannot list {error.filename}: {error.strerror}; sitegen removes "
                              "every file of the output it did not write, so it must read them") \
                 from None
-        clashes = [rel for rel in files if rel in self._new or rel in self._folders]
-        clashes += [rel for rel in folders if rel in self._new]
-        if clashes:
-            shown = ", ".join(sorted(clashes)[:5]) + (", ..." if len(clashes) > 5 else "")
-            raise BuildError(f"{self.output} holds files sitegen did not write where the new "
-                             f"site puts its own ({shown}): move them out of the output folder")
-        for rel in folders:
-            with _failing(f"cannot carry the folder {rel!r} into the new output"):
-                tree.make_folders(os.fspath(self._staging), rel, self._made)
-                shutil.copymode(self.output / rel, self._staging / rel)
-        for rel in files:
-            self._carry(rel)
+        return files + [folder + "/" for folder in folders if folder not in self._folders]
+
+    def _manifest_is(self, data: bytes) -> bool:
+        """Whether the output's manifest is a regular file holding exactly *data*."""
+        path = os.path.join(self.output, MANIFEST_NAME)
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                return False
+            with open(path, "rb") as handle:
+                return handle.read() == data
+        except OSError:
+            return False
+
+    def _recorded(self, result: WriteResult, moved: set[str]) -> WriteResult:
+        """*result* with what the store is to record: each file's stat as the output holds it
+        (the files in *moved* were linked and unlinked: their ctime changed, so they are
+        stat again) and the manifest's, whose ctime is made later than every file's."""
+        stats: dict[str, tuple[str, int, int, int]] = {}
+        for path, entry in self._new.items():
+            if path in moved:
+                with _failing(f"cannot read {path!r} of {self.output}"):
+                    found = os.lstat(os.path.join(self.output, path))
+                entry = FileEntry(entry.sha256, found.st_ino, found.st_size, found.st_ctime_ns)
+            stats[path] = (entry.sha256, entry.ino, entry.size, entry.ctime_ns)
+        target = os.path.join(self.output, MANIFEST_NAME)
+        newest = max((row[3] for row in stats.values()), default=-1)
+        with _failing(f"cannot update the manifest of {self.output}"):
+            made = os.lstat(target)
+            while made.st_ctime_ns <= newest:  # a later clock tick than every file's, so a
+                time.sleep(0.002)  # file edited in the tick it was recorded is not trusted
+                os.utime(target, ns=(made.st_atime_ns, made.st_mtime_ns), follow_symlinks=False)
+                made = os.lstat(target)
+        result.stats, result.manifest = stats, (made.st_ino, made.st_size, made.st_ctime_ns)
+        return result

@@ -54,12 +54,12 @@ def open_config_store(config: Config) -> Store:
     is set aside until its source is built again (`sitegen.store`): `Store.recreated`,
     `Store.discarded` and `Store.set_aside` tell.
     """
-    return open_store(config.cache_path, config_source(config))
+    return open_store(config.cache_path, config_source(config), config.api.key_env)
 
 
 def peek_config_store(config: Config) -> Store | None:
     """The content store of *config* read-only, or None: creates and changes nothing."""
-    return peek_store(config.cache_path, config_source(config))
+    return peek_store(config.cache_path, config_source(config), config.api.key_env)
 
 
 def save_workspace(store: Store, workspace: Workspace) -> bool:

@@ -60,7 +60,7 @@ def test_a_manifest_reads_back_as_written(files: dict[str, FileEntry]) -> None:
     parsed = Manifest.from_bytes(Manifest(files).to_bytes())
     assert parsed is not None
     assert parsed.files == {path: FileEntry(entry.sha256) for path, entry in files.items()}
-    assert all(entry.size == entry.mtime_ns == -1 for entry in parsed.files.values())
+    assert all(entry[1:] == (-1, -1, -1) for entry in parsed.files.values())
 
 
 @pytest.mark.parametrize("data", [

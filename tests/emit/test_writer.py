@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import logging
 import os
 import stat
 import time
@@ -36,13 +35,16 @@ def snapshot(root: Path) -> Snapshot:
     return result
 
 
+Record = tuple[Mapping[str, tuple[str, int, int, int]], tuple[int, int, int] | None]
+
+
 def build(output: Path, files: dict[str, bytes], keep: set[str] | None = None,
-          stats: Mapping[str, tuple[int, int]] | None = None) -> WriteResult:
+          record: Record | None = None) -> WriteResult:
     """Write *files*, keeping those in *keep* where the writer can.
 
-    *stats* are what the build keeps in its store: the previous commit's `result.stats`.
+    *record* is what the build keeps in its store: the previous commit's `result.record`.
     """
-    with OutputWriter(output, stats=stats) as writer:
+    with OutputWriter(output, record=record) as writer:
         for path, data in files.items():
             if keep is not None and path in keep and writer.keep(path):
                 continue
@@ -54,9 +56,12 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def on_disk(root: Path, paths: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """(size, mtime_ns) of each of *paths* under *root*: what `WriteResult.stats` holds."""
-    return {p: ((root / p).lstat().st_size, (root / p).lstat().st_mtime_ns) for p in paths}
+def on_disk(root: Path, paths: Iterable[str]) -> dict[str, tuple[str, int, int, int]]:
+    """(sha256, inode, size, ctime_ns) of each of *paths* under *root*: what
+    `WriteResult.stats` holds."""
+    found = {p: (root / p).lstat() for p in paths}
+    return {p: (sha((root / p).read_bytes()), s.st_ino, s.st_size, s.st_ctime_ns)
+            for p, s in found.items()}
 
 
 def no_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,30 +117,38 @@ def test_a_no_change_rebuild_leaves_the_output_untouched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_keep: bool) -> None:
     out = tmp_path / "_site"
     first = build(out, SITE)
-    (out / "CNAME").write_text("mine\n")
     before, folder = snapshot(out), out.stat()
     no_hashing(monkeypatch)  # the stats of the first build suffice: no file is read
-    result = build(out, SITE, keep=set(SITE) if by_keep else None, stats=first.stats)
+    result = build(out, SITE, keep=set(SITE) if by_keep else None, record=first.record)
     assert result == WriteResult([], sorted(SITE), [], touched_output=False, stats=first.stats)
     assert snapshot(out) == before
     assert (out.stat().st_ino, out.stat().st_mtime_ns) == (folder.st_ino, folder.st_mtime_ns)
 
 
 @pytest.mark.parametrize("by_keep", [False, True], ids=["same-bytes", "keep"])
-def test_without_stats_a_rebuild_hashes_every_file_then_carries_it_and_knows_its_stat(
+def test_without_a_record_a_file_is_kept_only_for_the_bytes_the_build_made(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_keep: bool) -> None:
+    """The output's own manifest is never trusted (a CI cache can be written by others):
+    without the store's record (a deleted store) `keep` refuses every file, and `write`
+    carries a file only when it holds the very bytes written (hashed), then knows its stat."""
     out = tmp_path / "_site"
-    build(out, SITE)  # its stats are lost: a deleted store
+    build(out, SITE)  # its record is lost: a deleted store
+    (out / "feed.xml").write_bytes(b"<evil/>")  # and its manifest would still say feed.xml
     before = snapshot(out)
     hashed = count_hashing(monkeypatch)
-    result = build(out, SITE, keep=set(SITE) if by_keep else None, stats=None)
+    with OutputWriter(out) as writer:
+        assert writer.previous_paths() == frozenset() and not writer.keep("index.html")
+    result = build(out, SITE, keep=set(SITE) if by_keep else None, record=None)
     assert sorted(hashed) == sorted(os.fspath(out / path) for path in SITE)  # each once
-    assert result == WriteResult([], sorted(SITE), [], touched_output=False,
-                                 stats=on_disk(out, SITE))
-    assert snapshot(out) == before
-    no_hashing(monkeypatch)  # and with those stats, the next build reads no file
-    again = build(out, SITE, keep=set(SITE) if by_keep else None, stats=result.stats)
-    assert again == result and snapshot(out) == before
+    assert result == WriteResult(["feed.xml"], sorted(set(SITE) - {"feed.xml"}), [],
+                                 touched_output=True, stats=on_disk(out, SITE))
+    assert (out / "feed.xml").read_bytes() == SITE["feed.xml"]
+    assert {p: v for p, v in snapshot(out).items() if p in SITE and p != "feed.xml"} == {
+        p: v for p, v in before.items() if p in SITE and p != "feed.xml"}
+    monkeypatch.undo()
+    no_hashing(monkeypatch)  # and with that record, the next build reads no file
+    again = build(out, SITE, keep=set(SITE) if by_keep else None, record=result.record)
+    assert again == WriteResult([], sorted(SITE), [], touched_output=False, stats=result.stats)
 
 
 def test_one_changed_file_is_the_only_one_written(
@@ -145,7 +158,7 @@ def test_one_changed_file_is_the_only_one_written(
     before = snapshot(out)
     no_hashing(monkeypatch)
     result = build(out, {**SITE, "a/index.html": b"<h1>a, edited</h1>"}, keep={"feed.xml"},
-                   stats=first.stats)
+                   record=first.record)
     assert result == WriteResult(["a/index.html"], sorted(set(SITE) - {"a/index.html"}), [],
                                  touched_output=True, stats=on_disk(out, SITE))
     assert result.stats["a/index.html"] != first.stats["a/index.html"]
@@ -169,36 +182,36 @@ def test_intact_and_keep_trust_only_files_as_sitegen_left_them(
     (out / "c/index.html").symlink_to(out / "index.html")
     (out / "d/index.html").unlink()
     (out / "d/index.html").mkdir()
-    os.utime(out / "e.html", ns=(0, 10**18))  # same bytes, another mtime
-    os.utime(out / "f.html", ns=(0, 10**18))  # likewise, but with no stat record: hashed
-    (out / "g.html").write_bytes(b"G")  # no stat record, and other bytes
-    (out / "CNAME").write_text("mine\n")  # the user's, whatever stats say of it
-    stats = {**first.stats, "CNAME": on_disk(out, ["CNAME"])["CNAME"]}
-    del stats["f.html"], stats["g.html"]
+    os.utime(out / "e.html", ns=(0, 10**18))  # same bytes, another ctime: hashed
+    (out / "g.html").write_bytes(b"G")  # same size, other bytes: hashed
+    (out / "CNAME").write_text("mine\n")  # not the build's: removed
+    stats = dict(first.stats)
+    stats["f.html"] = (sha(b"f"), -1, 1, -1)  # (no stat recorded: hashed)
     hashed = count_hashing(monkeypatch)
-    with OutputWriter(out, stats=stats) as writer:
+    with OutputWriter(out, record=(stats, first.manifest)) as writer:
         assert writer.previous_paths() == frozenset(files)
         assert writer.recorded("e.html") == sha(b"e") and writer.recorded("g.html") == sha(b"g")
         assert writer.recorded("CNAME") is None and writer.recorded("new.html") is None
         assert writer.intact("index.html") and writer.intact("feed.xml")  # by their stats
-        assert writer.intact("f.html")  # by its bytes
-        assert hashed == [os.fspath(out / "f.html")]
-        for path in ("a/index.html", "b/index.html", "c/index.html", "d/index.html", "e.html",
+        assert hashed == []
+        assert writer.intact("f.html") and writer.intact("e.html")  # by their bytes
+        assert sorted(hashed) == [os.fspath(out / "e.html"), os.fspath(out / "f.html")]
+        for path in ("a/index.html", "b/index.html", "c/index.html", "d/index.html",
                      "g.html", "CNAME", "new.html", "../x", MANIFEST_NAME):
             assert not writer.intact(path), path
             assert not writer.keep(path), path
         assert writer.keep("index.html")
         writer.write("a/index.html", SITE["a/index.html"])  # not kept: not claimed either
-        writer.write("e.html", b"e")  # the same bytes, but not as left: written
-        writer.write("f.html", b"f")  # the same bytes, as left: carried
+        writer.write("e.html", b"e")  # the same bytes, as left: carried
+        writer.write("f.html", b"f")  # likewise
         result = writer.commit()
-    assert result.written == ["a/index.html", "e.html"]
-    assert result.unchanged == ["f.html", "index.html"]
-    assert result.removed == ["b/index.html", "c/index.html", "d/index.html", "feed.xml",
-                              "g.html"]
+    assert result.written == ["a/index.html"]
+    assert result.unchanged == ["e.html", "f.html", "index.html"]
+    assert result.removed == ["CNAME", "b/index.html", "c/index.html", "d/index.html",
+                              "feed.xml", "g.html"]
     assert result.stats == on_disk(out, ["a/index.html", "e.html", "f.html", "index.html"])
     assert (out / "a/index.html").read_bytes() == SITE["a/index.html"]
-    assert (out / "CNAME").read_text() == "mine\n"
+    assert not (out / "CNAME").exists()
 
 
 def test_a_file_edited_in_the_manifests_clock_tick_is_checked_by_content(
@@ -206,23 +219,22 @@ def test_a_file_edited_in_the_manifests_clock_tick_is_checked_by_content(
     out = tmp_path / "_site"
     first = build(out, SITE)
     page = out / "a/index.html"
-    written = page.lstat()
     page.write_bytes(SITE["a/index.html"].upper())  # same size
-    os.utime(page, ns=(written.st_atime_ns, written.st_mtime_ns))  # and the same mtime
-    assert on_disk(out, SITE) == first.stats  # so the stats cannot tell
-    manifest = out / MANIFEST_NAME
-    oldest = min(mtime for _, mtime in first.stats.values())
-    os.utime(manifest, ns=(0, oldest))  # as if every file was written in the manifest's tick
+    # as if edited in the clock tick it was recorded in: its stat is the recorded one
+    stats = {**first.stats, "a/index.html": (sha(SITE["a/index.html"]),
+                                             *on_disk(out, ["a/index.html"])["a/index.html"][1:])}
+    assert first.manifest is not None
+    newest = max(row[3] for row in stats.values())
+    oldest = min(row[3] for row in stats.values())
     hashed = count_hashing(monkeypatch)
-    with OutputWriter(out, stats=first.stats) as writer:
+    racy = (first.manifest[0], first.manifest[1], oldest)  # every file in the manifest's tick
+    with OutputWriter(out, record=(stats, racy)) as writer:
         assert not writer.intact("a/index.html")
         assert all(writer.intact(path) for path in SITE if path != "a/index.html")
         assert len(hashed) == len(SITE)  # hashed (each of them), and the others the same
-    os.utime(manifest, ns=(0, oldest + 10**9))  # a later tick: stats suffice
-    with OutputWriter(out) as writer:  # (but not without them: a deleted store)
-        assert not writer.intact("a/index.html")
+    later = (first.manifest[0], first.manifest[1], newest + 1)  # a later tick: stats suffice
     no_hashing(monkeypatch)  # (and no file is read for it)
-    with OutputWriter(out, stats=first.stats) as writer:
+    with OutputWriter(out, record=(stats, later)) as writer:
         assert all(writer.intact(path) for path in SITE)  # the edit is not seen: as designed
 
 
@@ -231,31 +243,19 @@ def test_the_manifest_is_a_later_clock_tick_than_every_file_the_commit_wrote(
     out = tmp_path / "_site"
     first = build(out, SITE)
     manifest = out / MANIFEST_NAME
-    assert manifest.lstat().st_mtime_ns > max(mtime for _, mtime in first.stats.values())
-    real_write = tree.write_new
-    newest = [0]
-
-    def coarse_clock(target: str, data: bytes) -> os.stat_result:
-        """Stamp each file with the clock's next 20 ms, the manifest with the newest file's
-        mtime: as a coarse clock does when they are written in the same tick."""
-        made = real_write(target, data)
-        if os.path.basename(target) == MANIFEST_NAME:
-            os.utime(target, ns=(made.st_atime_ns, newest[0]))
-        else:
-            newest[0] = max(newest[0], time.time_ns() + 20 * 10**6)
-            os.utime(target, ns=(made.st_atime_ns, newest[0]))
-        return os.lstat(target)
-
-    monkeypatch.setattr(tree, "write_new", coarse_clock)
+    assert first.manifest is not None
+    found = manifest.lstat()
+    assert first.manifest == (found.st_ino, found.st_size, found.st_ctime_ns)
+    assert found.st_ctime_ns > max(row[3] for row in first.stats.values())
     site = {**SITE, "index.html": b"v2", "new/index.html": b"new"}
-    result = build(out, site, keep=set(SITE) - {"index.html"}, stats=first.stats)
-    monkeypatch.undo()
+    result = build(out, site, keep=set(SITE) - {"index.html"}, record=first.record)
     assert result.written == ["index.html", "new/index.html"]
-    assert result.stats == on_disk(out, site)
-    assert manifest.lstat().st_mtime_ns > max(mtime for _, mtime in result.stats.values())
-    assert manifest.lstat().st_mtime_ns > newest[0]
+    assert result.stats == on_disk(out, site)  # (the carried files: linked and unlinked)
+    assert result.manifest is not None
+    assert manifest.lstat().st_ctime_ns == result.manifest[2]
+    assert result.manifest[2] > max(row[3] for row in result.stats.values())
     no_hashing(monkeypatch)  # so the next build trusts every file by its stat
-    again = build(out, site, keep=set(site), stats=result.stats)
+    again = build(out, site, keep=set(site), record=result.record)
     assert again.unchanged == sorted(site) and not again.touched_output
 
 
@@ -264,49 +264,40 @@ def test_two_builds_of_the_same_files_anywhere_at_any_time_give_the_same_manifes
     first, second = tmp_path / "one" / "_site", tmp_path / "elsewhere" / "deep" / "out"
     made = build(first, SITE)
     time.sleep(0.05)  # a later clock tick: other mtimes
-    (second / "CNAME").parent.mkdir(parents=True)
-    (second / "CNAME").write_text("the user's\n")
     again = build(second, dict(reversed(list(SITE.items()))))
     assert made.stats.keys() == again.stats.keys()
     assert all(made.stats[path][1] != again.stats[path][1] for path in SITE)
     data = (first / MANIFEST_NAME).read_bytes()
     assert (second / MANIFEST_NAME).read_bytes() == data and str(tmp_path).encode() not in data
     assert {p: v[0] for p, v in snapshot(first).items()} == {
-        p: v[0] for p, v in snapshot(second).items() if p != "CNAME"}  # (the manifest too)
-    changed = build(first, {**SITE, "index.html": b"v2"}, stats=made.stats)
+        p: v[0] for p, v in snapshot(second).items()}  # (the manifest too)
+    changed = build(first, {**SITE, "index.html": b"v2"}, record=made.record)
     assert (first / MANIFEST_NAME).read_bytes() != data
-    build(first, SITE, stats=changed.stats)  # and back: the very bytes again
+    build(first, SITE, record=changed.record)  # and back: the very bytes again
     assert (first / MANIFEST_NAME).read_bytes() == data
 
 
-def test_stale_files_are_removed_but_the_users_files_and_folders_survive(tmp_path: Path) -> None:
+def test_stale_and_stray_files_and_folders_are_all_removed(tmp_path: Path) -> None:
+    """Anything in the output the build does not write goes (a site's own files come from
+    static/): a file dropped into a restored CI cache is never published. A `.git` at the
+    root (a publishing branch's checkout) is the owner's: it stays, never published."""
     out = tmp_path / "_site"
-    build(out, SITE)
+    first = build(out, SITE)
     (out / "CNAME").write_text("notes.acme.test\n")
-    (out / ".nojekyll").write_text("")
     (out / ".git" / "objects").mkdir(parents=True)
     (out / ".git" / "config").write_text("[core]\n")
-    (out / ".git").chmod(0o700)
     (out / ".well-known").mkdir()
     (out / "b" / "notes.txt").write_text("mine")
     (out / "b" / "hard").hardlink_to(out / "CNAME")
     (out / "link").symlink_to("/etc/hostname")
     (out / "dangling").symlink_to("nowhere")
-    before = snapshot(out)
-    user = {p: v for p, v in before.items() if p not in {*SITE, MANIFEST_NAME, "a"}}
-    result = build(out, {"index.html": SITE["index.html"], "feed.xml": b"new"})
-    assert result.removed == ["a/index.html", "b/index.html"]
-    assert not (out / "a").exists() and not (out / "b/index.html").exists()
-    after = snapshot(out)
-    for path, (kind, mtime, inode) in user.items():
-        if kind == "dir":
-            assert after[path][0] == "dir", path
-        else:
-            assert after[path] == (kind, mtime, inode), path  # the very files, linked
-    assert stat.S_IMODE((out / ".git").stat().st_mode) == 0o700
-    build(out, SITE)  # and again, once sitegen's folder b/ is back
-    assert (out / "b" / "notes.txt").read_text() == "mine"
-    assert (out / ".git" / "config").exists() and (out / ".git" / "objects").is_dir()
+    result = build(out, {"index.html": SITE["index.html"], "feed.xml": b"new"},
+                   keep={"index.html"}, record=first.record)
+    assert result.removed == ["CNAME", "a/index.html", "b/hard", "b/index.html",
+                              "b/notes.txt", "dangling", "link"]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+        ".git", ".git/config", ".git/objects", MANIFEST_NAME, "feed.xml", "index.html"]
+    assert Path("/etc/hostname").exists()  # (a symlink is removed, never followed)
 
 
 def test_an_emptied_folder_of_sitegen_is_not_kept_as_the_users(tmp_path: Path) -> None:
@@ -317,28 +308,34 @@ def test_an_emptied_folder_of_sitegen_is_not_kept_as_the_users(tmp_path: Path) -
     assert not (out / "a").exists()
 
 
-def test_a_first_build_into_a_folder_keeps_whatever_was_there(tmp_path: Path) -> None:
+def test_a_first_build_into_a_folder_of_other_files_is_refused_and_the_folder_kept(
+        tmp_path: Path) -> None:
     out = tmp_path / "_site"
     (out / "old").mkdir(parents=True)
     (out / "old.html").write_text("someone else's")
-    build(out, SITE)
-    assert (out / "old.html").read_text() == "someone else's" and (out / "old").is_dir()
-    build(out, {"index.html": b"x"})
-    assert (out / "old.html").exists() and (out / "old").is_dir()
+    before = snapshot(out)
+    with pytest.raises(BuildError, match="not written by sitegen.*static/"):
+        build(out, SITE)
+    assert snapshot(out) == before and beside(out) == ["._site.sitegen-lock", "_site"]
+    (out / "old.html").unlink()
+    (out / "old").rmdir()
+    build(out, SITE)  # an empty folder is fine
+    assert (out / "index.html").read_bytes() == SITE["index.html"]
 
 
 @pytest.mark.parametrize("place", [
     ("index.html", "file"),  # where the site writes a file
     ("a", "file"),  # where the site needs a folder
-    ("feed.xml/mine.txt", "file"),  # a folder of the user's where the site writes a file
-    ("feed.xml", "folder"),  # an empty folder of the user's, likewise
+    ("feed.xml/mine.txt", "file"),  # a folder where the site writes a file
+    ("feed.xml", "folder"),  # an empty folder, likewise
     ("a", "symlink"),  # a symlink where the site needs a folder: never written through
 ])
-def test_the_users_files_in_the_way_of_the_new_site_are_refused_not_replaced(
+def test_what_was_dropped_in_the_way_of_the_new_site_is_replaced_never_written_through(
         tmp_path: Path, place: tuple[str, str]) -> None:
     out, outside = tmp_path / "_site", tmp_path / "outside"
     outside.mkdir()
-    (out / "x").mkdir(parents=True)
+    first = build(out, {"x/index.html": b"x"})
+    (out / "x" / "index.html").unlink()
     rel, kind = place
     (out / rel).parent.mkdir(parents=True, exist_ok=True)
     if kind == "file":
@@ -347,10 +344,11 @@ def test_the_users_files_in_the_way_of_the_new_site_are_refused_not_replaced(
         (out / rel).mkdir()
     else:
         (out / rel).symlink_to(outside, target_is_directory=True)
-    before = snapshot(out)
-    with pytest.raises(BuildError, match=f"did not write .*{rel.split('/')[0]}"):
-        build(out, SITE)
-    assert snapshot(out) == before and list(outside.iterdir()) == []
+    build(out, SITE, keep=set(SITE), record=first.record)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == \
+        sorted([*SITE, MANIFEST_NAME])
+    assert all((out / path).read_bytes() == data for path, data in SITE.items())
+    assert list(outside.iterdir()) == [] and not (out / "a").is_symlink()
     assert beside(out) == ["._site.sitegen-lock", "_site", "outside"]
 
 
@@ -359,7 +357,7 @@ def test_the_users_files_in_the_way_of_the_new_site_are_refused_not_replaced(
 def test_an_exception_before_or_during_the_commit_keeps_the_previous_output(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
     out = tmp_path / "_site"
-    build(out, SITE)
+    first = build(out, SITE)
     (out / "CNAME").write_text("mine\n")
     before = snapshot(out)
     with pytest.raises(type(error)), OutputWriter(out) as writer:
@@ -369,13 +367,13 @@ def test_an_exception_before_or_during_the_commit_keeps_the_previous_output(
     assert snapshot(out) == before and beside(out) == ["._site.sitegen-lock", "_site"]
 
     def fail(source: str, target: str) -> None:
-        if source.endswith("CNAME"):  # the last step before the swap
+        if source.endswith("feed.xml"):  # the last file carried before the swap
             raise error
         os.link(source, target, follow_symlinks=False)
 
     monkeypatch.setattr(tree, "link_into", fail)
     with pytest.raises(type(error)):
-        build(out, {**SITE, "index.html": b"new home"})
+        build(out, {**SITE, "index.html": b"new home"}, keep=set(SITE), record=first.record)
     assert snapshot(out) == before and beside(out) == ["._site.sitegen-lock", "_site"]
 
 
@@ -392,8 +390,8 @@ def test_unsafe_paths_are_refused(tmp_path: Path, path: str) -> None:
 
 def test_a_path_claimed_twice_is_refused_by_name(tmp_path: Path) -> None:
     out = tmp_path / "_site"
-    build(out, SITE)
-    with OutputWriter(out) as writer:
+    first = build(out, SITE)
+    with OutputWriter(out, record=first.record) as writer:
         writer.write("tag/x/index.html", b"1")
         with pytest.raises(BuildError, match="tag/x/index.html"):
             writer.write("tag/x/index.html", b"2")
@@ -424,7 +422,7 @@ def test_pages_staged_by_a_forked_worker_are_adopted_and_committed(tmp_path: Pat
     out = tmp_path / "_site"
     first = build(out, SITE)
     pages = {"a/index.html": SITE["a/index.html"], "new/deep/index.html": b"<p>new</p>"}
-    with OutputWriter(out, stats=first.stats) as writer:
+    with OutputWriter(out, record=first.record) as writer:
         writer.reserve(pages)
         with pytest.raises(BuildError, match="new/deep/index.html"):
             writer.write("new/deep/index.html", b"twice")
@@ -481,52 +479,40 @@ def test_a_tampered_manifest_cannot_reach_outside(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_an_older_sitegens_manifest_still_names_its_files(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int) -> None:
+def test_an_older_sitegens_output_is_written_again_whole(tmp_path: Path, version: int) -> None:
+    """An older sitegen's output (its manifest's version, no record in the store) is
+    sitegen's, so it is not refused; but nothing in it is trusted: written again."""
     out = tmp_path / "_site"
     build(out, SITE)
-    edited = out / "feed.xml"  # same size and mtime, other bytes: only hashing tells
-    info = edited.lstat()
-    edited.write_bytes(SITE["feed.xml"].upper())
-    os.utime(edited, ns=(info.st_atime_ns, info.st_mtime_ns))
-
-    def entry(path: str, data: bytes) -> str:
-        if version == 1:
-            return f'["{sha(data)}", "input"]'
-        found = (out / path).lstat()  # (version 2 kept stats: never trusted)
-        return f'["{sha(data)}", {found.st_size}, {found.st_mtime_ns}]'
-
     (out / MANIFEST_NAME).write_text(
         f'{{"generator": "sitegen", "version": {version}, "files": {{\n'
-        + ",\n".join(f'  "{p}": {entry(p, d)}' for p, d in SITE.items()) + "\n}}\n")
-    os.utime(out / MANIFEST_NAME, ns=(0, info.st_mtime_ns + 10**9))
-    hashed = count_hashing(monkeypatch)
-    with OutputWriter(out) as writer:  # (an older sitegen's store holds no stats)
-        assert writer.previous_paths() == frozenset(SITE)
-        assert writer.recorded("feed.xml") == sha(SITE["feed.xml"])
-        assert writer.keep("index.html") and not writer.keep("feed.xml")
-        assert writer.write("feed.xml", SITE["feed.xml"]) == sha(SITE["feed.xml"])
+        + ",\n".join(f'  "{p}": ["{sha(d)}", 1, 2]' for p, d in SITE.items()) + "\n}}\n")
+    with OutputWriter(out) as writer:  # (an older sitegen's store holds no record)
+        assert writer.previous_paths() == frozenset()
+        assert not writer.keep("index.html")
+        writer.write("index.html", SITE["index.html"])  # the same bytes: carried
+        writer.write("feed.xml", b"new")
         result = writer.commit()
-    assert set(hashed) == {os.fspath(out / "feed.xml"), os.fspath(out / "index.html")}
     assert result == WriteResult(["feed.xml"], ["index.html"], ["a/index.html", "b/index.html"],
                                  touched_output=True,
                                  stats=on_disk(out, ["feed.xml", "index.html"]))
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
         MANIFEST_NAME, "feed.xml", "index.html"]
-    assert (out / "feed.xml").read_bytes() == SITE["feed.xml"]
     assert Manifest.from_bytes((out / MANIFEST_NAME).read_bytes()) == Manifest(
-        {path: FileEntry(sha(SITE[path])) for path in ("feed.xml", "index.html")})
+        {"feed.xml": FileEntry(sha(b"new")), "index.html": FileEntry(sha(SITE["index.html"]))})
 
 
-def test_a_foreign_manifest_makes_every_file_the_users(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_an_output_with_a_foreign_manifest_and_no_record_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "_site"
-    build(out, SITE)
+    first = build(out, SITE)
     (out / MANIFEST_NAME).write_text('{"generator": "other"}')
-    with caplog.at_level(logging.WARNING, "sitegen.emit"):
+    before = snapshot(out)
+    with pytest.raises(BuildError, match="not written by sitegen"):
         build(out, {"new.html": b"n"})
-    assert "not a sitegen manifest" in caplog.text
-    assert all((out / path).read_bytes() == data for path, data in SITE.items())
+    assert snapshot(out) == before
+    build(out, {"new.html": b"n"}, record=first.record)  # the store's record says whose it is
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+        MANIFEST_NAME, "new.html"]
 
 
 def test_a_second_build_waits_for_the_lock_then_fails_clearly(tmp_path: Path) -> None:
@@ -552,7 +538,7 @@ def test_leftovers_of_interrupted_builds_are_cleaned(tmp_path: Path) -> None:
     # killed between the two renames of the fallback swap: the old output comes back
     out.rename(tmp_path / "._site.sitegen-old")
     (staging / "half").mkdir(parents=True)
-    result = build(out, SITE, stats=first.stats)
+    result = build(out, SITE, record=first.record)
     assert result.unchanged == sorted(SITE)  # the very files, still as sitegen left them
     assert beside(out) == ["._site.sitegen-lock", "_other", "_site"]
 
@@ -567,8 +553,8 @@ def test_no_folder_but_the_output_remains_beside_it(
              {"index.html": b"changed"}, {**SITE, "z/y/x.html": b"deep"}]
     previous: dict[str, bytes] = {}
     for files in sites:
-        (out / "CNAME").parent.mkdir(exist_ok=True)
-        (out / "CNAME").write_text("x")
+        if out.exists():
+            (out / "CNAME").write_text("x")
         with OutputWriter(out) as writer:
             for path, data in files.items():
                 if previous.get(path) != data or not writer.keep(path):
@@ -577,7 +563,7 @@ def test_no_folder_but_the_output_remains_beside_it(
             assert beside(out) == ["._site.sitegen-lock", "_site"]  # the commit's own doing
         previous = files
         assert {p: (out / p).read_bytes() for p in files} == files
-        assert (out / "CNAME").read_text() == "x"
+        assert not (out / "CNAME").exists()
         assert beside(out) == ["._site.sitegen-lock", "_site"]
 
 
@@ -657,7 +643,7 @@ def test_a_writer_is_used_once_and_frees_its_lock_on_any_failure(
     out = tmp_path / "_site"
     with OutputWriter(out) as writer:
         writer.write("index.html", b"x")
-        writer.commit()
+        first = writer.commit()
         for late in (lambda: writer.write("a.html", b"a"), writer.commit):
             with pytest.raises(BuildError, match="not open"):
                 late()
@@ -669,5 +655,5 @@ def test_a_writer_is_used_once_and_frees_its_lock_on_any_failure(
     with pytest.raises(BuildError, match="interrupted build"), OutputWriter(out):
         pass
     monkeypatch.undo()
-    with OutputWriter(out, lock_timeout=0.2) as writer:  # the lock was released
+    with OutputWriter(out, lock_timeout=0.2, record=first.record) as writer:  # released
         assert writer.previous_paths() == {"index.html"}

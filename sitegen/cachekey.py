@@ -1,0 +1,114 @@
+"""The key that authenticates what the store keeps for trust, and its seal.
+
+Role: the store (`.sitegen/`) and the output folder are cached between CI runs, and a
+cache can be written by others (a `pull_request_target` workflow, a compromised action).
+Derived data that bypasses the content sanitiser (rendered bodies, the search bundle,
+image variants and their info, link scans) and the record of the output's files are
+therefore sealed with an HMAC-SHA256 whose key comes from a secret the build has and the
+cache does not hold:
+
+1. `SITEGEN_CACHE_KEY`, when set (it wins);
+2. else the API key (the variable `[api] key_env` names);
+3. else a random per-user key in `$XDG_CACHE_HOME/sitegen/cache-key` (default
+   `~/.cache/sitegen/cache-key`): outside the site folder and outside what a site's CI
+   caches, created once, atomically, with mode 0600. So the demo and offline builds with
+   no key in the environment stay incremental; a fresh CI machine with no secret makes a
+   new key, and simply derives everything again.
+
+The MAC key is derived from the secret (`mac_key`); `seal` prefixes a value with its tag
+over (kind, key, value), `unseal` gives the value back only when the tag verifies. This
+module must never store, print or log a secret or a key derived from one (only the random
+per-user key file is written, and never into the site folder).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+CACHE_KEY_ENV = "SITEGEN_CACHE_KEY"
+_LABEL = b"sitegen: derived data and output record, v1"
+TAG_BYTES = 32
+
+
+def user_key_path() -> Path:
+    """Where the random per-user key is kept (`$XDG_CACHE_HOME/sitegen/cache-key`)."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return root / "sitegen" / "cache-key"
+
+
+def mac_key(key_env: str | None) -> bytes | None:
+    """The MAC key of a build whose API key is in *key_env* (see the module docstring).
+
+    None only when there is no secret in the environment and no per-user key can be read
+    or made (a read-only home): then nothing derived is trusted, everything is derived again.
+    """
+    secret = os.environ.get(CACHE_KEY_ENV, "").strip()
+    if not secret and key_env:
+        secret = os.environ.get(key_env, "").strip()
+    raw = secret.encode("utf-8", "surrogateescape") if secret else _user_key()
+    if raw is None:
+        return None
+    return hmac.new(raw, _LABEL, hashlib.sha256).digest()
+
+
+def _user_key() -> bytes | None:
+    """The per-user random key, made (0600, atomically: linked into place) when missing."""
+    path = user_key_path()
+    found = _read_key(path)
+    if found is not None:
+        return found
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temporary = path.with_name(f".cache-key-{secrets.token_hex(8)}")
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o600)
+        try:
+            os.write(handle, secrets.token_hex(32).encode() + b"\n")
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+        try:
+            os.link(temporary, path)  # fails when another build made it first: use theirs
+        except FileExistsError:
+            pass
+        finally:
+            temporary.unlink(missing_ok=True)
+    except OSError:
+        return None
+    return _read_key(path)
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        data = path.read_bytes().strip()
+    except OSError:
+        return None
+    return data if len(data) >= 32 else None
+
+
+def _tag(key: bytes, kind: str, name: str, value: bytes) -> bytes:
+    mac = hmac.new(key, f"{kind}\0{name}\0".encode("utf-8", "surrogateescape"),
+                   hashlib.sha256)
+    mac.update(value)
+    return mac.digest()
+
+
+def seal(key: bytes | None, kind: str, name: str, value: bytes) -> bytes:
+    """*value* with its tag in front (an unusable tag when there is no key)."""
+    tag = _tag(key, kind, name, value) if key is not None else bytes(TAG_BYTES)
+    return tag + value
+
+
+def unseal(key: bytes | None, kind: str, name: str, sealed: bytes) -> bytes | None:
+    """The value *sealed* holds when its tag verifies under *key*; else None."""
+    if key is None or len(sealed) < TAG_BYTES:
+        return None
+    value = sealed[TAG_BYTES:]
+    if not hmac.compare_digest(sealed[:TAG_BYTES], _tag(key, kind, name, value)):
+        return None
+    return value
