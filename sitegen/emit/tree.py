@@ -152,7 +152,8 @@ def git_entries(output: str) -> tuple[list[str], list[str]]:
     root = os.path.join(output, GIT)
     if os.path.islink(root) or not os.path.isdir(root):
         return [], []
-    folders, files = [GIT], []
+    folders: list[str] = [GIT]
+    files: list[str] = []
     for here, dirs, names in os.walk(root):
         rel = GIT + here[len(root):].replace(os.sep, "/")
         folders.extend(f"{rel}/{name}" for name in dirs
