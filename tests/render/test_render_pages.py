@@ -207,6 +207,28 @@ def test_parallel_rendering_matches_serial(tmp_path: Path) -> None:
         own_reads(path, reads) for path, _, reads in parallel]
 
 
+def frozen_objects(page: object, reads: object, data: bytes) -> int:
+    """A pack that answers how many objects the worker's collector leaves alone."""
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_the_workers_collector_leaves_what_they_inherit_alone(tmp_path: Path) -> None:
+    """The pool's workers never walk (so never copy) the site they inherit when they
+    collect garbage: it is frozen before the fork, and thawed in the building process after
+    (a preview lives on)."""
+    import gc
+
+    config = make_config(tmp_path, per_page=1)
+    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
+    assert len(site.pages) > 200
+    frozen = [count for _, count in render_all(Renderer(config, site, ThemeSet(config)),
+                                                site.pages, workers=2, pack=frozen_objects)]
+    assert min(frozen) > 10_000
+    assert gc.get_freeze_count() == 0
+
+
 def own_reads(path: str, reads: frozenset[str]) -> frozenset[str]:
     """*reads* without the contexts of cached partials and other pages' fields."""
     return frozenset(read for read in reads if not read.startswith("C\x00") and (
