@@ -10,7 +10,9 @@ card gets the translator of its article's language (`i18n(article.language)`).
 Dates and numbers come from Babel's CLDR data for the locale. What a page shows
 of it therefore depends only on its language and on the catalogue, which the
 page's context fingerprint holds (`Catalogue.fingerprint`, the language in
-`lang`), so incremental builds see every change.
+`lang`), and on the values a message is formatted with, which the catalogue's `observe`
+hook is told of (a field such as `{a.title}` shows an entity's field), so incremental
+builds see every change.
 
 A message missing in a language falls back to English (the message itself) without
 a word; `Catalogue.missing` lists the gaps for the languages a site uses, which the
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -41,6 +43,8 @@ CATALOGUE_FILE = "messages.toml"
 FALLBACK = "en"
 
 Messages = Mapping[str, Mapping[str, str]]
+#: Told what a message's format (its text, its values) sees, as it is formatted.
+Observe = Callable[[str, Mapping[str, object]], None]
 
 
 @lru_cache(maxsize=64)
@@ -69,14 +73,18 @@ def base_language(language: str) -> str:
 class Translator:
     """The catalogue in one language: the `t` every page template sees (see the docstring)."""
 
-    __slots__ = ("language", "_messages", "_locale", "_formatted")
-    #: Its arguments are plain strings and dates; the language is in the page's context
-    #: fingerprint, so the recording environment need not look into calls to it.
+    __slots__ = ("language", "_messages", "_locale", "_formatted", "_observe")
+    #: The language is in the page's context fingerprint (the context fingerprint leaves
+    #: the translator out); what a message's format sees of its values goes to `observe`.
     sitegen_observed = True
 
-    def __init__(self, language: str, messages: Mapping[str, str]) -> None:
+    def __init__(self, language: str, messages: Mapping[str, str],
+                 observe: Observe | None = None) -> None:
         self.language = language
         self._messages = messages
+        #: Told each message formatted with values (the recording environment's
+        #: `observe_format`: `{a.title}` shows a field of whatever `a` is).
+        self._observe = observe
         self._locale = locale_of(language)
         #: Dates and numbers already formatted (a site repeats them on many pages).
         self._formatted: dict[object, str] = {}
@@ -84,7 +92,11 @@ class Translator:
     def __call__(self, message: str, **values: object) -> str:
         """*message* in this language (English when it has no translation), formatted."""
         text = self._messages.get(message, message)
-        return text.format(**values) if values else text
+        if not values:
+            return text
+        if self._observe is not None:
+            self._observe(text, values)
+        return text.format(**values)
 
     def date(self, value: date | datetime | None) -> str:
         """A date in the locale's long form ("3 juin 2026", "June 3, 2026"); "" for None."""
@@ -125,7 +137,8 @@ class Translator:
 class Catalogue:
     """The merged message tables of a theme chain, and a translator per language."""
 
-    def __init__(self, tables: Iterable[Path]) -> None:
+    def __init__(self, tables: Iterable[Path], observe: Observe | None = None) -> None:
+        self._observe = observe
         merged: dict[str, dict[str, str]] = {}
         digest = hashlib.sha256(b"i18n-1")
         for path in reversed(list(tables)):  # lowest priority first; later ones win
@@ -144,7 +157,7 @@ class Catalogue:
         found = self._translators.get(language)
         if found is None:
             table = self.messages.get(base_language(language), {})
-            found = self._translators[language] = Translator(language, table)
+            found = self._translators[language] = Translator(language, table, self._observe)
         return found
 
     def keys(self) -> set[str]:

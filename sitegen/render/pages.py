@@ -28,10 +28,11 @@ from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.beacon import BeaconSettings, beacon_attrs
 from sitegen.render.blocks import BlockRenderer
 from sitegen.render.bodies import Body, BodyCache
+from sitegen.render.fingerprints import Fingerprints, Registry, context_fingerprint
 from sitegen.render.i18n import Catalogue, Translator
 from sitegen.render.images import ShownImages
 from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
-from sitegen.render.reads import Fingerprints, Recorder, Registry, context_fingerprint
+from sitegen.render.reads import Recorder
 from sitegen.render.seo import page_meta, site_warnings
 from sitegen.render.themes import ThemeSet
 
@@ -45,8 +46,9 @@ def static_asset_url(name: str) -> str:
 class TemplateHelper:
     """A function templates call (`link`, `asset`, `card`, `absolute`), marked context-free.
 
-    Its reads are observed by other means (its arguments are strings, or it records
-    its own), so the recording context does not count its arguments as deep reads.
+    Its arguments are strings, or it records its own reads (`card`: its card's), so what
+    it sees is recorded without looking at its arguments; the context fingerprint leaves
+    it out (its settings count instead).
     """
 
     __slots__ = ("function",)
@@ -101,7 +103,7 @@ class Renderer:
         self.store = bodies
         self._owner = os.getpid()
         self._templates: dict[str, Template] = {}
-        self.catalogue = Catalogue(themes.message_tables())
+        self.catalogue = Catalogue(themes.message_tables(), observe=self.env.observe_format)
         #: The publisher's logo in JSON-LD: the theme's page icon.
         self.logo = site.absolute(asset_url("favicon.svg"))
         self._settings = {"assets": assets_fingerprint, "base": self._base_path,

@@ -2,68 +2,53 @@
 
 Role: a page is rendered again exactly when something it read changed, whatever its
 templates are (a user's own as much as the built-in themes). The Jinja environment
-(`RecordingEnvironment`) observes every read a template makes of the site model:
+(`RecordingEnvironment`) observes every read a template makes of the site model, by
+*entity* (the site, an article, a section, a tag, a page: `sitegen.render.fingerprints.Registry`
+gives each a stable key) — a read is the bare key, `article:<id>`, and gives the entity whole:
 
-- `obj.attr` and `obj["attr"]` on an *entity* (the site, an article, a section, a tag,
-  a page: `Registry` gives each a stable key) → the read `A key attr`;
-- an entity handed whole to Python code (a filter that may look inside it, a method of
-  it, `{{ entity }}` printed) → the deep read `D key` (every field);
+- `obj.attr` and `obj["attr"]` on an entity → a read of that entity;
+- an entity handed to Python code that may look inside it (a filter, a test, `{{ entity }}`
+  printed, a format string of `t()` or `str.format`) → a read of that entity, and of every
+  entity its text shows (`repr` of a page or the site shows their entities) or a format
+  field walks through (`{a.author.name}` reads `a` and its author);
 - a template loaded (the page's own, `extends`, `include`, `import`) → `T name`;
 - a fragment (a cached partial) rendered with another page's context → `C key`;
 - an image shown (`picture()`, `image()`, a body's images) → `I url`, whose fingerprint is
   what this build made of that image (`sitegen.images.picture.ImageMap`).
 
-Each read is a string; `Fingerprints` turns one into the fingerprint of what it gives
-now (an entity by its key, a list by its members, a value by its contents), so the
-next build compares each distinct read once and re-renders the pages whose reads
-changed. Lists, values and config objects reached through an entity are covered by the
-read that produced them. Pages read nothing else: the rest of their context is
-fingerprinted whole (`context_fingerprint`). This module must never render, write
-files, or read the wall clock.
+That is sound with no hook on calls (`Context.call` is Jinja's own): a template reaches an
+entity only through its context, an attribute of another entity, a list's items or what a
+filter returns, and it sees the entity's fields only by reading an attribute of it or by
+handing it to Python code. The code it can hand it to is Jinja's and sitegen's: filters and
+tests (wrapped once, `observe_filters`), entity methods (reached by an attribute read, and
+taking plain values: `tests/render` checks the model for it), `t()` (its `observe` hook),
+`str.format` (wrapped where the template reads it) and the context's helpers, which take
+strings or record their own reads (`card`: its card's). Only `~` and `%` on an entity
+never otherwise read, or compared, escape this (they print a dataclass's `repr`: no theme
+does). Reads per entity are a superset of reads per attribute: exact, and about a tenth
+as many as per field.
+
+Each read is a string; `sitegen.render.fingerprints.Fingerprints` turns one into the
+fingerprint of what it gives now, so the next build compares each distinct read once and
+re-renders the pages whose reads changed. Pages read nothing else: the rest of their
+context is fingerprinted whole (`context_fingerprint`). This module must never render,
+write files, or read the wall clock.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-from collections.abc import Callable, Iterable, Iterator
+import re
+import string
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import Environment, Template
-from jinja2.runtime import Context, Macro
 from markupsafe import Markup
-from pydantic import BaseModel
 
-from sitegen.model.views import (
-    AgentView,
-    ArticleView,
-    AuthorView,
-    ClusterView,
-    LanguageView,
-    OwnPage,
-    Page,
-    SectionIndex,
-    Site,
-    SocialPostView,
-    TagView,
-)
+from sitegen.render.fingerprints import SITE_PARTS, site_read
 
-#: How each kind of entity is keyed (stable from one build to the next).
-_KEYS: dict[type, Callable[[Any], str]] = {
-    Site: lambda _: "site",
-    ArticleView: lambda a: "article:" + a.id,
-    AgentView: lambda s: "agent:" + s.id,
-    ClusterView: lambda s: "cluster:" + s.id,
-    AuthorView: lambda s: "author:" + s.id,
-    TagView: lambda s: "tag:" + s.id,
-    LanguageView: lambda s: "language:" + s.id,
-    SocialPostView: lambda s: "social:" + s.id,
-    SectionIndex: lambda s: "index:" + s.kind,
-    Page: lambda p: "page:" + p.path,
-    OwnPage: lambda p: "own:" + p.slug,
-}
 #: Jinja's own filters that reach inside entities only through the environment's
 #: `getattr`/`getitem` (so their reads are observed) or not at all.
 _OBSERVED_FILTERS = frozenset({
@@ -71,31 +56,33 @@ _OBSERVED_FILTERS = frozenset({
     "map", "max", "min", "reject", "rejectattr", "reverse", "select", "selectattr", "slice",
     "sort", "sum", "unique", "items",
 })
-
+#: Jinja's own tests that see an entity only by identity or type (`lower`, `upper` and any
+#: other test are wrapped like filters: they may print it).
+_OBSERVED_TESTS = frozenset({
+    "defined", "undefined", "none", "boolean", "false", "true", "integer", "float", "number",
+    "string", "mapping", "sequence", "iterable", "callable", "sameas", "escaped", "in",
+    "filter", "test", "odd", "even", "divisibleby", "==", "eq", "equalto", "!=", "ne", ">",
+    "gt", "greaterthan", ">=", "ge", "<", "lt", "lessthan", "<=", "le",
+})
+#: Methods of a string a template may call with entities whose fields the format walks.
+_FORMATS = frozenset({"format", "format_map"})
+#: A format field's attribute (`.name`) or index (`[key]`) after its first name.
+_FIELD_PART = re.compile(r"\.([^.\[]+)|\[([^\]]+)\]")
 
 #: Values printed as they are, which never hold an entity.
 _PLAIN = frozenset({str, Markup, int, float, bool, type(None)})
 
 
-class Registry:
-    """The entities of one Site by key, and each entity's key by identity."""
+_SHOWN: dict[type, tuple[str, ...]] = {}
 
-    def __init__(self, site: Site) -> None:
-        self.objects: dict[str, object] = {}
-        self.keys: dict[int, str] = {}
-        self._add(site)
-        for group in (site.articles, site.agents, site.clusters, site.authors, site.tags,
-                      site.languages, site.social_posts, site.own_pages, site.pages):
-            for entity in group:
-                self._add(entity)
-        for page in site.pages:
-            if page.obj is not None and id(page.obj) not in self.keys:
-                self._add(page.obj)
 
-    def _add(self, entity: object) -> None:
-        key = _KEYS[type(entity)](entity)
-        self.objects.setdefault(key, entity)
-        self.keys[id(entity)] = key
+def _shown_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a dataclass its `repr` (so `str`, so a printed value) shows."""
+    found = _SHOWN.get(kind)
+    if found is None:
+        found = _SHOWN[kind] = tuple(f.name for f in dataclasses.fields(kind) if f.repr) \
+            if dataclasses.is_dataclass(kind) else ()
+    return found
 
 
 class Recorder:
@@ -107,35 +94,69 @@ class Recorder:
         self.keys = keys
         self.reads: set[str] = set()
 
-    def deep(self, value: object) -> None:
-        """Note that Python code saw *value* whole (an entity, or a list of entities)."""
+    def deep(self, value: object, _seen: set[int] | None = None) -> None:
+        """Note that Python code saw *value* whole: each entity in it, and those its text
+        shows (a list's items, a dict's values, a page's or the site's entities)."""
         key = self.keys.get(id(value))
         if key is not None:
-            self.reads.add("D\x00" + key)
+            self.reads.add(key)
+            if key == "site":
+                self.reads.update("site." + name for name in SITE_PARTS)
+            fields = _shown_fields(type(value))
+            if fields:
+                seen = _seen if _seen is not None else set()
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    for name in fields:
+                        self.deep(getattr(value, name), seen)
         elif isinstance(value, (list, tuple)):
             for item in value:
-                item_key = self.keys.get(id(item))
-                if item_key is not None:
-                    self.reads.add("D\x00" + item_key)
+                if type(item) not in _PLAIN:
+                    self.deep(item, _seen)
+        elif isinstance(value, dict):
+            for item in value.values():
+                if type(item) not in _PLAIN:
+                    self.deep(item, _seen)
 
+    def attribute(self, key: str, name: str) -> None:
+        """Note that an attribute *name* of the entity *key* was read."""
+        self.reads.add(key if key != "site" else site_read(name))
 
-class RecordingContext(Context):
-    """A template context whose calls note what Python code was handed whole."""
-
-    def call(__self, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        recorder = __self.environment.recorder  # type: ignore[attr-defined]
-        if recorder is not None and not isinstance(__obj, Macro) and not getattr(
-                __obj, "sitegen_observed", False):
-            recorder.deep(getattr(__obj, "__self__", None))
-            for value in (*args, *kwargs.values()):
-                recorder.deep(value)
-        return super().call(__obj, *args, **kwargs)
+    def formatted(self, text: str, args: Sequence[object], values: Mapping[str, object]
+                  ) -> None:
+        """Note what `text.format(*args, **values)` sees: every entity a field walks
+        through (`{a.author.name}`: `a`, its author) and each value it prints."""
+        if all(type(v) in _PLAIN for v in (*args, *values.values())):
+            return
+        try:
+            parsed = list(string.Formatter().parse(text))
+        except ValueError:  # the format itself fails the same way
+            return
+        auto = 0
+        for _, field, spec, _ in parsed:
+            if field is None:
+                continue
+            first = re.match(r"[^.\[]*", field).group()  # type: ignore[union-attr]
+            try:
+                if first == "":
+                    value, auto = args[auto], auto + 1
+                else:
+                    value = args[int(first)] if first.isdigit() else values[first]
+                for name, index in _FIELD_PART.findall(field[len(first):]):
+                    key = self.keys.get(id(value))
+                    if key is not None:
+                        self.attribute(key, name or index)
+                    value = getattr(value, name) if name else value[  # type: ignore[index]
+                        int(index) if index.isdigit() else index]
+            except (LookupError, AttributeError, TypeError, ValueError):
+                continue  # the format itself fails there
+            self.deep(value)
+            if spec and "{" in spec:
+                self.formatted(spec, args, values)
 
 
 class RecordingEnvironment(Environment):
     """A Jinja environment that notes each read into its current `recorder`."""
-
-    context_class = RecordingContext
 
     def __init__(self, **options: Any) -> None:
         super().__init__(finalize=self._finalize, **options)
@@ -147,20 +168,23 @@ class RecordingEnvironment(Environment):
         if recorder is not None:
             key = recorder.keys.get(id(obj))
             if key is not None:
-                recorder.reads.add(f"A\x00{key}\x00{attribute}")
+                recorder.reads.add(key if key != "site" else site_read(attribute))
+            elif attribute in _FORMATS and isinstance(obj, str):
+                return _formatting(self, obj, attribute)
         try:  # Jinja's own rule, inlined: the attribute first, then the item
             return getattr(obj, attribute)
         except AttributeError:
             return super().getattr(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
-        value = super().getitem(obj, argument)
         recorder = self.recorder
-        if recorder is not None and isinstance(argument, str):
+        if recorder is not None:
             key = recorder.keys.get(id(obj))
             if key is not None:
-                recorder.reads.add(f"A\x00{key}\x00{argument}")
-        return value
+                recorder.attribute(key, argument if isinstance(argument, str) else "")
+            elif argument in _FORMATS and isinstance(obj, str):
+                return _formatting(self, obj, argument)
+        return super().getitem(obj, argument)
 
     def get_template(self, name: str | Template, parent: str | None = None,
                      globals: Any = None) -> Template:
@@ -189,10 +213,19 @@ class RecordingEnvironment(Environment):
         return value
 
     def observe_filters(self) -> None:
-        """Wrap every filter that may look inside an entity so it notes a deep read."""
+        """Wrap every filter and test that may look inside an entity so it notes a read."""
         for name, function in list(self.filters.items()):
             if name not in _OBSERVED_FILTERS:
                 self.filters[name] = _observing(self, function)
+        for name, test in list(self.tests.items()):
+            if name not in _OBSERVED_TESTS:
+                self.tests[name] = _observing(self, cast(Callable[..., Any], test))
+
+    def observe_format(self, text: str, values: Mapping[str, object]) -> None:
+        """Note what formatting *text* with *values* sees (`Translator`'s hook)."""
+        recorder = self.recorder
+        if recorder is not None and values:
+            recorder.formatted(text, (), values)
 
     @contextmanager
     def recording(self, keys: dict[int, str]) -> Iterator[Recorder]:
@@ -210,7 +243,8 @@ def _observing(env: RecordingEnvironment, function: Callable[..., Any]) -> Calla
         recorder = env.recorder
         if recorder is not None:
             for value in (*args, *kwargs.values()):
-                recorder.deep(value)
+                if type(value) not in _PLAIN:
+                    recorder.deep(value)
         return function(*args, **kwargs)
 
     observed.__dict__.update(getattr(function, "__dict__", {}))  # pass_context & co. markers
@@ -218,86 +252,14 @@ def _observing(env: RecordingEnvironment, function: Callable[..., Any]) -> Calla
     return observed
 
 
-# --- fingerprints ------------------------------------------------------------------
+def _formatting(env: RecordingEnvironment, text: str, method: str) -> Callable[..., str]:
+    """`text.format` / `text.format_map` as a template reads them: noting what they see."""
+    def format_(*args: Any, **kwargs: Any) -> str:
+        if env.recorder is not None:
+            if method == "format":
+                env.recorder.formatted(text, args, kwargs)
+            elif args and isinstance(args[0], Mapping):
+                env.recorder.formatted(text, (), args[0])
+        return getattr(text, method)(*args, **kwargs)  # type: ignore[no-any-return]
 
-
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
-class Fingerprints:
-    """What each read gives in one Site, as a 16-byte fingerprint (memoized per read)."""
-
-    def __init__(self, registry: Registry, template_source: Callable[[str], str | None],
-                 page_context: Callable[[Page], bytes],
-                 image: Callable[[str], str] | None = None) -> None:
-        self.registry = registry
-        self._image = image
-        self._source = template_source
-        self._page_context = page_context
-        self._known: dict[str, bytes] = {}
-
-    def of(self, read: str) -> bytes:
-        """The fingerprint of *read* now (a read whose entity is gone gives b"")."""
-        found = self._known.get(read)
-        if found is None:
-            found = self._known[read] = self._compute(read)
-        return found
-
-    def _compute(self, read: str) -> bytes:
-        kind, _, rest = read.partition("\x00")
-        if kind == "T":
-            source = self._source(rest)
-            return _digest("absent" if source is None else "source:" + source)
-        if kind == "I":
-            return _digest(self._image(rest) if self._image is not None else "")
-        key, _, attribute = rest.partition("\x00")
-        entity = self.registry.objects.get(key)
-        if entity is None:
-            return b""
-        if kind == "C":  # a fragment rendered with that page's context
-            assert isinstance(entity, Page)
-            return self._page_context(entity)
-        if kind == "D":
-            return _digest(self.whole(entity))
-        try:
-            value = getattr(entity, attribute)
-        except AttributeError:
-            return _digest("missing")
-        return _digest(self.encode(value))
-
-    def whole(self, entity: object) -> str:
-        """Every field of *entity*, entities among them by key."""
-        assert dataclasses.is_dataclass(entity)
-        return type(entity).__name__ + "(" + ",".join(
-            self.encode(getattr(entity, f.name)) for f in dataclasses.fields(entity)) + ")"
-
-    def encode(self, value: object) -> str:
-        """A canonical text of *value*: equal texts mean equal values for a template."""
-        if isinstance(value, (str, int, float, type(None))):  # Markup and bool too
-            return type(value).__name__[0] + repr(value)
-        key = self.registry.keys.get(id(value))
-        if key is not None:
-            return "E" + key
-        if isinstance(value, (list, tuple)):
-            return "[" + ",".join(self.encode(item) for item in value) + "]"
-        if isinstance(value, dict):
-            return "{" + ",".join(f"{self.encode(k)}:{self.encode(v)}"
-                                  for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
-                                  ) + "}"
-        if isinstance(value, (datetime, date)):
-            return "t" + value.isoformat()
-        if isinstance(value, BaseModel):
-            return type(value).__name__ + value.model_dump_json()
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return self.whole(value)
-        if callable(value):  # a method of an entity: whatever it returns comes from its fields
-            owner = getattr(value, "__self__", None)
-            return "M" + getattr(value, "__name__", "?") + (
-                self.whole(owner) if dataclasses.is_dataclass(owner) else repr(owner))
-        return type(value).__name__ + repr(value)
-
-
-def context_fingerprint(text: str) -> bytes:
-    """The fingerprint of a page's context values (those not read through the model)."""
-    return _digest(text)
+    return format_

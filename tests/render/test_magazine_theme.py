@@ -215,7 +215,7 @@ def test_a_listing_records_that_its_cards_show_the_byline_image(tmp_path: Path) 
     _, reads = renderer.render_recorded(listing)
     author = site.articles[0].author
     assert author is not None
-    read = f"A\x00author:{author.id}\x00image"
+    read = f"author:{author.id}"
     assert read in reads
     before = renderer.fingerprints.of(read)
     author.image = "https://img.example.test/b.png"
