@@ -6,9 +6,8 @@ beside the output (a render worker stages the pages it renders: the building pro
 `reserve`s their paths before the fork, the worker `stage`s the bytes, the building
 process `adopt`s what it sends back); `commit` hard-links the unchanged files into it,
 writes the manifest, swaps it with the output in one step and deletes the previous tree,
-so nothing the build did not name survives (a site's own files come from `static/`), but
-for a `.git` folder at its root (a publishing branch's checkout: carried as it is, never
-published).
+so nothing the build did not name survives (a site's own files come from `static/`) but a
+`.git` at its root (a publishing branch's checkout: carried as it is, never published).
 When nothing changed and nothing else is there, the output is not touched. A build that
 fails or is killed leaves the previous output as it was (the next one removes its
 leftovers); a lock keeps builds apart.
@@ -318,8 +317,7 @@ class OutputWriter:
             tree.link_into(os.path.join(self.output, rel), target)
 
     def _carry_git(self) -> None:
-        """Hard-link the output's root `.git` (a publishing branch's checkout: the owner's,
-        not the site's) into staging as it is, empty folders included (git needs them)."""
+        """Hard-link the output's root `.git` (the owner's) into staging, empty folders too."""
         with _failing(f"cannot carry the .git folder of {self.output} into the new output"):
             folders, files = tree.git_entries(os.fspath(self.output))
             for rel in folders:
