@@ -138,8 +138,7 @@ class OutputWriter:
             self._lock.release()
 
     def _is_sitegens(self) -> bool:
-        """Whether the output holds a sitegen manifest; an output that holds anything else
-        but is not sitegen's (no manifest, no record) is refused: it would be emptied."""
+        """Whether the output holds a sitegen manifest; any other non-empty one is refused."""
         path = self.output / MANIFEST_NAME
         with _failing(f"cannot read {path} (check its permissions)"):
             if self._previous and os.path.lexists(path):
@@ -326,8 +325,7 @@ class OutputWriter:
                 self._carry(rel)
 
     def commit(self) -> WriteResult:
-        """Swap the new site in, or leave the output untouched when nothing changed (every
-        file carried, no stray file, the manifest as it would be written)."""
+        """Swap the new site in, or leave the output untouched when nothing changed."""
         self._check_open()
         self._committed = True  # (once only, and nothing more to add)
         if self._reserved:

@@ -46,8 +46,7 @@ def static_asset_url(name: str) -> str:
 class TemplateHelper:
     """A function templates call (`link`, `asset`, `card`, `absolute`), marked context-free.
 
-    Its arguments are strings, or it records its own reads (`card`: its card's); the
-    context fingerprint leaves it out (its settings count instead).
+    Its arguments are strings, or it records its own reads; its settings are fingerprinted.
     """
 
     __slots__ = ("function",)
