@@ -58,7 +58,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
 
     output = Path(options.output or config.output_path()).resolve()
     config.check_output(output)
-    timings, report = Timings(), BuildReport()
+    timings, report = Timings(options.stop), BuildReport()
     progress = options.progress or Progress(enabled=False)
     key = beacon_key(config)
     own_static = collect_own_static(config.root)
@@ -104,7 +104,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                 return writer.stage(page.path, data), ledger.pack(page, reads), \
                     links.scan(page, data)
             for done, (path, (staged, reads, scan)) in enumerate(
-                    render_all(renderer, todo, pack=pack), start=1):
+                    render_all(renderer, todo, pack=pack, stop=options.stop), start=1):
                 writer.adopt(path, staged)
                 ledger.rendered(path, reads, staged.entry.sha256)
                 links.written(path, scan, staged.entry.sha256)

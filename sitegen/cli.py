@@ -2,13 +2,16 @@
 
 Role: parse `sitegen [--debug] COMMAND ...`, hand the parsed options to the
 module that owns the command, and turn a `SitegenError` into one `error:` line
-on stderr and the exit code SPEC.md gives. It must never contain build logic,
-never print a traceback unless `--debug`, and never print a key.
+on stderr and the exit code SPEC.md gives; any other exception (a bug, or a
+failure nobody foresaw) is one line too, naming the stage and suggesting
+`--debug` (exit 1), and `--report` is written on every exit. It must never contain
+build logic, never print a traceback unless `--debug`, and never print a key.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import traceback
@@ -245,9 +248,10 @@ def _main(args: list[str]) -> tuple[int, str | None]:
             return _dispatch(options), command
         finally:
             say_hidden_warnings()  # before an error's line: that one stays the last
-    except SitegenError as error:
+    except Exception as caught:
         if debug:
             traceback.print_exc(file=sys.stderr)
+        error = caught if isinstance(caught, SitegenError) else _unexpected(caught, command)
         if reporting is not None:
             reporting.failed(error, error.exit_code)
         print(f"error: {error}", file=sys.stderr)
@@ -259,3 +263,24 @@ def _main(args: list[str]) -> tuple[int, str | None]:
         return 130, command
     except SystemExit as exit_:  # argparse --help / --version
         return int(exit_.code or 0), command
+
+
+#: Environment variables whose values never reach an error line (the key variables' names).
+_SECRET_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+
+
+def _unexpected(error: Exception, command: str | None) -> SitegenError:
+    """One sentence for an exception no module foresaw: what failed, and `--debug`."""
+    from sitegen.fetch.scrub import scrub
+    from sitegen.report import failed_stage
+
+    stage = failed_stage() if command == "build" else None
+    where = f"the {stage} stage" if stage else f"sitegen {command}" if command else "sitegen"
+    said = (str(error).strip().splitlines() or [""])[0][:200]
+    for name, value in os.environ.items():
+        if len(value) >= 8 and any(part in name.upper() for part in _SECRET_NAMES):
+            said = scrub(said, value)
+    what = f"{type(error).__name__}: {said}" if said else type(error).__name__
+    kept = "; the previous output was kept" if command in ("build", "serve") else ""
+    return SitegenError(f"unexpected failure in {where} ({what}){kept}: run again with "
+                        "--debug for the details")

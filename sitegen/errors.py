@@ -20,6 +20,13 @@ a token or request headers.
     └── DeployError              exit 1  `sitegen deploy`: the object store failed
         ├── StorageAuthError     exit 3  the store refused the credentials (403, bad key)
         └── StorageUnreachable   exit 5  connection errors, timeouts, 5xx after retries
+
+    KeyboardInterrupt            exit 130  Ctrl-C (SIGTERM too): "interrupted", output kept
+    └── Interrupted              exit 130  a build stopped from inside: Pagefind ended by the
+                                           Ctrl-C, or the preview stopping (another thread)
+
+Any other exception is a bug: `cli.py` turns it into one line naming the stage that failed
+and suggesting `--debug` (exit 1), and writes the report; the previous output is kept.
 """
 
 from __future__ import annotations
@@ -93,3 +100,12 @@ class StorageUnreachable(DeployError):
     """The object store could not be reached, or kept failing (5xx) after retries."""
 
     exit_code = 5
+
+
+class Interrupted(KeyboardInterrupt):
+    """A build stopped because the user asked (not an error of the site): handled as Ctrl-C.
+
+    Raised where the interrupt is seen by other means than the main thread's KeyboardInterrupt:
+    a subprocess that the same Ctrl-C ended, or a build in a preview thread whose stop event
+    was set. It is a KeyboardInterrupt, so no `except Exception` turns it into a failure.
+    """

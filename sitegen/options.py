@@ -6,6 +6,7 @@ tests use, in the one object `sitegen.build.run_build` takes. It must never hold
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,9 @@ class BuildOptions:
     progress: Progress | None = None
     lock_timeout: float = 60.0
     before_render: Callable[[Renderer], None] | None = None  #: the preview's hook
+    #: Set by another thread to end the build (`Interrupted`) at its next stage or rendered
+    #: chunk, the output kept: the preview's, when it stops during a rebuild.
+    stop: threading.Event | None = None
 
     def fetches_images(self) -> bool:
         """Whether new images are downloaded: always for `--demo` (its service runs in this

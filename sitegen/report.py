@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sitegen.errors import BuildError, SitegenError
+from sitegen.errors import BuildError, Interrupted, SitegenError
 from sitegen.logs import status_showing, warning_counter
 
 if TYPE_CHECKING:
+    import threading
+
     from sitegen.emit.writer import WriteResult
     from sitegen.logs import WarningCounter
 
@@ -32,11 +34,17 @@ REPORT_VERSION = 2
 
 
 class Timings:
-    """Wall-clock seconds per build stage, in the order the stages ran."""
+    """Wall-clock seconds per build stage, in the order the stages ran.
 
-    def __init__(self) -> None:
+    A stage does not start once *stop* is set (`Interrupted`: the preview is stopping), and
+    the stage an exception came out of is `failed` (an unexpected error's line names it).
+    """
+
+    def __init__(self, stop: threading.Event | None = None) -> None:
         global _timings_started, _latest_timings
         self.stages: dict[str, float] = {}
+        self.failed: str | None = None
+        self._stop = stop
         self._start = time.perf_counter()
         _timings_started += 1  # a failed build's report takes the stages it had timed
         _latest_timings = (_timings_started, self)
@@ -44,9 +52,14 @@ class Timings:
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time one stage (a stage run twice adds up)."""
+        if self._stop is not None and self._stop.is_set():
+            raise Interrupted(f"stopped before the {name} stage")
         started = time.perf_counter()
         try:
             yield
+        except BaseException:
+            self.failed = name
+            raise
         finally:
             self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - started
 
@@ -57,6 +70,11 @@ class Timings:
 
 _timings_started = 0
 _latest_timings: tuple[int, Timings] | None = None
+
+
+def failed_stage() -> str | None:
+    """The stage an exception came out of, in the newest build of this process (if any)."""
+    return _latest_timings[1].failed if _latest_timings is not None else None
 
 
 def _plural(count: int, word: str) -> str:

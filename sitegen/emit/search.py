@@ -30,6 +30,7 @@ import hashlib
 import json
 import logging
 import os
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterable
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import fileset
-from sitegen.errors import SearchError
+from sitegen.errors import Interrupted, SearchError
 
 if TYPE_CHECKING:
     from sitegen.emit.writer import OutputWriter
@@ -72,7 +73,8 @@ def find_binary() -> Path:
 
 
 def run_pagefind(site: Path, output: Path) -> None:
-    """Index the HTML files under *site* into *output* (a SearchError when Pagefind fails)."""
+    """Index the HTML files under *site* into *output* (a SearchError when Pagefind fails;
+    `Interrupted` when a Ctrl-C ended it: it shares the terminal's process group)."""
     binary = find_binary()
     try:
         done = subprocess.run(
@@ -82,6 +84,8 @@ def run_pagefind(site: Path, output: Path) -> None:
         raise SearchError(f"Pagefind ({binary}) could not be started ({error.strerror}); "
                           "the previous output was kept: reinstall 'pagefind[bin]', or set "
                           "[search] enabled = false") from None
+    if done.returncode == -signal.SIGINT:  # the Ctrl-C that reached sitegen reached it too
+        raise Interrupted("Pagefind was interrupted")
     said = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
     if done.returncode != 0:
         reason = said[-1].strip()[:200] if said else "no message"

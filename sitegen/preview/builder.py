@@ -10,6 +10,7 @@ so it must never replace a deployable build; and it never writes files itself.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,8 +76,9 @@ class SiteBuilder:
 
     def __init__(self, output: Path, *, demo: bool, offline: bool,
                  transport: httpx.AsyncBaseTransport | None = None,
-                 fresh: FreshPages | None = None) -> None:
+                 fresh: FreshPages | None = None, stop: threading.Event | None = None) -> None:
         self.output = output
+        self.stop = stop  # set when the preview stops: a build in progress ends (Interrupted)
         self.demo = demo
         self.offline = offline
         self.transport = transport
@@ -127,7 +129,7 @@ class SiteBuilder:
                 output=self.output, demo=self.demo, workspace=workspace,
                 fetch_images=bool(fetch and not self.offline), transport=self.transport,
                 site=self._known_site(config, own), own_pages=own,
-                before_render=before_render))
+                before_render=before_render, stop=self.stop))
         finally:
             if fresh is not None:
                 fresh.clear()

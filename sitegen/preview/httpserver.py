@@ -5,9 +5,13 @@ Role: answer GET/HEAD over HTTP/1.1 from the served folder through `routing.reso
 inject the live-reload `<script src>` into HTML responses as they are sent, and stream
 `ReloadChannel` events at `/__sitegen/events`. A request's line and headers must arrive within
 `HEADER_TIMEOUT` (a trickle cannot extend it), a send ends after `SEND_TIMEOUT`, and a client
-that disconnects is logged at debug level only. It must never write a file, never list a
-directory, never serve outside the served folder, and never build HTML from error text (problems
-travel as JSON; the page script shows them with `textContent`).
+that disconnects is logged at debug level only. Only requests whose `Host` names the preview
+(`routing.host_allowed`) are answered, the event stream too; any other gets a short 403, so a
+web page cannot read the preview through a DNS name rebound to loopback. At most
+`MAX_CONNECTIONS` connections have a thread (`MAX_STREAMS` of them event streams); one more is
+answered 503 at once and closed, so the thread count stays bounded. It must never write a file,
+never list a directory, never serve outside the served folder, and never build HTML from error
+text (problems travel as JSON; the page script shows them with `textContent`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from sitegen.preview.routing import (
     Redirect,
     ServeFile,
     content_type,
+    host_allowed,
     is_html,
     resolve_target,
     split_target,
@@ -51,7 +56,15 @@ _ASSETS = {
 }
 HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers to arrive
 SEND_TIMEOUT = 30.0  # seconds a blocked send may wait for the client to read
+#: Connections served at once (each has a thread; an idle one ends after HEADER_TIMEOUT), and
+#: how many of them may be event streams (one per open page; they last as long as the page).
+MAX_CONNECTIONS = 64
+MAX_STREAMS = 32
 _DISCONNECTS = (ConnectionError, TimeoutError)  # BrokenPipe, ConnectionReset, ...
+_BUSY_TEXT = b"503 The preview is busy: too many connections; retry in a moment\n"
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+         b"Retry-After: 1\r\nCache-Control: no-store\r\nConnection: close\r\n"
+         b"Content-Length: %d\r\n\r\n%s" % (len(_BUSY_TEXT), _BUSY_TEXT))
 _SCRIPT_TAG = '<script src="/__sitegen/livereload.js" data-sitegen-build="{build}" defer></script>'
 
 
@@ -74,15 +87,19 @@ class PreviewHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = False  # server_close() joins every handler thread
     block_on_close = True
+    request_queue_size = 256  # a burst of connections waits in the kernel, not dropped
 
     def __init__(self, host: str, port: int, root: Path, channel: ReloadChannel,
                  fresh: FreshPages | None = None) -> None:
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.given_host = host
         self.root = root
         self.channel = channel
         self.fresh = fresh
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.streams = threading.BoundedSemaphore(MAX_STREAMS)
         try:
             super().__init__((host, port), _Handler)
         except OSError as error:
@@ -106,15 +123,39 @@ class PreviewHTTPServer(ThreadingHTTPServer):
         host = f"[{self.server_name}]" if ":" in self.server_name else self.server_name
         return f"http://{host}:{self.server_port}/"
 
+    def allows_host(self, header: str | None) -> bool:
+        """Whether a request's `Host` names this server (see `routing.host_allowed`)."""
+        return host_allowed(header, self.server_name, self.given_host, self.server_port)
+
     def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection while one of `MAX_CONNECTIONS` is free; else a 503."""
+        if not self._slots.acquire(blocking=False):
+            log.debug("preview: %s turned away: %d connections open", client_address,
+                      MAX_CONNECTIONS)
+            try:
+                request.settimeout(1.0)  # (a few bytes into a new socket's empty buffer)
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
         with self._connections_lock:
             self._connections.add(request)
-        super().process_request(request, client_address)
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.shutdown_request(request)
+            raise
 
     def shutdown_request(self, request: Any) -> None:
         with self._connections_lock:
+            held = request in self._connections
             self._connections.discard(request)
-        super().shutdown_request(request)
+        try:
+            super().shutdown_request(request)
+        finally:
+            if held:
+                self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that went away (or was too slow) is not an error worth a traceback."""
@@ -174,6 +215,12 @@ class _Handler(BaseHTTPRequestHandler):
         parsed = super().parse_request()  # reads the headers
         self._reading.deadline = None
         self.connection.settimeout(SEND_TIMEOUT)
+        if parsed and not self.server.allows_host(self.headers.get("Host")):
+            self.close_connection = True
+            self._send(403, b"403 Forbidden: this preview answers only requests addressed to "
+                       + self.server.url.encode() + b"\n", "text/plain; charset=utf-8",
+                       self.command != "HEAD", {"Connection": "close"})
+            return False
         return parsed
 
     def version_string(self) -> str:
@@ -261,9 +308,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _stream(self, page_path: str | None) -> None:
+        self.close_connection = True
+        if not self.server.streams.acquire(blocking=False):
+            self._send(503, b"503 Too many live-reload streams: close some preview tabs\n",
+                       "text/plain; charset=utf-8", True, {"Retry-After": "5"})
+            return
+        try:
+            self._events(page_path)
+        finally:
+            self.server.streams.release()
+
+    def _events(self, page_path: str | None) -> None:
         channel = self.server.channel
         subscription = channel.subscribe(page_path)
-        self.close_connection = True
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream; charset=utf-8")

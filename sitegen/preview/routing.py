@@ -4,11 +4,14 @@ Role: decide, for one request target, which file of the served folder answers it
 redirect or a 404 does), the way the static host will: `/x/` → `/x/index.html`, `/x` → redirect
 to `/x/`, no directory listings. It is pure apart from looking at the served folder (stat, no
 writes) and must never return a path outside that folder, whatever the target contains (encoded
-`../`, backslashes, NUL bytes, absolute paths, symlinks pointing out).
+`../`, backslashes, NUL bytes, absolute paths, symlinks pointing out). `host_allowed` says
+whether a request's `Host` names the preview itself (a web page the user visits must not
+read the preview through a DNS name rebound to loopback).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,3 +143,36 @@ def content_type(path: Path, head: bytes = b"") -> str:
 def is_html(content_type_value: str) -> bool:
     """Whether a response of this type gets the live-reload script injected."""
     return content_type_value.startswith("text/html")
+
+
+def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(name)
+    except ValueError:
+        return None
+
+
+def host_allowed(header: str | None, bound: str, given: str, port: int) -> bool:
+    """Whether a `Host` header names the preview listening on *bound* (as given: *given*)
+    at *port*: that address or `localhost` (with the port, or without), `127.0.0.1` and
+    `[::1]` when it listens on loopback, any IP address when it listens on every interface
+    (an address cannot be rebound; a DNS name can). Anything else, and no Host, is False."""
+    text = (header or "").strip()
+    if not text or any(c in text for c in "@/\\?# \t"):
+        return False
+    try:
+        parts = urlsplit("//" + text)
+        name, asked_port = parts.hostname, parts.port
+    except ValueError:
+        return False
+    if not name or asked_port not in (None, port):
+        return False
+    name = name.rstrip(".")
+    if name in ("localhost", given.strip("[]").lower()):
+        return True
+    address, listening = _ip(name), _ip(bound.strip("[]"))
+    if address is None or listening is None:
+        return False
+    if listening.is_unspecified:
+        return True
+    return address == listening or (listening.is_loopback and address.is_loopback)

@@ -3,8 +3,9 @@
 Role: wire the preview together for one run and own its threads — bind the port first (a port in
 use is a ConfigError naming it; `--port 0` picks a free one), print the URL, serve at once (a
 waiting page until the first build lands), build, watch the sources, refresh content every
-`--refresh-every` minutes, and on Ctrl-C (or SIGTERM) stop every thread and join it, print one
-summary line and exit 0 with no traceback. The preview builds into `.sitegen/preview/` beside
+`--refresh-every` minutes, and on Ctrl-C (or SIGTERM) stop every thread and join it (a rebuild
+in progress ends at once: the stop event is its `BuildOptions.stop`), print one summary line and
+exit 0 with no traceback. The preview builds into `.sitegen/preview/` beside
 site.toml (see `builder.py`). This module must never contain build, routing or watching logic.
 """
 
@@ -78,6 +79,10 @@ def _force_on_second_interrupt() -> None:
         return
 
     def force(signum: int, frame: FrameType | None) -> None:
+        import multiprocessing
+
+        for child in multiprocessing.active_children():  # render workers ignore SIGINT
+            child.kill()
         print("preview: stopped without waiting", file=sys.stderr, flush=True)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # the kernel ends the process at once
         os.kill(os.getpid(), signal.SIGINT)
@@ -144,7 +149,9 @@ def serve_command(options: argparse.Namespace) -> int:
     def load() -> Config:
         return preview_config(resolve_config(config_path, demo), url)
 
-    builder = SiteBuilder(output, demo=demo, offline=bool(options.offline), fresh=fresh)
+    stop = threading.Event()  # set on Ctrl-C or SIGTERM: every thread ends, a rebuild too
+    builder = SiteBuilder(output, demo=demo, offline=bool(options.offline), fresh=fresh,
+                          stop=stop)
     session = PreviewSession(load_config=load, build=builder, channel=channel,
                              config_file=Path(config_path), excluded=(output,),
                              can_fetch=not options.offline)
@@ -152,7 +159,6 @@ def serve_command(options: argparse.Namespace) -> int:
     for handler in logging.getLogger("sitegen").handlers:
         handler.addFilter(once)
 
-    stop = threading.Event()
     server_thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
                                      name="sitegen-http", daemon=False)
     watcher = Watcher(session.plan, session.apply)

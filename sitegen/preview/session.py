@@ -4,8 +4,9 @@ Role: decide what each event needs and run it, one build at a time: a template o
 re-renders without fetching; a site.toml change reloads the configuration (an invalid one keeps
 the last good one and shows the error) and fetches only when `[api]` changed; a periodic refresh
 fetches. Every outcome goes to the terminal as one line and to open pages through the
-`ReloadChannel`; a failure never stops the preview. This module must never serve HTTP, watch
-files or write the output itself.
+`ReloadChannel`; a failure never stops the preview. A rebuild or refresh ended because the
+preview is stopping (`Interrupted`) says nothing: the summary line `serve` prints is the last.
+This module must never serve HTTP, watch files or write the output itself.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.config import Config
-from sitegen.errors import ApiError, CacheError, ConfigError
+from sitegen.errors import ApiError, CacheError, ConfigError, Interrupted
 from sitegen.preview.builder import Builder, BuildSummary
 from sitegen.preview.changes import ChangeSet, WatchPlan, plan_for
 from sitegen.preview.problems import describe_failure
@@ -119,6 +120,9 @@ class PreviewSession:
                     summary = self._build(self._config, fetch=False, first=True)
                 else:
                     summary = self._build(self._config, fetch=fetch)
+            except Interrupted:
+                log.debug("rebuild stopped: the preview is stopping")
+                return
             except Exception as error:
                 self.stats.failed_rebuilds += 1
                 self._failed(error)
@@ -136,6 +140,9 @@ class PreviewSession:
             number = self.stats.refreshes + self.stats.failed_refreshes + 1
             try:
                 summary = self._build(self._config, fetch=True)
+            except Interrupted:
+                log.debug("content refresh stopped: the preview is stopping")
+                return
             except ApiError as error:
                 self.stats.failed_refreshes += 1
                 log.warning("content refresh #%d failed (%s); still serving the last good build",

@@ -6,8 +6,10 @@ default both as they are); with many pages and more than one core, forked worker
 it in chunks (they inherit the site, the renderer and the bodies already in memory,
 run the pack — the build's stages each page's bytes and scans its links there — and
 send back the bodies they rendered so the parent can store them). A worker that dies
-or hangs ends the build with one sentence. This module must never write files itself
-and never log from a worker.
+or hangs ends the build with one sentence. Workers ignore Ctrl-C (SIGINT): the building
+process handles it and ends them, so an interrupt prints no worker tracebacks; a *stop*
+event set by another thread (the preview stopping) ends the pool at the next chunk. This
+module must never write files itself and never log from a worker.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sitegen.errors import BuildError
+from sitegen.errors import BuildError, Interrupted
 from sitegen.model.views import Page
 
 if TYPE_CHECKING:  # multiprocessing is imported when a pool is needed
     import multiprocessing.pool
+    import threading
 
     from sitegen.render.bodies import Body
     from sitegen.render.pages import Renderer
@@ -64,17 +67,20 @@ def _render_chunk(task: tuple[int, int]) -> Answer:
 
 
 def _new_pool(count: int) -> multiprocessing.pool.Pool:
-    """A fork pool whose workers end on SIGTERM, whatever handler the parent installed.
+    """A fork pool whose workers end on SIGTERM and ignore SIGINT, whatever the parent does.
 
-    SIGTERM stays blocked while the workers are forked and each worker restores the
-    default action, so `Pool.terminate` never waits on a worker running a Python-level
-    handler (the preview's) that cannot run while the worker blocks on the task queue.
+    SIGTERM and SIGINT stay blocked while the workers are forked (the pool's own threads,
+    which fork replacements, inherit the mask) and each worker restores SIGTERM's default
+    action, so `Pool.terminate` never waits on a worker running a Python-level handler (the
+    preview's) that cannot run while the worker blocks on the task queue, and ignores SIGINT:
+    a Ctrl-C reaches the whole process group, and only the building process acts on it (it
+    ends the workers), so no worker prints a KeyboardInterrupt traceback or a handler's line.
     """
     import multiprocessing
     import signal
 
     context = multiprocessing.get_context("fork")
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     try:
         return context.Pool(count, initializer=_worker_signals)
     finally:
@@ -85,31 +91,49 @@ def _worker_signals() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a pending one is dropped with it)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 
 
-def _answers(results: multiprocessing.pool.IMapIterator[Answer]) -> Iterator[Answer]:
-    """The pool's answers in order; a worker silent for WORKER_TIMEOUT s fails the build."""
+def _answers(results: multiprocessing.pool.IMapIterator[Answer],
+             stop: threading.Event | None) -> Iterator[Answer]:
+    """The pool's answers in order; a worker silent for WORKER_TIMEOUT s fails the build
+    (waited for in short steps, so a *stop* set meanwhile ends it within a quarter second)."""
+    import time
     from multiprocessing import TimeoutError as WorkerTimeout
 
+    step = WORKER_TIMEOUT if stop is None else 0.25
     while True:
-        try:
-            yield results.next(WORKER_TIMEOUT)
-        except StopIteration:
-            return
-        except WorkerTimeout:
-            raise BuildError(
-                f"a render worker gave no answer for {WORKER_TIMEOUT:.0f} s (it was killed or "
-                "is stuck): the previous output was kept; build again, and if it happens again "
-                "report it as a sitegen bug") from None
+        deadline = time.monotonic() + WORKER_TIMEOUT
+        while True:
+            _check(stop)
+            try:
+                answer = results.next(min(step, max(deadline - time.monotonic(), 0.0)))
+                break
+            except StopIteration:
+                return
+            except WorkerTimeout:
+                if time.monotonic() < deadline:
+                    continue
+                raise BuildError(
+                    f"a render worker gave no answer for {WORKER_TIMEOUT:.0f} s (it was killed "
+                    "or is stuck): the previous output was kept; build again, and if it happens "
+                    "again report it as a sitegen bug") from None
+        yield answer
+
+
+def _check(stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise Interrupted("stopped while rendering")
 
 
 def render_all(renderer: Renderer, pages: Sequence[Page], workers: int | None = None,
-               pack: Pack = _keep) -> Iterator[Rendered]:
+               pack: Pack = _keep, stop: threading.Event | None = None) -> Iterator[Rendered]:
     """(path, packed) of every page, in order (see the module docstring).
 
     *pack* turns each page's bytes and reads into what is sent back (it runs in the worker).
-    Close the iterator when the consumer fails: that ends the pool at once.
+    Close the iterator when the consumer fails: that ends the pool at once. Once *stop* is
+    set, the next page (in-process) or chunk raises `Interrupted`.
     """
     count = workers if workers is not None else (os.cpu_count() or 1)
     parallel = count > 1 and len(pages) >= PARALLEL_THRESHOLD
@@ -119,6 +143,7 @@ def render_all(renderer: Renderer, pages: Sequence[Page], workers: int | None = 
         parallel = "fork" in multiprocessing.get_all_start_methods()
     if not parallel:
         for page in pages:
+            _check(stop)
             yield _render(renderer, page, pack)
         return
     global _FORK_STATE
@@ -130,7 +155,7 @@ def render_all(renderer: Renderer, pages: Sequence[Page], workers: int | None = 
     try:
         bounds = [(i, min(i + CHUNK_SIZE, len(pages))) for i in range(0, len(pages), CHUNK_SIZE)]
         with _new_pool(count) as pool:
-            for results, fresh in _answers(pool.imap(_render_chunk, bounds)):
+            for results, fresh in _answers(pool.imap(_render_chunk, bounds), stop):
                 renderer.take_bodies(fresh)
                 yield from results
     finally:

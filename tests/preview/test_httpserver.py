@@ -20,7 +20,8 @@ def _raw(running: Running, target: str) -> str:
     """Send a request line exactly as given (clients would normalise `..` away)."""
     port = running.server.server_port
     with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
-        conn.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        conn.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                     "Connection: close\r\n\r\n".encode())
         chunks = []
         while chunk := conn.recv(65536):
             chunks.append(chunk)

@@ -19,7 +19,7 @@ def _rude_get(port: int, target: str) -> None:
     """Ask for *target*, read a little of the answer, then reset the connection."""
     conn = socket.create_connection(("127.0.0.1", port), timeout=5)
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    conn.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    conn.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
     conn.recv(1024)
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     conn.close()  # an RST: the server's next writes fail
@@ -74,7 +74,8 @@ def test_a_complete_request_after_a_slow_start_is_still_answered(
     write_site(tmp_path)
     with serving(tmp_path, ReloadChannel()) as server, \
             socket.create_connection(("127.0.0.1", server.server_port), timeout=5) as conn:
-        for piece in (b"GET /hello/ HTTP/1.1\r\n", b"Host: x\r\n", b"Connection: close\r\n\r\n"):
+        for piece in (b"GET /hello/ HTTP/1.1\r\n", b"Host: localhost\r\n",
+                      b"Connection: close\r\n\r\n"):
             conn.sendall(piece)
             time.sleep(0.3)
         answer = b""
