@@ -33,6 +33,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
+from sitegen import installed_version
 from sitegen.cli import main
 from sitegen.emulator.generator import generate_workspace
 from sitegen.scaffold import CI_PATHS
@@ -319,7 +320,9 @@ def workspace_data() -> dict[str, Any]:
 
 def make_site(tmp_path: Path, ci: str, port: int, data: dict[str, Any]) -> Path:
     site = tmp_path / "repository"
-    assert main(["init", str(site), "--ci", ci]) == 0
+    # The tests' sitegen is an editable checkout, which CI cannot install: the release.
+    assert main(["init", str(site), "--ci", ci,
+                 "--requirement", f"sitegen-cas=={installed_version()}"]) == 0
     text = (site / "site.toml").read_text(encoding="utf-8")
     text = text.replace('url = "https://cas.example.com"', f'url = "http://127.0.0.1:{port}"')
     text = text.replace('workspace = "65f0c0ffee0123456789abcd"',
