@@ -14,9 +14,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
-import sysconfig
 import threading
-import venv
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -35,14 +33,19 @@ from tests.test_ci_workflows import (
     ROOT,
     Runner,
     _free_port,
+    deps,
     emulator,
+    fresh_env,
     run_github,
     wheel_dir,
 )
 
-__all__ = ["wheel_dir"]  # the module-scoped fixture, shared
+__all__ = ["deps", "wheel_dir"]  # the module-scoped fixtures, shared
 
 REQUIREMENTS = REQUIREMENTS_PATHS["github"]
+#: Each test runs whole CI jobs (pip, builds, the emulator) several times: on a loaded
+#: 2-core machine that takes minutes, past the suite's default of 300 s.
+pytestmark = pytest.mark.timeout(1200)
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -62,27 +65,6 @@ def served(folder: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def deps(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This environment's site-packages without sitegen-cas itself (links to the rest)."""
-    folder = tmp_path_factory.mktemp("deps")
-    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
-        if not entry.name.lower().startswith(("sitegen", "__editable__")):
-            (folder / entry.name).symlink_to(entry)
-    return folder
-
-
-def fresh_env(folder: Path, deps: Path) -> Path:
-    """A new environment with pip whose dependencies are *deps*; returns its bin/."""
-    venv.EnvBuilder(with_pip=True).create(folder)
-    python = folder / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True).stdout.strip()
-    (Path(purelib) / "deps.pth").write_text(f"{deps}\n")
-    return folder / "bin"
 
 
 def pip_env(index_url: str | None = None) -> dict[str, str]:
@@ -113,6 +95,7 @@ def build_job(site: Path, tmp_path: Path, wheels: Path, deps: Path
               ) -> tuple[int, str, Path | None]:
     """The scaffolded build job, step by step, in a fresh environment, against the emulator."""
     tmp_path.mkdir(parents=True, exist_ok=True)
+    site = shutil.copytree(site, tmp_path / "repository")  # the user's site stays as it was
     data = generate_workspace(12, seed=3)
     port = _free_port()
     point_at_emulator(site, port, data)
