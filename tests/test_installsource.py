@@ -100,8 +100,10 @@ def test_the_requirement_flag_wins_and_is_one_line() -> None:
             check_spec(bad)
 
 
-def test_the_tests_run_from_an_editable_checkout() -> None:
-    """The checkout's own sitegen_cas.egg-info (first on sys.path under pytest) is no
-    index install: the installer's record says editable, so no index is ever asked."""
+def test_the_tests_own_sitegen_is_never_taken_for_an_index_install() -> None:
+    """Under pytest the checkout's own sitegen_cas.egg-info comes first on sys.path, and it
+    has no direct_url.json: only the installer's record counts, which says editable (or, in
+    the release's run against the installed wheel, a local file): no index is ever asked."""
     info = direct_url_info()
-    assert info is not None and "dir_info" in info
+    assert info is not None
+    assert not requirement_for(info, "0.0.0", never).installable
