@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     init = commands.add_parser("init", parents=[_GLOBALS], help="scaffold a new site")
     init.add_argument("directory", nargs="?", default=".", metavar="DIR")
     init.add_argument("--ci", choices=["github", "gitlab"], default="github")
+    init.add_argument("--requirement", metavar="SPEC",
+                      help="what the CI installs sitegen from (default: this sitegen, as it "
+                      "was installed)")
+    init.add_argument("--upgrade-ci", action="store_true",
+                      help="only rewrite the CI's requirements file from this sitegen")
     _common(init, config=False)
 
     build = commands.add_parser("build", parents=[_GLOBALS],

@@ -1,13 +1,15 @@
 """`sitegen init`: scaffold a site that builds at once and rebuilds itself on a schedule.
 
 Role: lay out a new site folder: a commented `site.toml` (the same text as the
-repository's example, from package data), `templates/README.md`, `.gitignore` and
-a CI workflow (GitHub Actions or GitLab CI) whose cron, cache and output folder
-come from the site's configuration. Planning the files is pure; `scaffold` only
-creates files that do not exist, in a folder `sitegen.folders.check_init` accepts (not
-the filesystem root, the home folder, nor a folder of other files). It must never
-overwrite or delete a file, never write outside the target folder, and never make a
-request or read a key.
+repository's example, from package data), `templates/README.md`, `.gitignore`, a CI
+workflow (GitHub Actions or GitLab CI) whose cron, cache and output folder come from the
+site's configuration, and beside it the requirements file the CI installs sitegen from
+(`installsource` says what: exactly the sitegen that runs `init`). Planning the files is
+pure; `scaffold` only creates files that do not exist, in a folder
+`sitegen.folders.check_init` accepts (not the filesystem root, the home folder, nor a
+folder of other files), and `upgrade_ci` rewrites only the requirements file. It must
+never overwrite or delete another file, never write outside the target folder, and never
+make a request or read a key itself.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ import logging
 import re
 import shlex
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from sitegen import DIST_NAME, installed_version
 from sitegen.errors import ConfigError
 from sitegen.folders import check_init
+from sitegen.installsource import CiRequirement, ci_requirement, requirements_text
 
 log = logging.getLogger("sitegen.scaffold")
 
@@ -33,6 +35,11 @@ CiKind = Literal["github", "gitlab"]
 CI_PATHS: dict[CiKind, str] = {
     "github": ".github/workflows/sitegen.yml",
     "gitlab": ".gitlab-ci.yml",
+}
+#: The requirements file beside each CI file: what it installs sitegen from.
+REQUIREMENTS_PATHS: dict[CiKind, str] = {
+    "github": ".github/workflows/sitegen-requirements.txt",
+    "gitlab": "sitegen-requirements.txt",
 }
 _CI_TEMPLATES: dict[CiKind, str] = {"github": "github-workflow.yml", "gitlab": "gitlab-ci.yml"}
 
@@ -76,12 +83,6 @@ class SiteSettings:
     schedule: str = DEFAULT_SCHEDULE
     output: str = "_site"
     cache_dir: str = ".sitegen"
-    version: str = field(default_factory=installed_version)
-
-    @property
-    def requirement(self) -> str:
-        """What the CI installs: this distribution at exactly this version."""
-        return f"{DIST_NAME}=={self.version}"
 
 
 @dataclass(frozen=True)
@@ -147,13 +148,14 @@ def settings_from_toml(text: str) -> SiteSettings:
 
 
 def render_ci(ci: CiKind, settings: SiteSettings) -> str:
-    """The CI workflow text for *ci*, with the site's schedule, cache, output and version."""
+    """The CI workflow text for *ci*, with the site's schedule, cache, output and the
+    requirements file it installs sitegen from."""
     text = template_text(_CI_TEMPLATES[ci])
     values = {
         "__SITEGEN_SCHEDULE__": check_schedule(settings.schedule),
         "__SITEGEN_OUTPUT__": settings.output,
         "__SITEGEN_CACHE__": settings.cache_dir,
-        "__SITEGEN_REQUIREMENT__": settings.requirement,
+        "__SITEGEN_REQUIREMENTS__": REQUIREMENTS_PATHS[ci],
         **{f"__PIN_{name}__": f"{sha} # {tag}" for name, (_, sha, tag) in ACTION_PINS.items()},
     }
     for token, value in values.items():
@@ -176,7 +178,8 @@ def render_gitignore(ci: CiKind, settings: SiteSettings) -> str:
     return "\n".join(lines)
 
 
-def plan(ci: CiKind, settings: SiteSettings, site_toml: str | None = None) -> list[PlannedFile]:
+def plan(ci: CiKind, settings: SiteSettings, requirement: CiRequirement,
+         site_toml: str | None = None) -> list[PlannedFile]:
     """Every file of a new site, in the order `init` reports them."""
     return [
         PlannedFile(PurePosixPath("site.toml"),
@@ -184,14 +187,17 @@ def plan(ci: CiKind, settings: SiteSettings, site_toml: str | None = None) -> li
         PlannedFile(PurePosixPath("templates/README.md"), template_text("templates-README.md")),
         PlannedFile(PurePosixPath(".gitignore"), render_gitignore(ci, settings)),
         PlannedFile(PurePosixPath(CI_PATHS[ci]), render_ci(ci, settings)),
+        PlannedFile(PurePosixPath(REQUIREMENTS_PATHS[ci]), requirements_text(requirement)),
     ]
 
 
-def scaffold(directory: Path, ci: CiKind = "github") -> ScaffoldResult:
+def scaffold(directory: Path, ci: CiKind = "github",
+             requirement: CiRequirement | None = None) -> ScaffoldResult:
     """Create the site's files under *directory* (created if missing); never overwrite one.
 
     When a site.toml already exists there, the workflow follows its schedule, output
     and cache folder, so re-running `init` to add a CI file keeps them consistent.
+    *requirement* is what the CI installs (default: nothing, with a note to fill it in).
     """
     if directory.exists() and not directory.is_dir():
         raise ConfigError(f"{directory} exists and is not a folder: pick another DIR for init")
@@ -201,7 +207,7 @@ def scaffold(directory: Path, ci: CiKind = "github") -> ScaffoldResult:
         settings_from_toml(existing.read_text("utf-8", errors="replace"))
         if existing.is_file() else SiteSettings(schedule=check_schedule(_example_schedule()))
     )
-    files = plan(ci, settings)
+    files = plan(ci, settings, requirement or CiRequirement((), "not given"))
     created: list[str] = []
     skipped: list[str] = []
     try:
@@ -271,12 +277,41 @@ def report_lines(result: ScaffoldResult, ci: CiKind, shown_dir: str) -> list[str
     ]
 
 
+def upgrade_ci(directory: Path, ci: CiKind, requirement: CiRequirement) -> str:
+    """Rewrite the requirements file beside the CI file, the one file `init` replaces;
+    a requirement CI cannot install leaves an existing file as it is. Returns the line
+    `init --upgrade-ci` prints."""
+    relative = REQUIREMENTS_PATHS[ci]
+    target = directory.joinpath(*PurePosixPath(relative).parts)
+    workflow = directory.joinpath(*PurePosixPath(CI_PATHS[ci]).parts)
+    if workflow.is_file() and relative not in workflow.read_text("utf-8", errors="replace"):
+        log.warning("%s does not install from %s: run `sitegen init` in a new folder and copy "
+                    "its install step", CI_PATHS[ci], relative)
+    if not requirement.installable and target.is_file():
+        return f"kept {relative}: CI cannot install this sitegen (see the warning)"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(requirements_text(requirement), encoding="utf-8", newline="\n")
+    except OSError as error:
+        raise ConfigError(
+            f"cannot write {target}: {error.strerror or error}: "
+            "check the folder's permissions") from None
+    return f"updated {relative}: CI installs {requirement.source}"
+
+
 def init_command(options: argparse.Namespace) -> int:
-    """`sitegen init [DIR] [--ci github|gitlab]`: scaffold, report, and return 0."""
+    """`sitegen init [DIR] [--ci github|gitlab] [--requirement SPEC] [--upgrade-ci]`:
+    scaffold (or rewrite only the CI's requirements file), report, and return 0."""
     shown = str(options.directory)
     ci: CiKind = "gitlab" if options.ci == "gitlab" else "github"
     directory = Path(shown)
-    result = scaffold(directory, ci)
+    requirement = ci_requirement(options.requirement)
+    if requirement.warning:
+        log.warning("%s", requirement.warning)
+    if options.upgrade_ci:
+        print(upgrade_ci(directory, ci, requirement))
+        return 0
+    result = scaffold(directory, ci, requirement)
     for line in report_lines(result, ci, shown):
         print(line)
     root = _git_root(directory.resolve())

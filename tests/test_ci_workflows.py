@@ -3,7 +3,8 @@
 Each run is a fresh checkout of a site made by `sitegen init` (pointed at `sitegen emulate`
 on a loopback port, the secrets as environment variables). The GitHub workflow's `run:`
 steps and the GitLab job's `before_script` + `script` lines are executed in order with bash,
-in one fresh virtual environment per module; the only change to their text is pip's
+in one fresh virtual environment per module (sitegen's dependencies linked in from the
+test environment, sitegen-cas itself installed by the steps); the only change to their text is pip's
 `--find-links` offering the project's freshly built wheel. The steps that `uses:` an action
 are played by the test as the action behaves (the cache restores the newest entry whose key
 starts with a restore key and saves under an immutable key; the Pages upload names the
@@ -21,6 +22,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import venv
 from collections.abc import Iterator
@@ -33,6 +35,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
+from sitegen import installed_version
 from sitegen.cli import main
 from sitegen.emulator.generator import generate_workspace
 from sitegen.scaffold import CI_PATHS
@@ -41,6 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", ".ci-venv", "build", "dist", "*.egg-info",
                                     "__pycache__", ".*_cache", ".hypothesis", ".sitegen", "_site")
 SECRETS = {"SITEGEN_API_KEY": "ci-secret-key-4321"}
+#: Each test runs whole CI jobs (pip, builds, the emulator) several times: on a loaded
+#: 2-core machine that takes minutes, past the suite's default of 300 s.
+pytestmark = pytest.mark.timeout(1200)
 PAGES_URL = "https://someone.github.io/notes/"
 
 
@@ -59,12 +65,38 @@ def wheel_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def python_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment: what `actions/setup-python` or `python:3.12-slim` gives."""
-    folder = tmp_path_factory.mktemp("ci-python") / "venv"
+def deps_only(folder: Path) -> Path:
+    """*folder* filled with links to this environment's site-packages, sitegen-cas left out:
+    sitegen's dependencies for a fresh environment, without the registry."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.lower().startswith(("sitegen", "__editable__")):
+            (folder / entry.name).symlink_to(entry)
+    return folder
+
+
+def fresh_env(folder: Path, deps: Path) -> Path:
+    """A new virtual environment with pip (what `actions/setup-python` or `python:3.12-slim`
+    gives) that finds sitegen's dependencies in *deps* (a `.pth` line); returns its bin/."""
     venv.EnvBuilder(with_pip=True).create(folder)
+    purelib = subprocess.run(
+        [str(folder / "bin" / "python"), "-c",
+         "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True).stdout.strip()
+    (Path(purelib) / "deps.pth").write_text(f"{deps}\n", encoding="utf-8")
     return folder / "bin"
+
+
+@pytest.fixture(scope="module")
+def deps(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return deps_only(tmp_path_factory.mktemp("deps") / "site-packages")
+
+
+@pytest.fixture(scope="module")
+def python_env(tmp_path_factory: pytest.TempPathFactory, deps: Path) -> Path:
+    """A fresh virtual environment, once per module: sitegen-cas is installed into it by the
+    steps; its dependencies are this environment's (not downloaded on every test run)."""
+    return fresh_env(tmp_path_factory.mktemp("ci-python") / "venv", deps)
 
 
 def _free_port() -> int:
@@ -319,7 +351,9 @@ def workspace_data() -> dict[str, Any]:
 
 def make_site(tmp_path: Path, ci: str, port: int, data: dict[str, Any]) -> Path:
     site = tmp_path / "repository"
-    assert main(["init", str(site), "--ci", ci]) == 0
+    # The tests' sitegen is an editable checkout, which CI cannot install: the release.
+    assert main(["init", str(site), "--ci", ci,
+                 "--requirement", f"sitegen-cas=={installed_version()}"]) == 0
     text = (site / "site.toml").read_text(encoding="utf-8")
     text = text.replace('url = "https://cas.example.com"', f'url = "http://127.0.0.1:{port}"')
     text = text.replace('workspace = "65f0c0ffee0123456789abcd"',

@@ -17,7 +17,6 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from sitegen import installed_version
 from sitegen.cli import main
 from sitegen.config import AnalyticsSection, ApiSection, SiteSection, load_config
 from sitegen.emulator.generator import generate_workspace
@@ -75,10 +74,11 @@ def test_init_creates_a_site_that_loads(tmp_path: Path, capsys: pytest.CaptureFi
     for name in ("site.toml", "templates/README.md", ".gitignore", ".github/workflows/sitegen.yml"):
         assert (site / name).is_file(), name
     out = capsys.readouterr().out.splitlines()
-    assert out[:4] == ["created site.toml", "created templates/README.md", "created .gitignore",
-                       "created .github/workflows/sitegen.yml"]
-    assert out[4] == "next steps:" and len(out) == 8
-    assert "sitegen serve --demo" in out[5] and str(site) in out[5]
+    assert out[:5] == ["created site.toml", "created templates/README.md", "created .gitignore",
+                       "created .github/workflows/sitegen.yml",
+                       "created .github/workflows/sitegen-requirements.txt"]
+    assert out[5] == "next steps:" and len(out) == 9
+    assert "sitegen serve --demo" in out[6] and str(site) in out[6]
     config = load_config(site / "site.toml")
     assert config.api.schedule == "0 6 * * *"
     ignored = (site / ".gitignore").read_text(encoding="utf-8").splitlines()
@@ -96,7 +96,8 @@ def test_a_built_site_leaves_git_nothing_but_its_sources(tmp_path: Path) -> None
     status = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain", "-uall"],
                             check=True, capture_output=True, text=True).stdout.splitlines()
     assert sorted(line[3:] for line in status) == [
-        ".github/workflows/sitegen.yml", ".gitignore", "site.toml", "templates/README.md"]
+        ".github/workflows/sitegen-requirements.txt", ".github/workflows/sitegen.yml",
+        ".gitignore", "site.toml", "templates/README.md"]
 
 
 def test_repository_example_is_the_scaffolded_site_toml(tmp_path: Path) -> None:
@@ -203,8 +204,9 @@ def test_github_workflow_schedule_cache_and_pages(tmp_path: Path) -> None:
                for line in text.splitlines() if "uses: " in line)
     assert step(data, "actions/checkout")["with"]["persist-credentials"] is False
     install = next(s for s in build_job["steps"] if "pip install" in s.get("run", ""))
-    assert install["run"] == f'python -m pip install "sitegen-cas=={installed_version()}"'
-    assert "git+https://" in text  # how to install from a Git URL instead
+    assert install["run"].splitlines() == [
+        "python -m pip install --no-deps -r .github/workflows/sitegen-requirements.txt",
+        "python -m pip show sitegen-cas > /dev/null", "python -m pip install sitegen-cas"]
     restore, save = step(data, "actions/cache/restore"), step(data, "actions/cache/save")
     paths = "${{ env.SITEGEN_CACHE }}\n${{ env.SITEGEN_OUTPUT }}\n"
     assert restore["with"]["path"] == save["with"]["path"] == paths
@@ -313,8 +315,9 @@ def test_gitlab_pipeline_schedule_cache_and_pages(tmp_path: Path,
     assert content_cache["when"] == "always"
     assert content_cache["key"] == "sitegen-$CI_COMMIT_REF_SLUG"
     assert content_cache["fallback_keys"] == ["sitegen-$CI_DEFAULT_BRANCH"]
-    assert pages["before_script"] == [f'python -m pip install "sitegen-cas=={installed_version()}"']
-    assert "git+https://" in text
+    assert pages["before_script"] == [
+        "python -m pip install --no-deps -r sitegen-requirements.txt",
+        "python -m pip show sitegen-cas > /dev/null", "python -m pip install sitegen-cas"]
     assert any('SITEGEN_SITE_URL="$CI_PAGES_URL" sitegen build --report "$SITEGEN_REPORT" '
                '-o "$SITEGEN_OUTPUT"' in line for line in pages["script"])
     assert "--strict" not in text
