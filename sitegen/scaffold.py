@@ -199,9 +199,7 @@ def scaffold(directory: Path, ci: CiKind = "github",
     and cache folder, so re-running `init` to add a CI file keeps them consistent.
     *requirement* is what the CI installs (default: nothing, with a note to fill it in).
     """
-    if directory.exists() and not directory.is_dir():
-        raise ConfigError(f"{directory} exists and is not a folder: pick another DIR for init")
-    check_init(directory)  # not /, ~, nor a folder of other files (`sitegen.folders`)
+    check_folder(directory)
     existing = directory / "site.toml"
     settings = (
         settings_from_toml(existing.read_text("utf-8", errors="replace"))
@@ -227,6 +225,13 @@ def scaffold(directory: Path, ci: CiKind = "github",
             f"cannot create the site in {directory}: {error.strerror or error}: "
             "check the folder's permissions or pick another DIR") from None
     return ScaffoldResult(directory, settings, tuple(created), tuple(skipped))
+
+
+def check_folder(directory: Path) -> None:
+    """Refuse a *directory* init must not fill: a file, `/`, `~`, a folder of other files."""
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"{directory} exists and is not a folder: pick another DIR for init")
+    check_init(directory)  # (`sitegen.folders`)
 
 
 def _example_schedule() -> str:
@@ -305,6 +310,8 @@ def init_command(options: argparse.Namespace) -> int:
     shown = str(options.directory)
     ci: CiKind = "gitlab" if options.ci == "gitlab" else "github"
     directory = Path(shown)
+    if not options.upgrade_ci:
+        check_folder(directory)  # (before saying anything about what CI installs)
     requirement = ci_requirement(options.requirement)
     if requirement.warning:
         log.warning("%s", requirement.warning)

@@ -88,11 +88,14 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def expire_waits(cfg: Config) -> None:
-    """Make every passing failure's wait over, as if its hour had passed."""
-    with open_config_store(cfg) as store, store.transaction():
-        for key, value in store.db.execute("SELECT key, value FROM derived WHERE kind = ?",
-                                           (WAIT_KIND,)).fetchall():
-            row = json.loads(value)
+    """Make every passing failure's wait over, as if its hour had passed (through the
+    store, which seals what it keeps)."""
+    with open_config_store(cfg) as store:
+        keys = [str(key) for (key,) in store.db.execute(
+            "SELECT key FROM derived WHERE kind = ?", (WAIT_KIND,)).fetchall()]
+        rows = {key: json.loads(value) for key, value in store.derived(WAIT_KIND, keys).items()}
+        assert len(rows) == len(keys), "a stored wait did not verify"
+        for row in rows.values():
             row["until"] = 0.0
-            store.db.execute("UPDATE derived SET value = ? WHERE kind = ? AND key = ?",
-                             (json.dumps(row).encode(), WAIT_KIND, key))
+        store.save_derived(WAIT_KIND, {k: json.dumps(r).encode() for k, r in rows.items()},
+                           keys)
