@@ -117,10 +117,13 @@ class ImageFetcher:
         limit = asyncio.Semaphore(self.concurrency)
         self._lookups, self._started = {}, set()
         headers = {"user-agent": f"sitegen/{__version__} (image fetch)", "accept": "image/*"}
+        # (each image's one deadline is `timeout`, below: httpx's own, 5 s a phase, not less)
+        phases = httpx.Timeout(self.timeout)
         async with httpx.AsyncClient(headers=headers, follow_redirects=False,
-                                     trust_env=False) as web:
+                                     trust_env=False, timeout=phases) as web:
             service = httpx.AsyncClient(headers=headers, follow_redirects=False,
-                                        trust_env=False, transport=self.transport
+                                        trust_env=False, timeout=phases,
+                                        transport=self.transport
                                         ) if self.transport is not None else web
             try:
                 async def one(url: str) -> Downloaded | Failed:

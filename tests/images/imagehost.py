@@ -110,6 +110,8 @@ def image_host(routes: dict[str, tuple[int, dict[str, str], bytes]] | None = Non
             status, headers, body = host.routes.get(self.path, (404, {}, b"not found"))
             if headers.get("x-slow"):
                 time.sleep(SLOW_SECONDS)
+            if headers.get("x-delay"):  # (seconds before the answer starts)
+                time.sleep(float(headers["x-delay"]))
             if headers.get("x-hang"):  # (a host that never answers)
                 host.released.wait(600)
                 return

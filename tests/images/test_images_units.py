@@ -17,6 +17,16 @@ from tests.images.imagehost import bomb_png, image_host, png, rotated_jpeg
 SETTINGS = Settings((480, 960, 1600), ("webp",), 80, 50_000_000)
 
 
+def test_a_host_slower_than_httpx_default_five_seconds_is_waited_for_up_to_the_timeout(
+        ) -> None:
+    """`[images] timeout` is the one deadline of an image: a host that starts answering after
+    6 s, within a 30 s timeout, is waited for (httpx's own 5 s read timeout cut it short)."""
+    with image_host({"/late.png": (200, {"x-delay": "6"}, png())}) as host:
+        fetcher = ImageFetcher(host.url("/"), max_bytes=100_000, timeout=30)
+        found = fetcher.fetch_all([host.url("/late.png")])
+    assert isinstance(found[host.url("/late.png")], Downloaded), found
+
+
 def test_the_size_cap_holds_while_streaming_and_redirects_are_followed_to_public_hops() -> None:
     big = png(1500, 1500, (1, 2, 3)) + b"\x00" * 300_000
     with image_host({"/big.png": (200, {}, big), "/a.png": (200, {"etag": '"x"'}, png()),
