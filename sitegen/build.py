@@ -43,7 +43,7 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
     from sitegen.emit.linkcheck import LinkCheck
     from sitegen.emit.ownfiles import check_collisions, collect_own_static
-    from sitegen.emit.search import index_site, keep_previous
+    from sitegen.emit.search import index_site
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, output_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
@@ -116,9 +116,10 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                                            store.url_history()).items():
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
-        if site.search_url is not None and not keep_previous(writer, force=options.force):
-            with timings.stage("search"):  # (in the timings only when the bundle was written)
-                index_site(writer, [p.path for p in site.pages], store, reuse=not options.force)
+        if site.search_url is not None:
+            with timings.stage("search"):
+                report.search = index_site(writer, [p.path for p in site.pages], store,
+                                           reuse=not options.force).to_report()
         links.finish(site.pages, writer)
         counter.check_strict(options.strict)
         with timings.stage("commit"):

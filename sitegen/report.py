@@ -102,6 +102,9 @@ class BuildReport:
     #: The images stage (`sitegen.images.stage.ImageStats.to_report`): image requests are
     #: counted here, apart from API calls (they cost no quota).
     images: dict[str, int] = field(default_factory=dict)
+    #: The search stage (`sitegen.emit.search.SearchResult.to_report`): pages indexed, the
+    #: shards, and the shards Pagefind indexed again in this build.
+    search: dict[str, Any] = field(default_factory=dict)
 
     def committed(self, result: WriteResult, timings: Timings,
                   warnings: WarningCounter) -> None:
@@ -173,6 +176,7 @@ class BuildReport:
             "api": self.api,
             "from_cache": self.from_cache,
             "images": self.images,
+            "search": self.search,
             "warnings": logged,
             "warning_count": max(self.warnings, len(logged)),
             "output_changed": self.output_changed,

@@ -21,6 +21,7 @@ content.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 #: The players `render.blocks.classify_video` embeds.
@@ -32,11 +33,15 @@ REVALIDATE = "max-age=0, must-revalidate"
 HASHED_FOLDER = "static/"
 #: Output folder of the images made the site's own, `<hash>-<width>.<ext>` (`images.stage`).
 MEDIA_FOLDER = "media/"
-#: Pagefind's folders of files named by their hash (`[search]`).
-SEARCH_FOLDERS = ("pagefind/fragment/", "pagefind/index/")
-#: Every output folder whose files are named by a hash of their bytes: only sitegen writes
-#: there (`emit.ownfiles` refuses an owner's file in them).
-HASHED_FOLDERS = (HASHED_FOLDER, MEDIA_FOLDER, *SEARCH_FOLDERS)
+#: Pagefind's bundles (`[search]`, one per shard: `pagefind/<shard>/`), whose folders of
+#: files named by their hash are cached for a year (as `_headers` globs, `:shard` a
+#: placeholder both hosts understand).
+SEARCH_FOLDER = "pagefind/"
+SEARCH_HASHED = ("fragment", "index", "filter")
+_SEARCH_HASHED = re.compile(r"pagefind/[^/]+/(?:" + "|".join(SEARCH_HASHED) + ")/")
+#: Every output folder where only sitegen writes (`emit.ownfiles` refuses an owner's file
+#: in them): files named by a hash of their bytes, and the search bundles.
+HASHED_FOLDERS = (HASHED_FOLDER, MEDIA_FOLDER, SEARCH_FOLDER)
 
 
 def cache_control(path: str) -> str:
@@ -45,7 +50,8 @@ def cache_control(path: str) -> str:
     `sitegen deploy` sets it on each object it uploads, so a bucket behind a CDN caches
     exactly as Netlify or Cloudflare Pages would with `_headers`.
     """
-    return IMMUTABLE if path.startswith(HASHED_FOLDERS) else REVALIDATE
+    hashed = path.startswith((HASHED_FOLDER, MEDIA_FOLDER)) or _SEARCH_HASHED.match(path)
+    return IMMUTABLE if hashed else REVALIDATE
 
 
 def origin_of(url: str) -> str:
@@ -85,7 +91,8 @@ def render_headers(base_path: str, beacon_endpoint: str | None, *,
         "  X-Content-Type-Options: nosniff",
         "  Referrer-Policy: strict-origin-when-cross-origin",
     ]
-    for folder in HASHED_FOLDERS if search else (HASHED_FOLDER, MEDIA_FOLDER):
+    search_folders = [f"{SEARCH_FOLDER}:shard/{name}/" for name in SEARCH_HASHED]
+    for folder in [HASHED_FOLDER, MEDIA_FOLDER, *(search_folders if search else [])]:
         lines += [f"{base}/{folder}*", f"  Cache-Control: {IMMUTABLE}"]
     lines.append("")
     return "\n".join(lines).encode("utf-8")

@@ -1,24 +1,25 @@
-"""The search index: Pagefind over the new site's pages, its bundle handed to the writer.
+"""The search index in shards: Pagefind over the pages that changed, merged in one search UI.
 
 Role: the stage of `sitegen.build` after every page and site file is named to the writer
-and before the link check and the commit (`[search] enabled`). The writer stages only new
-bytes, so there is no complete site on disk before the commit: the pages Pagefind indexes
-(those whose HTML carries `data-pagefind-body`: the built-in themes' article pages; every
-HTML page when none does) are copied, from the writer's `read`, into a temporary folder;
-the Pagefind binary (the `pagefind[bin]` package, found with its public `get_executable`,
-which honours `PAGEFIND_BINARY_PATH`) indexes it into a second temporary folder, and each
-file it made is handed to the writer as bytes under `pagefind/`, so the index lands in
-the atomic commit like every other file and a failure keeps the previous output.
-`pagefind-entry.json` is rewritten with sorted keys (Pagefind lists languages in no fixed
-order), so the same pages give byte-identical files.
+and before the link check and the commit (`[search] enabled`). Pagefind has no incremental
+mode, but its search UI merges several bundles (`mergeIndex`), so the indexed pages (those
+whose HTML carries `data-pagefind-body`: the built-in themes' article pages; every HTML page
+when none does) are split into shards: by the page's `<html lang>` (each shard holds one
+language, so a search page searches its own), then by a stable hash of the page's path
+into 1, 2, 4 or 8 shards as the language has pages (`PAGES_PER_SHARD` each). A shard is
+`pagefind/<lang>-<n>/`, a whole Pagefind bundle; Pagefind's UI files sit once at
+`pagefind/`, beside `shards.json`, which tells the theme's `search.js` which shards each
+language has.
 
-A build whose HTML pages are all the previous build's bytes (none written, none removed)
-does not run Pagefind: the previous bundle is named as kept, when all of it is intact.
-Otherwise the bundle is derived data in the content store (`kind = search`), keyed by the
-indexed pages' paths and sha256 and by the Pagefind binary: a build whose indexed pages
-are those of the last bundle made (a CI run with the store restored and an empty output,
-a change to list pages only) writes the stored bundle and does not run Pagefind either.
-Only the last bundle is kept; `--force` makes it again.
+Each shard is keyed by its indexed pages (path and sha256) and by the Pagefind binary. A
+shard whose key is the previous build's, its files intact in the output, is kept as it is;
+else its bundle comes from the content store (`kind = search`, one per shard; a CI run
+with an empty output) or Pagefind indexes it again: over a folder of links to the pages
+where the writer holds them, on tmpfs (`sitegen.emit.pagefind`). So a one-article change
+re-indexes one shard, and the report names it. What each page is (language, marked) is
+remembered with its sha256 (`kind = searchstate`), so an unchanged page is not read again.
+`pagefind-entry.json` is rewritten with sorted keys (Pagefind lists languages in no fixed
+order), so the same pages give byte-identical files. `--force` indexes every shard again.
 
 This module must never write the output itself (the writer does), never read content from
 anywhere but the writer and the store, and never leave its temporary folders behind.
@@ -28,98 +29,78 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
-import signal
-import subprocess
-import tempfile
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sitegen import fileset
-from sitegen.errors import Interrupted, SearchError
+from sitegen.emit import pagefind
+from sitegen.emit.pagefind import UI_FILES, find_binary, link_pages, read_bundle
+from sitegen.errors import SearchError
 
 if TYPE_CHECKING:
     from sitegen.emit.writer import OutputWriter
     from sitegen.store import Store
 
-log = logging.getLogger("sitegen.build")
-
-#: The output folder of the bundle, and the search page's script among the theme's files.
+#: The output folder of the bundles, and the search page's script among the theme's files.
 BUNDLE = "pagefind"
 SEARCH_SCRIPT = "search.js"
 #: What marks a page as indexed (the attribute Pagefind looks for).
 MARKER = b"data-pagefind-body"
 ENTRY = "pagefind-entry.json"
-#: The store's kind for bundles, and the version of their key and packing.
-KIND, FORMAT = "search", "1"
+#: The list of shards by language, which the search page reads.
+SHARDS_FILE = "shards.json"
+#: The store's kinds (a shard's bundle; what the last build indexed), and their format.
+KIND, STATE, FORMAT = "search", "searchstate", "2"
+#: Pages a shard holds at most before its language is split in twice as many (up to MAX).
+PAGES_PER_SHARD, MAX_SHARDS = 400, 8
+_LANG = re.compile(rb"<html\b[^>]*?\blang=\"([^\"]*)\"", re.IGNORECASE)
+_SAFE = re.compile(r"[^a-z0-9-]+")
 
 
-def find_binary() -> Path:
-    """The Pagefind executable (`pagefind.service.get_executable`), or a SearchError."""
-    try:
-        from pagefind.service import get_executable
-    except ImportError:
-        found = None
-    else:
-        found = get_executable()
-    if found is None or not os.access(found, os.X_OK) or not Path(found).is_file():
-        raise SearchError(
-            f"the Pagefind binary was not found{f' at {found}' if found else ''}: install "
-            "sitegen's dependencies again (pip install 'pagefind[bin]'), or set [search] "
-            "enabled = false in site.toml")
-    return Path(found)
+@dataclass
+class SearchResult:
+    """What the search stage did: pages indexed, every shard, and those indexed again."""
+
+    pages: int = 0
+    shards: list[str] = field(default_factory=list)
+    indexed: list[str] = field(default_factory=list)
+
+    def to_report(self) -> dict[str, Any]:
+        return {"pages": self.pages, "shards": len(self.shards), "reindexed": self.indexed}
 
 
-def run_pagefind(site: Path, output: Path) -> None:
-    """Index the HTML files under *site* into *output* (a SearchError when Pagefind fails;
-    `Interrupted` when a Ctrl-C ended it: it shares the terminal's process group)."""
-    binary = find_binary()
-    try:
-        done = subprocess.run(
-            [os.fspath(binary), "--site", os.fspath(site), "--output-path", os.fspath(output),
-             "--quiet"], capture_output=True, check=False, stdin=subprocess.DEVNULL)
-    except OSError as error:
-        raise SearchError(f"Pagefind ({binary}) could not be started ({error.strerror}); "
-                          "the previous output was kept: reinstall 'pagefind[bin]', or set "
-                          "[search] enabled = false") from None
-    if done.returncode == -signal.SIGINT:  # the Ctrl-C that reached sitegen reached it too
-        raise Interrupted("Pagefind was interrupted")
-    said = (done.stderr or done.stdout).decode("utf-8", "replace").strip().splitlines()
-    if done.returncode != 0:
-        reason = said[-1].strip()[:200] if said else "no message"
-        raise SearchError(f"Pagefind failed to index the site (exit status {done.returncode}: "
-                          f"{reason}); the previous output was kept: fix the cause, or set "
-                          "[search] enabled = false")
-    for line in said:
-        log.debug("pagefind: %s", line)
+def page_facts(data: bytes) -> tuple[str, bool]:
+    """A page's language (its `<html lang>`, lower case; "unknown" without one) and
+    whether it carries the marker."""
+    found = _LANG.search(data, 0, 4096)
+    language = _SAFE.sub("-", found.group(1).decode("ascii", "replace").lower()).strip("-") \
+        if found is not None else ""
+    return language or "unknown", MARKER in data
 
 
-def _html(paths: Iterable[str]) -> set[str]:
-    return {path for path in paths
-            if path.endswith(".html") and not path.startswith(BUNDLE + "/")}
+def shard_count(pages: int, per_shard: int | None = None) -> int:
+    """How many shards a language of *pages* indexed pages is split in (*per_shard*: at
+    most `PAGES_PER_SHARD` pages each, until there are `MAX_SHARDS`)."""
+    count, per_shard = 1, per_shard or PAGES_PER_SHARD
+    while count < MAX_SHARDS and pages > per_shard * count:
+        count *= 2
+    return count
 
 
-def keep_previous(writer: OutputWriter, *, force: bool = False) -> bool:
-    """Name the previous bundle as kept when no HTML page changed (True), else False
-    (always False with *force*: `--force` builds everything again)."""
-    if force:
-        return False
-    pages = _html(writer.paths())
-    if pages != _html(writer.previous_paths()):
-        return False
-    if any(writer.digest(path) != writer.recorded(path) for path in pages):
-        return False
-    bundle = sorted(path for path in writer.previous_paths()
-                    if path.startswith(BUNDLE + "/"))
-    if not any(path == f"{BUNDLE}/{ENTRY}" for path in bundle):
-        return False
-    if not all(writer.intact(path) for path in bundle):
-        return False
-    for path in bundle:
-        writer.keep(path)
-    return True
+def shard_of(path: str, language: str, count: int) -> str:
+    """The shard of the page *path* (stable: a hash of the path)."""
+    number = int.from_bytes(hashlib.blake2b(path.encode(), digest_size=4).digest(), "big")
+    return f"{language}-{number % count}"
+
+
+def _html(paths: Iterable[str]) -> list[str]:
+    return sorted(path for path in paths
+                  if path.endswith(".html") and not path.startswith(BUNDLE + "/"))
 
 
 def _canonical(rel: str, data: bytes) -> bytes:
@@ -130,62 +111,182 @@ def _canonical(rel: str, data: bytes) -> bytes:
                       separators=(",", ":")).encode("utf-8")
 
 
-def _indexed(writer: OutputWriter, pages: list[str]) -> list[str]:
-    """The pages Pagefind indexes: those with the marker, else all (read one at a time)."""
-    found: list[str] = []
-    marked: list[str] = []
-    for path in pages:
-        data = writer.read(path)
-        if data is not None:
-            found.append(path)
-            if MARKER in data:
-                marked.append(path)
-    return marked or found
+class _Index:
+    """One build's search stage (see the module docstring)."""
+
+    def __init__(self, writer: OutputWriter, store: Store | None, reuse: bool) -> None:
+        self.writer, self.store, self.reuse = writer, store, reuse
+        self.state: dict[str, Any] = {"pages": {}, "shards": {}}
+        if store is not None and reuse:
+            found = store.derived(STATE, ["state"]).get("state")
+            try:
+                loaded = json.loads(found) if found else None
+            except ValueError:
+                loaded = None
+            if isinstance(loaded, dict) and loaded.get("format") == FORMAT:
+                self.state = loaded
+
+    def facts(self, pages: list[str]) -> dict[str, tuple[str, str, bool]]:
+        """path → (sha256, language, marked), read from a page only when it changed."""
+        known: Mapping[str, list[Any]] = self.state.get("pages", {})
+        facts: dict[str, tuple[str, str, bool]] = {}
+        for path in pages:
+            digest = self.writer.digest(path) or ""
+            row = known.get(path)
+            if row is not None and row[0] == digest:
+                facts[path] = (digest, str(row[1]), bool(row[2]))
+                continue
+            data = self.writer.read(path)
+            if data is not None:
+                facts[path] = (digest, *page_facts(data))
+        return facts
+
+    def shards(self, facts: Mapping[str, tuple[str, str, bool]]) -> dict[str, list[str]]:
+        """shard → its indexed pages (those marked, else every page)."""
+        indexed = [path for path, (_, _, marked) in facts.items() if marked] or list(facts)
+        by_language: dict[str, list[str]] = {}
+        for path in indexed:
+            by_language.setdefault(facts[path][1], []).append(path)
+        shards: dict[str, list[str]] = {}
+        for language, paths in sorted(by_language.items()):
+            count = shard_count(len(paths))
+            for path in paths:
+                shards.setdefault(shard_of(path, language, count), []).append(path)
+        return dict(sorted(shards.items()))
+
+    def kept(self, shard: str, key: str) -> bool:
+        """Keep the previous build's bundle of *shard* when its key is the same and every
+        file of it is intact."""
+        previous = self.state.get("shards", {}).get(shard)
+        if not self.reuse or not previous or previous[0] != key:
+            return False
+        names = [f"{BUNDLE}/{shard}/{name}" for name in previous[1]]
+        if not names or not all(self.writer.intact(name) for name in names):
+            return False
+        for name in names:
+            self.writer.keep(name)
+        return True
+
+    def ui_kept(self) -> bool:
+        names = [f"{BUNDLE}/{name}" for name in sorted(UI_FILES)]
+        if not self.reuse or not all(self.writer.intact(name) for name in names):
+            return False
+        for name in names:
+            self.writer.keep(name)
+        return True
+
+    def save(self, facts: Mapping[str, tuple[str, str, bool]], keys: Mapping[str, str],
+             names: Mapping[str, list[str]], made: Mapping[str, bytes]) -> None:
+        if self.store is None:
+            return
+        self.store.save_derived(KIND, made, keys.values())
+        state = {"format": FORMAT, "pages": {p: list(f) for p, f in facts.items()},
+                 "shards": {shard: [keys[shard], names[shard]] for shard in keys}}
+        self.store.save_derived(STATE, {"state": json.dumps(state).encode()}, ["state"])
 
 
-def _bundle_key(writer: OutputWriter, pages: Iterable[str], binary: Path) -> str:
-    """What a bundle depends on: the indexed pages (path and sha256) and the binary."""
-    found = binary.stat()
-    digest = hashlib.sha256(f"{FORMAT}|{binary}|{found.st_size}|{found.st_mtime_ns}".encode())
-    for path in sorted(pages):
-        digest.update(f"\x00{path}\x00{writer.digest(path)}".encode())
+def _shard_key(binary: str, shard: str, pages: Iterable[tuple[str, str]]) -> str:
+    digest = hashlib.sha256(f"{FORMAT}|{binary}|{shard}".encode())
+    for path, sha in pages:
+        digest.update(f"\x00{path}\x00{sha}".encode())
     return digest.hexdigest()
 
 
-def _make_bundle(writer: OutputWriter, indexed: list[str]) -> dict[str, bytes]:
-    """Run Pagefind over the *indexed* pages, copied into a temporary folder; its files by
-    path."""
-    with tempfile.TemporaryDirectory(prefix="sitegen-search-") as temp:
-        site, output = Path(temp, "site"), Path(temp, "bundle")
-        for path in indexed:
-            target = site / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(writer.read(path) or b"")
-        run_pagefind(site, output)
-        files = {}
-        for file in sorted(output.rglob("*")):
-            if file.is_file():
-                rel = file.relative_to(output).as_posix()
-                files[rel] = _canonical(rel, file.read_bytes())
-    return files
+def _binary_stamp() -> str:
+    binary = find_binary()
+    found = binary.stat()
+    return f"{binary}|{found.st_size}|{found.st_mtime_ns}"
+
+
+def make_shards(writer: OutputWriter, shards: Mapping[str, list[str]]
+                ) -> dict[str, dict[str, bytes]]:
+    """Run Pagefind over each shard's pages (links to where the writer holds them), as
+    many at once as the machine has cores; each shard's files by path."""
+    def one(shard: str, root: Path) -> dict[str, bytes]:
+        site, output = root / shard / "site", root / shard / "bundle"
+        sources = {path: writer.source(path) for path in shards[shard]}
+        link_pages(site, {path: source for path, source in sources.items() if source})
+        pagefind.run_pagefind(site, output)
+        return {rel: _canonical(rel, data) for rel, data in read_bundle(output).items()}
+
+    with pagefind.scratch() as root, ThreadPoolExecutor(
+            max_workers=max(1, min(len(shards), os.cpu_count() or 1))) as pool:
+        done = {shard: pool.submit(one, shard, root) for shard in shards}
+        return {shard: future.result() for shard, future in done.items()}
 
 
 def index_site(writer: OutputWriter, pages: Iterable[str], store: Store | None = None, *,
-               reuse: bool = True) -> int:
-    """Write the Pagefind bundle of *pages* (output paths): the stored one when its
-    indexed pages are the same (with *reuse*), else a new one, stored; returns the pages
-    indexed (those marked `data-pagefind-body`, else all)."""
-    indexed = _indexed(writer, list(pages))
-    if not indexed:
+               reuse: bool = True) -> SearchResult:
+    """Name the search bundles of *pages* (output paths) to the writer: each shard kept,
+    from the store, or indexed again (see the module docstring)."""
+    index = _Index(writer, store, reuse)
+    facts = index.facts(_html(pages))
+    shards = index.shards(facts)
+    if not shards:
         raise SearchError("the site has no HTML page for Pagefind to index: set [search] "
                           "enabled = false, or publish an article")
-    key = _bundle_key(writer, indexed, find_binary())
-    stored = store.derived(KIND, [key]).get(key) if store is not None and reuse else None
-    files = fileset.unpack(stored) if stored is not None else None
+    binary = _binary_stamp()
+    keys = {shard: _shard_key(binary, shard, ((p, facts[p][0]) for p in sorted(paths)))
+            for shard, paths in shards.items()}
+    names: dict[str, list[str]] = {}
+    kept = {shard for shard, key in keys.items() if index.kept(shard, key)}
+    for shard in kept:
+        names[shard] = list(index.state["shards"][shard][1])
+    stored = store.derived(KIND, [keys[s] for s in keys if s not in kept]) \
+        if store is not None and reuse else {}
+    bundles: dict[str, dict[str, bytes]] = {}
+    for shard in keys.keys() - kept:
+        blob = stored.get(keys[shard])
+        files = fileset.unpack(blob) if blob is not None else None
+        if files is not None:
+            bundles[shard] = files
+    todo = [s for s in keys if s not in kept and s not in bundles]
+    made = make_shards(writer, {shard: shards[shard] for shard in todo}) if todo else {}
+    bundles.update(made)
+    ui: dict[str, bytes] = {}
+    for shard, files in sorted(bundles.items()):
+        names[shard] = sorted(rel for rel in files if rel not in UI_FILES)
+        for rel, data in files.items():
+            if rel in UI_FILES:
+                ui[rel] = data
+            else:
+                writer.write(f"{BUNDLE}/{shard}/{rel}", data)
+    if not index.ui_kept():
+        if not ui:  # every shard kept: the UI files of a stored bundle, else made again
+            ui, extra = _ui_files(writer, store, keys, shards, kept)
+            made.update(extra)
+        for rel in sorted(UI_FILES & ui.keys()):
+            writer.write(f"{BUNDLE}/{rel}", ui[rel])
+    writer.write(f"{BUNDLE}/{SHARDS_FILE}", _shards_file(shards, facts))
+    index.save(facts, keys, names, {keys[s]: fileset.pack(made[s]) for s in made})
+    return SearchResult(pages=sum(len(p) for p in shards.values()), shards=list(shards),
+                        indexed=sorted(made))
+
+
+def _ui_files(writer: OutputWriter, store: Store | None, keys: Mapping[str, str],
+              shards: Mapping[str, list[str]], kept: Iterable[str]
+              ) -> tuple[dict[str, bytes], dict[str, dict[str, bytes]]]:
+    """Pagefind's UI files when every shard was kept: from a kept shard's stored bundle, else
+    from indexing one shard again (its bundle then stored, its files already kept)."""
+    first = min(kept)
+    blob = store.derived(KIND, [keys[first]]).get(keys[first]) if store is not None else None
+    files = fileset.unpack(blob) if blob is not None else None
+    extra = {}
     if files is None:
-        files = _make_bundle(writer, indexed)
-        if store is not None:
-            store.save_derived(KIND, {key: fileset.pack(files)}, [key])
-    for rel, data in files.items():
-        writer.write(f"{BUNDLE}/{rel}", data)
-    return len(indexed)
+        extra = make_shards(writer, {first: shards[first]})
+        files = extra[first]
+    return {rel: data for rel, data in files.items() if rel in UI_FILES}, extra
+
+
+def _shards_file(shards: Mapping[str, list[str]],
+                 facts: Mapping[str, tuple[str, str, bool]]) -> bytes:
+    """`shards.json`: each language's shards (folders under the bundle) and its page count,
+    the language with the most pages first (a search page in a language without an index
+    searches that one, as Pagefind itself would)."""
+    languages: dict[str, dict[str, Any]] = {}
+    for shard, paths in shards.items():
+        entry = languages.setdefault(facts[paths[0]][1], {"pages": 0, "shards": []})
+        entry["pages"] += len(paths)
+        entry["shards"].append(shard)
+    ordered = dict(sorted(languages.items(), key=lambda item: (-item[1]["pages"], item[0])))
+    return json.dumps({"languages": ordered}, sort_keys=False, separators=(",", ":")).encode()

@@ -192,8 +192,7 @@ class OutputWriter:
 
     def recorded(self, path: str) -> str | None:
         """The sha256 the store records for *path* (None: the last build did not write it)."""
-        entry = self._previous.get(path)
-        return entry.sha256 if entry is not None else None
+        return entry.sha256 if (entry := self._previous.get(path)) is not None else None
 
     def paths(self) -> frozenset[str]:
         """Every path of the new site named so far (written or kept)."""
@@ -201,17 +200,19 @@ class OutputWriter:
 
     def digest(self, path: str) -> str | None:
         """The sha256 of the new site's *path* (None when this build has not named it)."""
-        entry = self._new.get(safe_relpath(path))
-        return entry.sha256 if entry is not None else None
+        return entry.sha256 if (entry := self._new.get(safe_relpath(path))) is not None else None
 
-    def read(self, path: str) -> bytes | None:
-        """The bytes of the new site's *path* (staged or kept), or None when it has none."""
+    def source(self, path: str) -> str | None:
+        """The file holding the new site's *path* until the commit (staged or kept)."""
         rel = safe_relpath(path)
         if rel not in self._new:
             return None
-        folder = self.output if rel in self._carried else self._staging
+        return os.path.join(self.output if rel in self._carried else self._staging, rel)
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of the new site's *path* (staged or kept), or None when it has none."""
         try:
-            with open(os.path.join(folder, rel), "rb") as handle:
+            with open(self.source(path) or "", "rb") as handle:
                 return handle.read()
         except OSError:
             return None

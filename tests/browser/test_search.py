@@ -10,6 +10,7 @@ With JavaScript off, the header's search link leads to a page that says search n
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from playwright.sync_api import Browser
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
+from sitegen.emit import search
 from tests.browser.served import THEMES, chromium, serve_output
 from tests.content import synced
 
@@ -31,12 +33,17 @@ _ARTICLE = re.compile(r"<article class=\"article[^>]*>(.*?)</article>", re.S)
 _BODY = re.compile(r'id="article-body" data-pagefind-body>(.*?)<footer class="article__footer">',
                    re.S)
 _WORD = re.compile(r"[a-z]{9,}")
+_STEMMED = re.compile(r"[a-z]{3,}")
+#: Pages a search shard holds here: the demo's articles fill several shards of each language.
+SHARD_PAGES = 2
 
 
-def _unique_word(output: Path) -> tuple[str, str]:
-    """(word, article URL): a long word of one English article's body, found in no other
-    article's page (Pagefind stems words: no other word may share its first six letters)."""
-    found: dict[str, tuple[set[str], set[str]]] = {}  # url → (body words, all words)
+def _unique_word(output: Path, shard: str | None = None) -> tuple[str, str]:
+    """(word, article URL): a long word of one English article's body (of one whose page is
+    in *shard*, if given) whose stem is in no other article's page (Pagefind stems words, as
+    far as "additives" to "add": no word of another article may share its first three
+    letters)."""
+    found: dict[str, tuple[set[str], set[str]]] = {}  # url → (body words, every stem)
     for page in sorted(output.glob("*/index.html")):
         html = page.read_text(encoding="utf-8")
         article, body = _ARTICLE.search(html), _BODY.search(html)
@@ -44,13 +51,21 @@ def _unique_word(output: Path) -> tuple[str, str]:
             continue
         found[f"/{page.parent.name}/"] = (
             set(_WORD.findall(_TAG.sub(" ", body.group(1)).lower())),
-            set(_WORD.findall(_TAG.sub(" ", article.group(1)).lower())))
-    stems = Counter(word[:6] for _, every in found.values() for word in every)
+            {word[:3] for word in _STEMMED.findall(_TAG.sub(" ", article.group(1)).lower())})
+    stems = Counter(stem for _, every in found.values() for stem in every)
     for url, (body_words, _) in sorted(found.items()):
+        if shard is not None and _shard(output, url) != shard:
+            continue
         for word in sorted(body_words):
-            if stems[word[:6]] == 1:
+            if stems[word[:3]] == 1:
                 return word, url
     raise AssertionError("no word occurs in one demo article only")
+
+
+def _shard(output: Path, url: str) -> str:
+    english = json.loads((output / "pagefind" / "shards.json").read_text())["languages"]["en"]
+    return search.shard_of(url.strip("/") + "/index.html", "en",
+                           search.shard_count(english["pages"], SHARD_PAGES))
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +84,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple
                 "analytics": {"enabled": False},
             }, root / theme)
             output = root / theme / "_site"
-            run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
+            with pytest.MonkeyPatch.context() as patch:  # several shards of each language
+                patch.setattr(search, "PAGES_PER_SHARD", SHARD_PAGES)
+                run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
             url, server = serve_output(output)
             servers.append(server)
             found[theme] = (url, output)
@@ -133,6 +150,34 @@ def test_a_query_in_the_address_runs(served: dict[str, tuple[str, Path]],
         first = page.locator(".pagefind-ui__result-link").first
         first.wait_for(timeout=15000)
         assert first.get_attribute("href") == url
+    finally:
+        context.close()
+
+
+def test_a_word_of_one_article_is_found_first_whichever_shard_holds_it(
+        served: dict[str, tuple[str, Path]], browser: Browser) -> None:
+    """The index is in shards (Pagefind bundles merged in one UI): for each English shard,
+    a word found in one article of that shard only is searched; that article comes first."""
+    base, output = served["default"]
+    shards = json.loads((output / "pagefind" / "shards.json").read_text())["languages"]["en"]
+    assert len(shards["shards"]) >= 3
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        tried = 0
+        for shard in shards["shards"]:
+            try:
+                word, url = _unique_word(output, shard)
+            except AssertionError:  # (a shard of one or two short articles)
+                continue
+            tried += 1
+            page.goto(f"{base}/search/?q={word}")
+            first = page.locator(".pagefind-ui__result-link").first
+            first.wait_for(timeout=15000)
+            assert first.get_attribute("href") == url, (shard, word, url)
+        assert tried >= 3 and errors == [], (tried, errors)
     finally:
         context.close()
 

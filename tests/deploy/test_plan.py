@@ -60,11 +60,12 @@ def test_every_immutable_glob_of_the_headers_file_is_the_deploy_rule() -> None:
     import fnmatch
 
     lines = render_headers("", None, search=True).decode().splitlines()
-    globs = [lines[i - 1].lstrip("/") for i, line in enumerate(lines)
-             if line.strip() == f"Cache-Control: {IMMUTABLE}"]
-    assert {"static/*", "media/*", "pagefind/fragment/*", "pagefind/index/*"} <= set(globs)
-    for path in ("static/app.1a2b.js", "pagefind/fragment/en_3f2.pf_fragment",
-                 "pagefind/index/en_9c1.pf_index", "pagefind/pagefind.js", "a/index.html",
+    globs = [lines[i - 1].lstrip("/").replace(":shard", "*") for i, line in enumerate(lines)
+             if line.strip() == f"Cache-Control: {IMMUTABLE}"]  # (`:shard`: one segment)
+    assert {"static/*", "media/*", "pagefind/*/fragment/*", "pagefind/*/index/*"} <= set(globs)
+    for path in ("static/app.1a2b.js", "pagefind/en-0/fragment/en_3f2.pf_fragment",
+                 "pagefind/de-3/index/en_9c1.pf_index", "pagefind/en-0/pagefind.js",
+                 "pagefind/pagefind-ui.js", "pagefind/shards.json", "a/index.html",
                  "media/abc-480.webp", "feed.xml"):
         expected = IMMUTABLE if any(fnmatch.fnmatch(path, g) for g in globs) else REVALIDATE
         assert object_headers(path)["CacheControl"] == expected, path

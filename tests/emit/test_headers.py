@@ -28,7 +28,8 @@ def test_headers_file_rules() -> None:
     assert "/blog/media/*" in render_headers("/blog/", None).decode()
     searching = render_headers("", None, search=True).decode()
     assert [line for line in searching.splitlines() if line.startswith("/")] == [
-        "/*", "/static/*", "/media/*", "/pagefind/fragment/*", "/pagefind/index/*"]
+        "/*", "/static/*", "/media/*", "/pagefind/:shard/fragment/*", "/pagefind/:shard/index/*",
+        "/pagefind/:shard/filter/*"]
 
 
 def test_hashed_images_are_immutable_for_deploy_too_and_nothing_else_under_media_is_made(

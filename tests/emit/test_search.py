@@ -2,7 +2,7 @@
 changed, a failure that keeps the previous output, and `[search] enabled = false`.
 
 The demo workspace is built (its content given, nothing fetched) with the real Pagefind
-binary; a spy on `sitegen.emit.search.run_pagefind` counts the runs, and
+binary; a spy on `sitegen.emit.pagefind.run_pagefind` counts the runs (one per shard), and
 `PAGEFIND_BINARY_PATH` (which Pagefind's `get_executable` honours) points at a script that
 fails, or at nothing, for the failures.
 """
@@ -19,7 +19,7 @@ import pytest
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import Config, demo_config, parse_config
-from sitegen.emit import search
+from sitegen.emit import pagefind, search
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import ConfigError, SearchError
 from sitegen.report import BuildReport
@@ -36,14 +36,20 @@ def demo_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 def runs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The sites Pagefind ran over in this test (the real runner, counted)."""
     seen: list[Path] = []
-    real = search.run_pagefind
+    real = pagefind.run_pagefind
 
     def spy(site: Path, output: Path) -> None:
         seen.append(site)
         real(site, output)
 
-    monkeypatch.setattr(search, "run_pagefind", spy)
+    monkeypatch.setattr(pagefind, "run_pagefind", spy)
     return seen
+
+
+@pytest.fixture
+def small_shards(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shards of at most 2 pages, so the demo's articles fill several of each language."""
+    monkeypatch.setattr(search, "PAGES_PER_SHARD", 2)
 
 
 def config(root: Path, url: str = "https://notes.acme.test/", **section: Any) -> Config:
@@ -74,31 +80,69 @@ def retitled(workspace: Workspace, title: str) -> Workspace:
     return workspace.model_copy(update={"articles": articles})
 
 
-def test_the_index_lands_in_the_commit_and_is_kept_when_no_page_changed(
+def _shards(out: Path) -> dict[str, Any]:
+    return dict(json.loads((out / "pagefind" / "shards.json").read_text())["languages"])
+
+
+def test_the_index_lands_in_the_commit_in_shards_and_is_kept_when_no_page_changed(
         tmp_path: Path, demo_workspace: Workspace, runs: list[Path]) -> None:
     out = tmp_path / "_site"
     first = build(config(tmp_path), out, demo_workspace)
-    assert len(runs) == 1 and "search" in first.timings
+    languages = _shards(out)
+    shards = [shard for entry in languages.values() for shard in entry["shards"]]
+    assert len(runs) == len(shards) and first.search["reindexed"] == sorted(shards)
     bundle = {p for p in files(out) if p.startswith("pagefind/")}
-    assert {"pagefind/pagefind-ui.js", "pagefind/pagefind-ui.css",
-            "pagefind/pagefind-entry.json"} <= bundle
-    assert any(p.startswith("pagefind/fragment/") for p in bundle)
+    assert {"pagefind/pagefind-ui.js", "pagefind/pagefind-ui.css", "pagefind/shards.json"} \
+        <= bundle
     assert bundle <= set(first.written)
-    # Only the pages with data-pagefind-body (the articles) went to Pagefind, by language.
-    entry = json.loads((out / "pagefind" / "pagefind-entry.json").read_text())
+    # Only the pages with data-pagefind-body (the articles) went to Pagefind, each shard
+    # one language: the one its name and shards.json give.
     published = [a for a in demo_workspace.articles if a.status == "published"]
-    assert sum(lang["page_count"] for lang in entry["languages"].values()) == len(published)
-    assert set(entry["languages"]) == {a.language or "en" for a in published}
+    assert set(languages) == {a.language or "en" for a in published}
+    total = 0
+    for language, entry in languages.items():
+        for shard in entry["shards"]:
+            assert shard.startswith(language + "-")
+            assert any(p.startswith(f"pagefind/{shard}/fragment/") for p in bundle)
+            index = json.loads((out / "pagefind" / shard / "pagefind-entry.json").read_text())
+            assert list(index["languages"]) == [language]
+            total += index["languages"][language]["page_count"]
+    assert total == len(published) == first.search["pages"]
     assert not runs[0].exists()  # the temporary folders are gone
 
     before = files(out)
     again = build(config(tmp_path), out, demo_workspace)
-    assert len(runs) == 1 and "search" not in again.timings
-    assert not again.written and files(out) == before  # the bundle was kept, untouched
+    assert len(runs) == len(shards) and again.search["reindexed"] == []
+    assert not again.written and files(out) == before  # the bundles were kept, untouched
 
-    changed = build(config(tmp_path), out, retitled(demo_workspace, "Zanzibar Quokkas"))
-    assert len(runs) == 2 and "search" in changed.timings
-    assert any(p.startswith("pagefind/fragment/") for p in changed.written)
+
+def test_a_one_article_change_indexes_its_shard_only_and_the_report_names_it(
+        tmp_path: Path, demo_workspace: Workspace, runs: list[Path], small_shards: None
+        ) -> None:
+    out = tmp_path / "_site"
+    build(config(tmp_path), out, demo_workspace)
+    shards = [s for entry in _shards(out).values() for s in entry["shards"]]
+    assert len(shards) >= 4 and len(runs) == len(shards)
+    before = files(out)
+    article = next(a for a in demo_workspace.articles if a.slug and a.status == "published")
+    first = article.blocks[0]
+    edited = article.model_copy(update={"blocks": [
+        first.model_copy(update={"content": first.content + " Zanzibar quokkas."}),
+        *article.blocks[1:]]})
+    changed = build(config(tmp_path), out, demo_workspace.model_copy(update={"articles": [
+        edited if a.id == article.id else a for a in demo_workspace.articles]}))
+    path = f"{article.slug}/index.html"
+    language = article.language or "en"
+    owner = search.shard_of(path, language,
+                            search.shard_count(_shards(out)[language]["pages"]))
+    assert changed.search["reindexed"] == [owner] and len(runs) == len(shards) + 1
+    assert changed.to_json()["search"]["reindexed"] == [owner]
+    after = files(out)
+    for shard in shards:  # every other shard's files are the previous build's, untouched
+        mine = {p: v for p, v in before.items() if p.startswith(f"pagefind/{shard}/")}
+        if shard != owner:
+            assert mine and all(after.get(p) == v for p, v in mine.items()), shard
+    assert any(p.startswith(f"pagefind/{owner}/fragment/") for p in changed.written)
 
 
 def test_the_same_pages_give_the_same_bundle_bytes(
@@ -106,7 +150,7 @@ def test_the_same_pages_give_the_same_bundle_bytes(
     one, two = tmp_path / "one", tmp_path / "two"
     build(config(tmp_path / "a"), one, demo_workspace)
     build(config(tmp_path / "b"), two, demo_workspace)
-    assert len(runs) == 2
+    assert len(runs) == 2 * len([s for e in _shards(one).values() for s in e["shards"]])
     assert {p: d for p, (d, _) in files(one).items()} == \
         {p: d for p, (d, _) in files(two).items()}
 
@@ -123,21 +167,23 @@ def test_an_empty_output_with_the_store_kept_takes_the_stored_bundle(
     cfg, out = config(tmp_path), tmp_path / "_site"
     build(cfg, out, demo_workspace)
     made = {p: d for p, (d, _) in files(out).items() if p.startswith("pagefind/")}
-    assert len(runs) == 1 and made
+    shards = len(runs)
+    assert shards >= 2 and made
     shutil.rmtree(out)
     warm = build(cfg, out, demo_workspace)
-    assert len(runs) == 1 and "search" in warm.timings
+    assert len(runs) == shards and warm.search["reindexed"] == []
     assert {p: d for p, (d, _) in files(out).items() if p.startswith("pagefind/")} == made
 
     shutil.rmtree(out)
     run_build(cfg, BuildOptions(output=out, workspace=demo_workspace, demo=True, force=True))
-    assert len(runs) == 2
+    assert len(runs) == 2 * shards
     with open_config_store(cfg) as store:
-        (key,) = store.derived(search.KIND, _stored_keys(store)).keys()
-        store.save_derived(search.KIND, {key: b"not a bundle"}, [key])
+        key = sorted(store.derived(search.KIND, _stored_keys(store)))[0]
+        keys = _stored_keys(store)
+        store.save_derived(search.KIND, {key: b"not a bundle"}, keys)
     shutil.rmtree(out)
-    build(cfg, out, demo_workspace)
-    assert len(runs) == 3
+    damaged = build(cfg, out, demo_workspace)
+    assert len(runs) == 2 * shards + 1 and len(damaged.search["reindexed"]) == 1
     assert {p: d for p, (d, _) in files(out).items() if p.startswith("pagefind/")} == made
 
 
@@ -178,8 +224,9 @@ def test_search_off_has_no_link_page_or_bundle_and_turning_it_off_removes_them(
     out = tmp_path / "_site"
     build(config(tmp_path), out, demo_workspace)
     assert (out / "pagefind").is_dir() and (out / "search" / "index.html").is_file()
+    shards = len(runs)
     report = build(config(tmp_path, enabled=False), out, demo_workspace)
-    assert len(runs) == 1
+    assert len(runs) == shards
     assert not (out / "pagefind").exists() and not (out / "search").exists()
     assert not list(out.glob("lang/*/search"))
     assert any(p.startswith("pagefind/") for p in report.removed)
@@ -214,8 +261,9 @@ def test_pages_link_their_language_s_search_page_under_a_sub_path(
     assert '<html lang="fr"' in (out / target / "index.html").read_text()
     headers = (out / "_headers").read_text()
     assert "script-src 'self' 'wasm-unsafe-eval'" in headers
-    assert "/blog/pagefind/fragment/*\n  Cache-Control: public, max-age=31536000, immutable" \
-        in headers
+    for folder in ("fragment", "index"):
+        assert f"/blog/pagefind/:shard/{folder}/*\n  Cache-Control: public, max-age=31536000, " \
+            "immutable" in headers
 
 
 def test_search_enabled_must_be_a_boolean(tmp_path: Path) -> None:
@@ -239,7 +287,23 @@ def test_only_marked_pages_are_indexed_and_all_when_none_is(tmp_path: Path,
         writer.write("b/index.html", b'<html lang="de"><body><h1>Listing</h1></body></html>')
         given = search.index_site(writer, ["a/index.html", "b/index.html", "missing.html"])
         writer.commit()
-    entry = json.loads((tmp_path / "out" / "pagefind" / "pagefind-entry.json").read_text())
-    assert given == (1 if marked else 2)
-    assert {code: lang["page_count"] for code, lang in entry["languages"].items()} == \
-        ({"en": 1} if marked else {"en": 1, "de": 1})
+    assert given.pages == (1 if marked else 2)
+    languages = _shards(tmp_path / "out")
+    assert {code: entry["shards"] for code, entry in languages.items()} == \
+        ({"en": ["en-0"]} if marked else {"en": ["en-0"], "de": ["de-0"]})
+    for code in languages:
+        entry = json.loads((tmp_path / "out" / "pagefind" / f"{code}-0" /
+                            "pagefind-entry.json").read_text())
+        assert {c: lang["page_count"] for c, lang in entry["languages"].items()} == {code: 1}
+
+
+def test_shards_by_language_and_path_hash() -> None:
+    assert [search.shard_count(n) for n in (1, 400, 401, 800, 801, 1601, 3201, 10**6)] == \
+        [1, 1, 2, 2, 4, 8, 8, 8]
+    assert search.shard_of("a/index.html", "en", 8) == search.shard_of("a/index.html", "en", 8)
+    spread = {search.shard_of(f"p{n}/index.html", "en", 8) for n in range(200)}
+    assert spread == {f"en-{k}" for k in range(8)}
+    assert search.page_facts(b'<!doctype html><html class="x" lang="fr-CA"><body '
+                             b"data-pagefind-body>") == ("fr-ca", True)
+    assert search.page_facts(b"<html><body>") == ("unknown", False)
+    assert search.page_facts(b'<html lang="../../x">') == ("x", False)

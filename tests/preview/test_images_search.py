@@ -39,13 +39,15 @@ def test_the_preview_serves_the_demo_s_images_and_its_search(tmp_path: Path) -> 
                 assert answer.headers["content-type"] in ("image/webp", "image/avif",
                                                           "image/jpeg", "image/png"), path
                 assert answer.content == (output / path.lstrip("/")).read_bytes()
-            script = web.get("/pagefind/pagefind.js")
+            shards = web.get("/pagefind/shards.json").json()["languages"]
+            shard = shards["en"]["shards"][0]
+            script = web.get(f"/pagefind/{shard}/pagefind.js")
             assert script.status_code == 200 and "javascript" in script.headers["content-type"]
-            assert script.content == (output / "pagefind" / "pagefind.js").read_bytes()
-            entry = web.get("/pagefind/pagefind-entry.json")
+            assert script.content == (output / "pagefind" / shard / "pagefind.js").read_bytes()
+            entry = web.get(f"/pagefind/{shard}/pagefind-entry.json")
             assert entry.status_code == 200 and '"languages"' in entry.text
-            wasm = next((output / "pagefind").glob("wasm.*.pagefind"))
-            assert web.get(f"/pagefind/{wasm.name}").content == wasm.read_bytes()
+            wasm = next((output / "pagefind" / shard).glob("wasm.*.pagefind"))
+            assert web.get(f"/pagefind/{shard}/{wasm.name}").content == wasm.read_bytes()
             search = web.get("/search/")
             assert search.status_code == 200 and "/pagefind/pagefind-ui.js" in search.text
             assert web.get("/pagefind/pagefind-ui.js").status_code == 200
