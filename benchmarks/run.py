@@ -1,18 +1,21 @@
 """Benchmark sitegen against its targets and against Hugo, as whole processes.
 
 Role: the one command (`python benchmarks/run.py --articles 4000`) that generates
-workspaces with the emulator's generator in a temporary folder, runs each step (cold
-sync over HTTP with latency, warm full build, cold render, rebuilds, preview, Hugo A/B)
-several times, prints one table of medians with min–max beside each target, and writes
-the same as JSON with a description of the machine. A step that fails prints one line
-naming it and the others still run. It must never write generated data inside the
-repository (only the JSON results file), and never leave a process running.
+workspaces with the emulator's generator in a temporary folder (on /dev/shm when there is
+one), runs each step (cold sync over HTTP with latency, warm full build, cold render,
+rebuilds, preview, Hugo A/B, CI rebuilds from a tar-restored cache beside Hugo and Hugo +
+Pagefind, memory and model time at two sizes) several times, prints one table of medians
+with min–max beside each target, and writes the same as JSON with a description of the
+machine. A step that fails prints one line naming it and the others still run. It must
+never write generated data inside the repository (only the JSON results file), and never
+leave a process running.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -26,6 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ first, not the repo
     sys.path.insert(0, str(REPO))
 
+from benchmarks.harness.ci import step_ci  # noqa: E402
 from benchmarks.harness.machine import (  # noqa: E402
     PROBE_STEPS,
     cpu_probe,
@@ -35,22 +39,26 @@ from benchmarks.harness.machine import (  # noqa: E402
 )
 from benchmarks.harness.measure import StepFailed  # noqa: E402
 from benchmarks.harness.preview import step_preview  # noqa: E402
+from benchmarks.harness.scale import step_scale  # noqa: E402
 from benchmarks.harness.sites import Bench  # noqa: E402
 from benchmarks.harness.stats import Row, Target, format_table, row_json  # noqa: E402
 from benchmarks.harness.steps import step_full, step_hugo, step_rebuild, step_sync  # noqa: E402
 
-#: Steps in the order they run (the Hugo A/B before the rebuilds edit the 4,000 cache).
+#: Steps in the order they run (the Hugo A/B before the rebuilds edit the 4,000 cache; `ci`
+#: and `scale` build their own sites).
 STEPS: dict[str, Callable[[Bench], None]] = {
     "sync": step_sync,
     "full": step_full,
     "hugo": step_hugo,
     "rebuild": step_rebuild,
     "preview": step_preview,
+    "ci": step_ci,
+    "scale": step_scale,
 }
-QUICK = {"articles": 300, "sync_articles": 100, "runs": 1}
+QUICK = {"articles": 300, "sync_articles": 100, "runs": 1, "scale_articles": 1200}
 # 1,180 generated articles are ~1,000 published (the cold-sync target is stated for 1,000
 # published articles); 4,000 generated are ~3,400 published, as in the render target.
-DEFAULTS = {"articles": 4000, "sync_articles": 1180, "runs": 3}
+DEFAULTS = {"articles": 4000, "sync_articles": 1180, "runs": 3, "scale_articles": 16000}
 NO_CHANGE_SPEEDUP = 10.0
 COLD_RENDER_RATIO = 1.7
 
@@ -61,6 +69,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--sync-articles", type=int,
                         help="articles for the cold sync, the small full build and preview "
                         "(1180: about 1,000 published)")
+    parser.add_argument("--scale-articles", type=int,
+                        help="the scale step's large size, beside --articles (16000)")
     parser.add_argument("--runs", type=int, help="runs per measurement (3)")
     parser.add_argument("--only", metavar="NAMES",
                         help=f"comma-separated steps among {', '.join(STEPS)}")
@@ -73,16 +83,29 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=8, help="[api] concurrency (8)")
     parser.add_argument("--seed", type=int, default=0, help="generator seed (0)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--work-dir", metavar="DIR", default=default_work_dir(),
+                        help="where the temporary work folder goes (/dev/shm when it exists: "
+                        "a tmpfs, as the issue's measurements; else the system's temporary "
+                        "folder)")
     parser.add_argument("--no-search", action="store_true",
                         help="[search] enabled = false in every site (Hugo indexes nothing)")
     options = parser.parse_args(argv)
     for key, value in (QUICK if options.quick else DEFAULTS).items():
         if getattr(options, key) is None:
             setattr(options, key, value)
-    if options.runs < 1 or options.articles < 1 or options.sync_articles < 1:
-        parser.error("--runs, --articles and --sync-articles must be at least 1")
+    if min(options.runs, options.articles, options.sync_articles, options.scale_articles) < 1:
+        parser.error("--runs, --articles, --sync-articles and --scale-articles must be at "
+                     "least 1")
     options.steps = parse_only(options.only, parser)
     return options
+
+
+def default_work_dir(shm: str = "/dev/shm") -> str:
+    """*shm* when it is a writable folder (a tmpfs on Linux), else the system's temporary
+    folder: the figures then leave the disk out, as the issue's measurements did."""
+    if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK):
+        return shm
+    return tempfile.gettempdir()
 
 
 def parse_only(only: str | None, parser: argparse.ArgumentParser) -> list[str]:
@@ -146,7 +169,8 @@ def results_json(options: argparse.Namespace, bench: Bench, failures: Sequence[t
     return {
         "machine": machine,
         "options": {"articles": options.articles, "sync_articles": options.sync_articles,
-                    "runs": options.runs, "latency_ms": options.latency,
+                    "scale_articles": options.scale_articles, "runs": options.runs,
+                    "work_dir": options.work_dir, "latency_ms": options.latency,
                     "concurrency": options.concurrency, "seed": options.seed,
                     "steps": options.steps, "quick": options.quick},
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - elapsed)),
@@ -191,10 +215,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     load_at_start = load_average()
     probe_at_start = cpu_probe()
-    with tempfile.TemporaryDirectory(prefix="sitegen-bench-") as tmp:
+    Path(options.work_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="sitegen-bench-", dir=options.work_dir) as tmp:
         work = Path(tmp)
         bench = Bench(work=work, runs=options.runs, articles=options.articles,
                       sync_articles=options.sync_articles, latency_ms=options.latency,
+                      scale_articles=options.scale_articles,
                       concurrency=options.concurrency, seed=options.seed,
                       ab_with_hugo="hugo" in options.steps and hugo_binary() is not None,
                       search=not options.no_search)

@@ -204,6 +204,40 @@ def set_aside(output: Path, trash: Path) -> None:
     output.rename(trash / f"{index:04d}-{output.name}")
 
 
+def mount_type(path: Path, mounts: str) -> str | None:
+    """The file-system type of the mount holding *path*, read from *mounts* (the text of
+    `/proc/mounts`); None when no line covers it."""
+    best, kind = -1, None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = Path(fields[1].replace("\\040", " "))
+        if (path == point or point in path.parents) and len(point.parts) > best:
+            best, kind = len(point.parts), fields[2]
+    return kind
+
+
+def on_tmpfs(path: Path) -> bool:
+    """True when *path* lives on a tmpfs (memory): removing files there bills no later build."""
+    try:
+        mounts = Path("/proc/mounts").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return mount_type(path.resolve(), mounts) == "tmpfs"
+
+
+def discard(folder: Path, trash: Path) -> None:
+    """Get *folder* out of the way before a timed build: removed on a tmpfs, where freeing
+    inodes costs nothing later (and set-aside trees would hold memory), else `set_aside`."""
+    if not folder.exists():
+        return
+    if on_tmpfs(folder):
+        shutil.rmtree(folder)
+    else:
+        set_aside(folder, trash)
+
+
 @dataclass
 class Site:
     """A site folder whose content store was filled from an emulator on a fixed port."""
@@ -229,12 +263,13 @@ class Bench:
     latency_ms: float
     concurrency: int
     seed: int = 0
+    scale_articles: int = 16000  # the large size of the scale step
     ab_with_hugo: bool = False  # the Hugo step measures sitegen's large full build (A/B)
     search: bool = True  # [search] enabled in every site (`run.py --no-search`: off)
     rows: list[Row] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     _data: dict[int, Path] = field(default_factory=dict)
-    _sites: dict[int, Site] = field(default_factory=dict)
+    _sites: dict[str, Site] = field(default_factory=dict)
 
     def log(self, name: str) -> Path:
         return self.work / f"{name}.log"
@@ -256,22 +291,31 @@ class Bench:
     def workspace_id(self, articles: int) -> str:
         return str(self.workspace(articles)["workspace"]["id"])
 
-    def warm_site(self, articles: int) -> Site:
+    def discard(self, folder: Path) -> None:
+        """Remove or set aside *folder* before a timed build (`discard`)."""
+        discard(folder, self.work / "set-aside")
+
+    def warm_site(self, articles: int, *, search: bool | None = None,
+                  name: str | None = None) -> Site:
         """A site of *articles* articles with a full content store (`sitegen fetch`, no latency).
 
-        Its output folder is not built here: each step builds what it measures.
+        *search* is its `[search] enabled` (the run's `--no-search` when None); *name* its
+        folder under the work folder (`site-N` when None), one site per name. Its output
+        folder is not built here: each step builds what it measures.
         """
-        if articles not in self._sites:
+        name = name or f"site-{articles}"
+        if name not in self._sites:
             data, port = self.data(articles), free_port()
-            config = write_site(self.work / f"site-{articles}", api_url=f"http://127.0.0.1:{port}",
+            config = write_site(self.work / name, api_url=f"http://127.0.0.1:{port}",
                                 workspace_id=self.workspace_id(articles),
-                                concurrency=self.concurrency, search=self.search)
-            with emulator(data, port=port, latency_ms=0, log=self.log(f"emulator-{articles}")):
+                                concurrency=self.concurrency,
+                                search=self.search if search is None else search)
+            with emulator(data, port=port, latency_ms=0, log=self.log(f"emulator-{name}")):
                 sample = run_process(sitegen("fetch", "-c", str(config), "-q"),
                                      label=f"fill the store of {articles} articles",
-                                     env=bench_env(), timeout=900)
+                                     env=bench_env(), timeout=1800)
             if not (config.parent / ".sitegen" / "store.sqlite").is_file():
                 raise StepFailed(f"`sitegen fetch` of {articles} articles left no store in "
                                  f".sitegen/ ({last_line(sample.output) or 'no output'})")
-            self._sites[articles] = Site(config, data, port, articles)
-        return self._sites[articles]
+            self._sites[name] = Site(config, data, port, articles)
+        return self._sites[name]

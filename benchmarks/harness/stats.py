@@ -35,7 +35,7 @@ def summarize(values: Sequence[float]) -> Summary:
 class Target:
     """A goal for a median: `value <op> limit`."""
 
-    op: Literal["<", "<=", ">="]
+    op: Literal["<", "<=", ">=", "=="]
     limit: float
     unit: str = ""
 
@@ -45,11 +45,14 @@ class Target:
             return value < self.limit
         if self.op == "<=":
             return value <= self.limit
+        if self.op == "==":
+            return value == self.limit
         return value >= self.limit
 
     def __str__(self) -> str:
-        symbol = {"<": "<", "<=": "≤", ">=": "≥"}[self.op]
-        return f"{symbol} {format_number(self.limit)}{self.unit}"
+        symbol = {"<": "<", "<=": "≤", ">=": "≥", "==": "="}[self.op]
+        limit = f"{self.limit:g}" if self.op == "==" else format_number(self.limit)
+        return f"{symbol} {limit}{self.unit}"
 
 
 @dataclass
@@ -79,6 +82,8 @@ class Row:
 def format_number(value: float) -> str:
     """A figure with about three significant digits, never in exponent form."""
     size = abs(value)
+    if size == 0:
+        return "0"
     if size >= 100:
         return f"{value:.0f}"
     if size >= 10:

@@ -21,11 +21,11 @@ from benchmarks.harness.measure import Sample, StepFailed, run_process
 from benchmarks.harness.sites import (
     Bench,
     bench_env,
+    discard,
     emulator,
     free_port,
     pages_written,
     read_report,
-    set_aside,
     sitegen,
     write_site,
 )
@@ -140,7 +140,7 @@ def full_build_rows(bench: Bench, step: str, n: int, samples: list[Sample],
 def _full_build(bench: Bench, n: int, run: int, *flags: str) -> tuple[Sample, int]:
     """One `sitegen build --offline FLAGS` of *n* articles into an empty output."""
     site = bench.warm_site(n)
-    set_aside(site.output, bench.work / "set-aside")
+    bench.discard(site.output)
     report = site.config.parent / "report-full.json"
     what = "cold render" if "--force" in flags else "full build"
     sample, data = _build(site.config, f"{what} of {n} articles #{run + 1}", "--offline",
@@ -202,7 +202,7 @@ def step_full(bench: Bench) -> None:
 
 
 def _hugo_build(source: Path, dest: Path, run: int) -> Sample:
-    set_aside(dest, dest.parent / "set-aside")
+    discard(dest, dest.parent / "set-aside")
     binary = hugo_binary()
     assert binary is not None
     return run_process([binary, "--quiet", "--source", str(source), "--destination", str(dest)],
