@@ -84,3 +84,20 @@ def test_installed_wheel_runs_init_and_build_demo(wheel: Path, tmp_path: Path) -
     assert "<html" in home
     assert (site / "_site" / "feed.xml").is_file()
     assert (site / "_site" / "sitemap.xml").is_file()
+
+
+def test_a_plain_install_brings_the_preview_server_and_no_event_loop_extras(wheel: Path) -> None:
+    """`sitegen serve` (Starlette + uvicorn) and `--demo` work on `pip install sitegen-cas`;
+    uvloop and httptools are no dependency; `[emulator]` names the emulator's needs and the
+    test extra pulls it in."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = archive.read(name).decode("utf-8").splitlines()
+    requires = [line.split(":", 1)[1].strip() for line in lines
+                if line.startswith("Requires-Dist:")]
+    plain = {r.split(">")[0].split("[")[0].strip().lower() for r in requires if ";" not in r}
+    assert {"starlette", "uvicorn", "email-validator"} <= plain
+    assert not any(r.lower().startswith(("uvloop", "httptools")) for r in requires), requires
+    assert "Provides-Extra: emulator" in lines
+    assert any(r.startswith("sitegen-cas[emulator]") and 'extra == "test"' in r
+               for r in requires), requires

@@ -37,8 +37,6 @@ from sitegen.store import Store
 from sitegen.workspace import Workspace
 
 if TYPE_CHECKING:  # the network side (httpx) is imported only when a sync makes requests
-    import asyncio
-
     import httpx
 
     from sitegen.fetch.client import ApiClient
@@ -164,8 +162,8 @@ async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | 
 
 
 def _run(work: Awaitable[T]) -> T:
-    """`asyncio.run(work)` on uvloop where installed; the result is handed back outside the
-    task, because Python 3.11's runner formats the main task's repr (result included) on exit.
+    """`asyncio.run(work)`; the result is handed back outside the task, because Python
+    3.11's runner formats the main task's repr (result included) on exit.
     """
     box: list[T] = []
 
@@ -174,17 +172,8 @@ def _run(work: Awaitable[T]) -> T:
 
     import asyncio  # here, not at the top: an offline build never starts an event loop
 
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        runner.run(main())
+    asyncio.run(main())
     return box[0]
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
 
 
 def _stored(store: Store) -> Workspace | None:

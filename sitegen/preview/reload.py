@@ -12,6 +12,7 @@ import json
 import queue
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,18 +55,27 @@ class Event:
 
 class Subscription:
     """One open event stream's queue (`None` in it: the channel closed); *path* is the URL
-    path its page shows, as the page's script reported it."""
+    path its page shows, as the page's script reported it; *wake* is called after each put
+    (from the publishing thread: an event loop's stream waits on it instead of a thread)."""
 
-    def __init__(self, path: str | None = None) -> None:
+    def __init__(self, path: str | None = None,
+                 wake: Callable[[], None] | None = None) -> None:
         self._queue: queue.Queue[Event | None] = queue.Queue()
         self.path = path
+        self._wake = wake
 
     def put(self, event: Event | None) -> None:
         self._queue.put(event)
+        if self._wake is not None:
+            self._wake()
 
     def get(self, timeout: float) -> Event | None:
         """The next event; raises `queue.Empty` after *timeout* seconds without one."""
         return self._queue.get(timeout=timeout)
+
+    def get_nowait(self) -> Event | None:
+        """The next event if one is waiting; raises `queue.Empty` otherwise."""
+        return self._queue.get_nowait()
 
 
 class ReloadChannel:
@@ -103,9 +113,10 @@ class ReloadChannel:
         with self._lock:
             return frozenset(s.path for s in self._subscribers if s.path)
 
-    def subscribe(self, path: str | None = None) -> Subscription:
+    def subscribe(self, path: str | None = None,
+                  wake: Callable[[], None] | None = None) -> Subscription:
         """A new stream; its first event is `hello` with the whole current state."""
-        subscription = Subscription(path)
+        subscription = Subscription(path, wake)
         with self._lock:
             subscription.put(Event("hello", self._state()))
             if self._closed:

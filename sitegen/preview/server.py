@@ -26,7 +26,7 @@ from sitegen.config import Config, resolve_config
 from sitegen.errors import ConfigError
 from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
 from sitegen.preview.fresh import FreshPages
-from sitegen.preview.httpserver import PreviewHTTPServer
+from sitegen.preview.httpserver import PreviewServer
 from sitegen.preview.reload import ReloadChannel
 from sitegen.preview.session import PreviewSession
 from sitegen.preview.watch import Watcher
@@ -143,7 +143,7 @@ def serve_command(options: argparse.Namespace) -> int:
     output = preview_output(first)
     channel = ReloadChannel()
     fresh = FreshPages(channel)
-    server = PreviewHTTPServer(options.host, options.port, output, channel, fresh)
+    server = PreviewServer(options.host, options.port, output, channel, fresh)
     url = server.url
 
     def load() -> Config:
@@ -159,8 +159,6 @@ def serve_command(options: argparse.Namespace) -> int:
     for handler in logging.getLogger("sitegen").handlers:
         handler.addFilter(once)
 
-    server_thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
-                                     name="sitegen-http", daemon=False)
     watcher = Watcher(session.plan, session.apply)
     refresher = (_refresher(stop, options.refresh_every, session.refresh)
                  if options.refresh_every > 0 and not options.offline else None)
@@ -170,8 +168,7 @@ def serve_command(options: argparse.Namespace) -> int:
         _print_refresh_cost(first, options.refresh_every, demo)
     try:
         with _stop_signals(stop):
-            server_thread.start()
-            started.append(server_thread)
+            server.start()
             session.start()
             watcher.start()
             if refresher is not None:
@@ -186,10 +183,7 @@ def serve_command(options: argparse.Namespace) -> int:
         stop.set()
         watcher.stop()
         channel.close()
-        if server_thread.is_alive():
-            server.shutdown()
-        server.close_connections()
-        server.server_close()
+        server.stop()
         for thread in started:
             thread.join()
         for handler in logging.getLogger("sitegen").handlers:

@@ -351,3 +351,16 @@ def test_no_key_in_logs_or_errors_of_failing_syncs(
             run_sync(config, fake)
         texts.append(str(caught.value))
     assert all(KEY not in text for text in [*texts, caplog.text])
+
+
+def test_a_sync_runs_on_the_standard_event_loop() -> None:
+    """uvloop is no dependency (no target needed it): a sync runs on asyncio's own loop even
+    where uvloop happens to be installed."""
+    import asyncio
+
+    from sitegen.fetch.sync import _run
+
+    async def loop_module() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    assert _run(loop_module()).startswith("asyncio.")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from sitegen.preview.fresh import FreshPages
-from sitegen.preview.httpserver import PreviewHTTPServer
+from sitegen.preview.httpserver import PreviewServer
 from sitegen.preview.reload import Event, ReloadChannel, Subscription
 
 
 @dataclass
 class Running:
-    server: PreviewHTTPServer
+    server: PreviewServer
     channel: ReloadChannel
     root: Path
 
@@ -51,20 +50,15 @@ def write_site(root: Path) -> None:
 
 @contextmanager
 def serving(root: Path, channel: ReloadChannel,
-            fresh: FreshPages | None = None) -> Iterator[PreviewHTTPServer]:
+            fresh: FreshPages | None = None) -> Iterator[PreviewServer]:
     """*root* served on a loopback port in a thread; everything closed and joined after."""
-    server = PreviewHTTPServer("127.0.0.1", 0, root, channel, fresh)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
+    server = PreviewServer("127.0.0.1", 0, root, channel, fresh)
+    server.start()
     try:
         yield server
     finally:
         channel.close()
-        server.shutdown()
-        server.close_connections()
-        server.server_close()
-        thread.join(timeout=10)
-        assert not thread.is_alive()
+        server.stop()
 
 
 def drain(sub: Subscription) -> list[Event]:

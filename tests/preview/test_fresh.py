@@ -13,7 +13,7 @@ import pytest
 
 from sitegen.errors import BuildError
 from sitegen.preview.fresh import MAX_FIRST_PAGES, FreshPages, output_path, pages_for
-from sitegen.preview.httpserver import PreviewHTTPServer
+from sitegen.preview.httpserver import PreviewServer
 from sitegen.preview.reload import Problem, ReloadChannel
 
 from .conftest import drain, serving, write_site
@@ -146,7 +146,7 @@ def test_a_build_failing_after_its_early_pages_never_reuses_their_id() -> None:
 
 
 @pytest.fixture()
-def served(tmp_path: Path) -> Iterator[tuple[PreviewHTTPServer, FreshPages]]:
+def served(tmp_path: Path) -> Iterator[tuple[PreviewServer, FreshPages]]:
     root = tmp_path / "out"
     write_site(root)
     channel = ReloadChannel()
@@ -155,23 +155,25 @@ def served(tmp_path: Path) -> Iterator[tuple[PreviewHTTPServer, FreshPages]]:
         yield server, fresh
 
 
-def test_stream_reports_its_page_path(served: tuple[PreviewHTTPServer, FreshPages]) -> None:
+def test_stream_reports_its_page_path(served: tuple[PreviewServer, FreshPages]) -> None:
     server, _ = served
     url = server.url + "__sitegen/events?path=%2Fhello%2F"
     with httpx.stream("GET", url, timeout=10) as response:
-        for line in response.iter_lines():
+        lines = response.iter_lines()  # (kept: a dropped iterator closes the stream)
+        for line in lines:
             if line.startswith("data: "):
                 break
         assert server.channel.open_paths() == {"/hello/"}
     with httpx.stream("GET", server.url + "__sitegen/events?path=nope", timeout=10) as response:
-        for line in response.iter_lines():
+        lines = response.iter_lines()
+        for line in lines:
             if line.startswith("data: "):
                 break
         assert server.channel.open_paths() <= {"/hello/"}  # not a path: not recorded
 
 
 def test_fresh_pages_are_served_until_cleared(
-        served: tuple[PreviewHTTPServer, FreshPages]) -> None:
+        served: tuple[PreviewServer, FreshPages]) -> None:
     server, fresh = served
     with httpx.stream("GET", server.url + "__sitegen/events?path=%2Fhello%2F",
                       timeout=10) as response:

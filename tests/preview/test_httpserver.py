@@ -10,10 +10,11 @@ import httpx
 import pytest
 
 from sitegen.errors import ConfigError
-from sitegen.preview.httpserver import PreviewHTTPServer, inject_script
+from sitegen.preview.app import inject_script
+from sitegen.preview.httpserver import PreviewServer
 from sitegen.preview.reload import Problem, ReloadChannel
 
-from .conftest import Running
+from .conftest import Running, serving
 
 
 def _raw(running: Running, target: str) -> str:
@@ -109,21 +110,10 @@ def test_keep_alive_serves_several_requests_on_one_connection(running: Running) 
 
 
 def test_waiting_page_before_the_first_good_build(tmp_path: Path) -> None:
-    channel = ReloadChannel()
-    server = PreviewHTTPServer("127.0.0.1", 0, tmp_path / "not-built-yet", channel)
-    import threading
-
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
+    with serving(tmp_path / "not-built-yet", ReloadChannel()) as server:
         response = httpx.get(server.url)
         assert response.status_code == 503
         assert "/__sitegen/livereload.js" in response.text
-    finally:
-        channel.close()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 def test_event_stream_sends_hello_then_rebuild_events(running: Running) -> None:
@@ -152,16 +142,16 @@ def test_event_stream_sends_hello_then_rebuild_events(running: Running) -> None:
 def test_port_in_use_is_a_config_error_naming_it(running: Running) -> None:
     port = running.server.server_port
     with pytest.raises(ConfigError) as caught:
-        PreviewHTTPServer("127.0.0.1", port, running.root, ReloadChannel())
+        PreviewServer("127.0.0.1", port, running.root, ReloadChannel())
     message = str(caught.value)
     assert str(port) in message and "--port 0" in message
     assert caught.value.exit_code == 2
 
 
 def test_port_zero_picks_a_free_port(tmp_path: Path) -> None:
-    server = PreviewHTTPServer("127.0.0.1", 0, tmp_path, ReloadChannel())
+    server = PreviewServer("127.0.0.1", 0, tmp_path, ReloadChannel())
     try:
         assert server.server_port > 0
         assert server.url == f"http://127.0.0.1:{server.server_port}/"
     finally:
-        server.server_close()
+        server.stop()

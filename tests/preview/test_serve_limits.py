@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import selectors
 import socket
 import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 import pytest
 
-from sitegen.preview import httpserver
+from sitegen.preview import app, httpserver
 from sitegen.preview.reload import ReloadChannel
 from sitegen.preview.routing import host_allowed
 
@@ -60,51 +60,59 @@ def test_host_rules_for_other_bindings() -> None:
         assert not host_allowed(bad, "127.0.0.1", "127.0.0.1", 8000)
 
 
-def test_idle_connections_beyond_the_cap_get_no_thread_and_the_server_recovers(
+def test_a_request_beyond_the_connection_cap_is_answered_503_and_the_server_recovers(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """1,500 idle connections made 1,506 threads: now at most MAX_CONNECTIONS have one (16
-    here, to see the bound), the rest are answered 503 at once and closed, and once they go
-    a new request is answered."""
+    """1,500 idle connections once made 1,506 threads: now 200 idle connections add no thread
+    (they wait on the event loop), a request made while MAX_CONNECTIONS of them (16 here, to
+    see the bound) are open is answered 503 at once, and once they go a request is answered."""
     cap = 16
     monkeypatch.setattr(httpserver, "MAX_CONNECTIONS", cap)
     write_site(tmp_path)
-    opened = 200
     before = threading.active_count()
-    peak = before
     conns: list[socket.socket] = []
-    busy = 0
     with serving(tmp_path, ReloadChannel()) as server:
         url = server.url
         try:
-            with selectors.DefaultSelector() as selector:
-                for _ in range(opened):
-                    conn = socket.create_connection(("127.0.0.1", server.server_port), timeout=30)
-                    conns.append(conn)
-                    selector.register(conn, selectors.EVENT_READ)
-                    peak = max(peak, threading.active_count())
-                    assert peak <= before + 1 + cap, peak  # (+1: the server's own thread)
-                deadline = time.monotonic() + 120
-                while busy < opened - cap and time.monotonic() < deadline:
-                    for key, _ in selector.select(timeout=0.2):
-                        conn = key.fileobj
-                        assert isinstance(conn, socket.socket)
-                        answer = b""
-                        while chunk := conn.recv(4096):
-                            answer += chunk
-                        selector.unregister(conn)
-                        if answer.startswith(b"HTTP/1.1 503"):
-                            assert b"Retry-After: 1" in answer
-                            busy += 1
-                    peak = max(peak, threading.active_count())
-                    assert peak <= before + 1 + cap, peak
-            assert busy == opened - cap
+            for _ in range(200):
+                conns.append(socket.create_connection(("127.0.0.1", server.server_port),
+                                                      timeout=30))
+                assert threading.active_count() <= before + 1 + cap  # (+1: the server's)
+            deadline = time.monotonic() + 120  # until the server has taken the connections in
+            while True:
+                busy = httpx.get(url + "hello/", timeout=30)
+                if busy.status_code == 503 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert busy.status_code == 503
+            assert threading.active_count() <= before + 1 + cap
         finally:
             for conn in conns:
                 conn.close()
-        deadline = time.monotonic() + 120  # the handler threads see the closes and end
+        deadline = time.monotonic() + 120  # the server sees the closes
         while True:
             response = httpx.get(url + "hello/", timeout=30)
             if response.status_code == 200 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
         assert response.status_code == 200 and "<p>hi</p>" in response.text
+
+
+def test_event_streams_beyond_their_cap_are_answered_503(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One stream per open page, at most MAX_STREAMS (3 here); one more is told to retry, and
+    a stream that closes frees its place."""
+    monkeypatch.setattr(app, "MAX_STREAMS", 3)
+    write_site(tmp_path)
+    with serving(tmp_path, ReloadChannel()) as server, httpx.Client(timeout=30) as client:
+        events = server.url + "__sitegen/events"
+        with ExitStack() as streams:
+            for _ in range(3):
+                response = streams.enter_context(client.stream("GET", events))
+                assert response.status_code == 200
+            with client.stream("GET", events) as refused:  # (a stream would never end)
+                assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
+        deadline = time.monotonic() + 120
+        while server.channel.subscriber_count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with client.stream("GET", events) as response:
+            assert response.status_code == 200
