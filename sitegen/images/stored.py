@@ -138,12 +138,13 @@ def _json(value: bytes) -> object:
 def _info(data: object) -> Info | None:
     """An `Info` from its stored JSON; None for any other shape."""
     try:
-        files = [(str(n), int(w), str(f), str(s)) for n, w, f, s in data["files"]]  # type: ignore[index]
+        files = data["files"]  # type: ignore[index]
         picture = Picture(int(data["width"]), int(data["height"]),  # type: ignore[index]
-                          str(data["fallback"]), tuple((n, w, f) for n, w, f, _ in files))  # type: ignore[index]
+                          str(data["fallback"]),  # type: ignore[index]
+                          tuple((str(n), int(w), str(f)) for n, w, f, _ in files))
+        return Info(picture, tuple(str(s) for _, _, _, s in files))
     except (TypeError, ValueError, KeyError):
         return None
-    return Info(picture, tuple(s for _, _, _, s in files))
 
 
 def _dump_info(info: Info) -> bytes:
