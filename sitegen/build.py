@@ -52,6 +52,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     from sitegen.ownpages import check_templates, load_pages
     from sitegen.plan import Ledger
     from sitegen.render.bodies import BodyCache, body_fingerprint
+    from sitegen.render.markdown import ImageFinder
     from sitegen.render.pages import Renderer
     from sitegen.render.pool import render_all
     from sitegen.render.themes import ThemeSet
@@ -74,8 +75,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("images"):
             images, image_stats = prepare_images(
-                config, site, store, writer, fetch=options.fetches_images(),
-                refresh=options.refresh, transport=options.service_transport())
+                config, site, store, writer, find=ImageFinder(site.base_url),
+                fetch=options.fetches_images(), refresh=options.refresh,
+                transport=options.service_transport())
             report.images = image_stats.to_report()
         with timings.stage("plan"):
             themes = ThemeSet(config)

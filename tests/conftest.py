@@ -52,9 +52,9 @@ def _images_processed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     encoding is deterministic (the image tests that count encodes still see every call)."""
     import hashlib
 
-    from sitegen.images import stage
+    from sitegen.images import variants
 
-    real = stage.process
+    real = variants.process
 
     def memoized(data: bytes, settings: Any) -> Any:
         key = (hashlib.sha256(data).digest(), settings)
@@ -63,4 +63,4 @@ def _images_processed_once(monkeypatch: pytest.MonkeyPatch) -> None:
             found = _PROCESSED[key] = real(data, settings)
         return found
 
-    monkeypatch.setattr(stage, "process", memoized)
+    monkeypatch.setattr(variants, "process", memoized)

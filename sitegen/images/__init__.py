@@ -1,7 +1,9 @@
 """Images made the site's own: fetched once, checked by decoding, resized and re-encoded.
 
-`collect` finds every image the site shows, `process` decodes and makes the variants
-(Pillow), `picture` says how a processed image is written in a page, and `stage` is the
-build's stage that ties them to the store and the writer. The downloads themselves are
-`sitegen.fetch.images`.
+`stage` is the build's stage, a recipe of one-job steps: `settings` (`[images]` read once),
+`collect` (every image the site shows, from the model), `download` (what to fetch and what
+the answers mean; the downloads themselves are `sitegen.fetch.images`), `variants` (decode
+and encode, with `process`: Pillow), `stored` and `failures` (what the store keeps), and
+`shown` (what a page shows of each image, the warnings); `picture` says how a processed
+image is written in a page.
 """

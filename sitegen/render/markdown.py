@@ -7,15 +7,20 @@ rel="noopener noreferrer"; images go through the `image` hook (processed images
 as a sized `<picture>`), else load lazily but for the body's first; headings are renumbered so the
 body's top level is <h2> (the page title is the only <h1>) and each deeper level
 is one below its parent, never skipping one; they get ids unique per page; fenced code goes
-through a code renderer (the theme's `blocks/code.html`). It must never let raw
-HTML, a script or an unsafe URL through, and never do I/O.
+through a code renderer (the theme's `blocks/code.html`). `ImageFinder` lends this
+parse to the images stage, which runs before the render: a body's image URLs, as its HTML
+writes them. It must never let raw HTML, a script or an unsafe URL through, and never do I/O
+(but `ImageFinder.key`'s read of its own code).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from markupsafe import escape
@@ -255,3 +260,35 @@ class MarkdownRenderer:
         if self.code is not None:
             return self.code(token.content, info)
         return "<pre><code>" + str(escape(token.content)) + "</code></pre>\n"
+
+
+class ImageFinder:
+    """The image URLs of a markdown body, as its rendered HTML writes them: the render's
+    own parse (`MarkdownRenderer`: the same rules, its images' URLs checked as the render
+    checks them), handed to the images stage (`sitegen.images.collect.FindImages`), which
+    must know them before any body is rendered."""
+
+    def __init__(self, base_url: str = "") -> None:
+        self.markdown = MarkdownRenderer(base_url)
+
+    @property
+    def key(self) -> str:
+        """What decides a body's image URLs besides its source (this parser's code and
+        markdown-it's version): the images stage keeps the URLs it was given under it."""
+        digest = hashlib.sha256(version("markdown-it-py").encode())
+        here = Path(__file__).resolve().parent
+        for path in (here / "markdown.py", here.parent / "urls.py"):
+            digest.update(path.read_bytes())
+        return digest.hexdigest()[:12]
+
+    def __call__(self, source: str) -> tuple[str, ...]:
+        """The image URLs of the markdown *source*, each once, in order."""
+        if "![" not in source:  # no image syntax at all: nothing to parse
+            return ()
+        urls: dict[str, None] = {}
+        for token in self.markdown.md.parse(source, {"ids": HeadingIds()}):
+            for child in token.children or ():
+                src = str(child.attrGet("src") or "") if child.type == "image" else ""
+                if src:
+                    urls[src] = None
+        return tuple(urls)

@@ -121,11 +121,11 @@ def test_an_empty_output_with_the_store_kept_encodes_no_image_again(
     import shutil
 
     from sitegen.fetch.stored import open_config_store
-    from sitegen.images import stage
+    from sitegen.images import stored, variants
 
     encoded: list[int] = []
-    real = stage.process
-    monkeypatch.setattr(stage, "process", lambda data, settings: (
+    real = variants.process
+    monkeypatch.setattr(variants, "process", lambda data, settings: (
         encoded.append(len(data)), real(data, settings))[1])
     with image_host() as host:
         data = workspace(f"![One]({host.url('/a.png')})\n\n![Two]({host.url('/wide.png')})\n")
@@ -139,8 +139,8 @@ def test_an_empty_output_with_the_store_kept_encodes_no_image_again(
         assert tree(out) == first
         with open_config_store(cfg) as store:
             keys = [str(k) for (k,) in store.db.execute(
-                "SELECT key FROM derived WHERE kind = ?", (stage.VARIANTS_KIND,))]
-            store.save_derived(stage.VARIANTS_KIND, {keys[0]: b"damaged"}, keys)
+                "SELECT key FROM derived WHERE kind = ?", (stored.VARIANTS_KIND,))]
+            store.save_derived(stored.VARIANTS_KIND, {keys[0]: b"damaged"}, keys)
         shutil.rmtree(out)
         build(cfg, out, data)
         assert len(encoded) == made + 1 and tree(out) == first

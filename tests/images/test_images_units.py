@@ -10,7 +10,7 @@ from PIL import Image, features
 from sitegen.fetch.images import Downloaded, Failed, ImageFetcher
 from sitegen.images.picture import DROPPED, ImageMap, Linked, Picture, picture_html
 from sitegen.images.process import ImageRefused, Settings, open_checked, process
-from sitegen.images.stage import unusable
+from sitegen.images.shown import unusable
 from sitegen.urls import service_url as resolve
 from tests.images.imagehost import bomb_png, image_host, png, rotated_jpeg
 

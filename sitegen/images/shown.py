@@ -1,0 +1,78 @@
+"""What a page shows of each image URL, and the warning for each image that cannot be used.
+
+Role: the images stage's last step before the `ImageMap`: for each image URL as the content
+writes it, its `Picture` when the build made it its own, `DROPPED` (its alt text) when it
+cannot be used and no URL of its own would work, or no entry (linked where it lives: not
+fetched in this build, or kept at its absolute URL). Each image that cannot be used is one
+warning naming the URL, where it is first shown and why, in every build while it is shown;
+those the budget cut are left to the stage's one warning. It must never do I/O but log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from sitegen.images.failures import Failure
+from sitegen.images.picture import DROPPED, Dropped, Picture
+
+log = logging.getLogger("sitegen.images")
+NOT_HTTP = Failure("it is not an http(s) URL", True)  #: a URL no fetch can answer
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the stage knows of the images, by absolute URL, when it decides the entries."""
+
+    digests: Mapping[str, str]  #: URL → the sha256 of its bytes (fetched, stored)
+    failures: Mapping[str, Failure]  #: URL → why it cannot be used
+    pictures: Mapping[str, Picture]  #: sha256 → what was made of it
+    cut: Callable[[str], bool]  #: whether the budget cut the URL's download
+    now: float  #: the stage's clock (a passing failure says when it is asked again)
+
+
+def entries(written: Mapping[str, str | None], where: Mapping[str, str], known: Known
+            ) -> tuple[dict[str, Picture | Dropped], int]:
+    """The `ImageMap` entries of the URLs *written* (as written → absolute, None when it is
+    not http(s)), and how many images failed."""
+    found: dict[str, Picture | Dropped] = {}
+    failed = 0
+    for url, absolute in sorted(written.items()):
+        failure = known.failures.get(absolute) if absolute else NOT_HTTP
+        picture = known.pictures.get(known.digests.get(absolute or "", ""))
+        if failure is None:
+            if picture is not None:
+                found[url] = picture
+            continue  # (not fetched: linked where it lives, `ImageMap`)
+        failed += 1
+        if absolute is not None and known.cut(absolute):
+            continue  # (the budget's one warning said it)
+        if unusable(url, absolute, where[url], reason(failure, known.now), failure.permanent,
+                    nonpublic=failure.nonpublic) is DROPPED:
+            found[url] = DROPPED
+    return found, failed
+
+
+def reason(failure: Failure, now: float) -> str:
+    """The warning's reason: a passing failure says when it is asked again."""
+    if failure.permanent or failure.until <= now:
+        return failure.reason
+    hours = (failure.until - now) / 3600
+    wait = f"{max(1, round(hours))} h" if hours < 36 else f"{round(hours / 24)} days"
+    return f"{failure.reason} (asked again in {wait}, or now with --refresh)"
+
+
+def unusable(url: str, absolute: str | None, where: str, reason: str,
+             permanent: bool, *, nonpublic: bool = False) -> Dropped | None:
+    """Warn that the image *url* cannot be used; `DROPPED` when the page shows its alt text
+    (a relative URL known to be unusable there, no http(s) URL, or an address that is not
+    public: a link would have visitors' browsers ask their own network), None when it links
+    to it where it is (an absolute URL, or one that may answer next time)."""
+    absolute_written = url.lower().startswith(("http://", "https://", "//"))
+    linked = absolute is not None and (absolute_written or not permanent) and not nonpublic
+    shown = ("the page shows its alt text instead" if not linked else
+             "the page links to it where it is" if absolute_written else
+             f"the page links to it at {absolute}")
+    log.warning("the image %s shown by %s cannot be used: %s; %s", url, where, reason, shown)
+    return None if linked else DROPPED
