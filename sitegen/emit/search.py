@@ -15,7 +15,8 @@ order), so the same pages give byte-identical files.
 A build whose HTML pages are all the previous build's bytes (none written, none removed)
 does not run Pagefind: the previous bundle is named as kept, when all of it is intact.
 Otherwise the bundle is derived data in the content store (`kind = search`), keyed by the
-indexed pages' paths and sha256 and by the Pagefind binary: a build whose indexed pages
+indexed pages' paths and sha256, the Pagefind binary and the code fingerprint
+(`sitegen.codeprint`, which has Pagefind's version): a build whose indexed pages
 are those of the last bundle made (a CI run with the store restored and an empty output,
 a change to list pages only) writes the stored bundle and does not run Pagefind either.
 Only the last bundle is kept; `--force` makes it again.
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import fileset
+from sitegen.codeprint import code_fingerprint
 from sitegen.errors import Interrupted, SearchError
 
 if TYPE_CHECKING:
@@ -52,8 +54,8 @@ SEARCH_SCRIPT = "search.js"
 #: What marks a page as indexed (the attribute Pagefind looks for).
 MARKER = b"data-pagefind-body"
 ENTRY = "pagefind-entry.json"
-#: The store's kind for bundles, and the version of their key and packing.
-KIND, FORMAT = "search", "1"
+#: The store's kind for bundles.
+KIND = "search"
 
 
 def find_binary() -> Path:
@@ -144,9 +146,11 @@ def _indexed(writer: OutputWriter, pages: list[str]) -> list[str]:
 
 
 def _bundle_key(writer: OutputWriter, pages: Iterable[str], binary: Path) -> str:
-    """What a bundle depends on: the indexed pages (path and sha256) and the binary."""
+    """What a bundle depends on: the indexed pages (path and sha256), the binary and the
+    code fingerprint."""
     found = binary.stat()
-    digest = hashlib.sha256(f"{FORMAT}|{binary}|{found.st_size}|{found.st_mtime_ns}".encode())
+    digest = hashlib.sha256(
+        f"{code_fingerprint()}|{binary}|{found.st_size}|{found.st_mtime_ns}".encode())
     for path in sorted(pages):
         digest.update(f"\x00{path}\x00{writer.digest(path)}".encode())
     return digest.hexdigest()
