@@ -9,38 +9,25 @@ its commit and saving these records, a hand edit), its context changed, or any r
 it made gives something else now; otherwise the writer keeps its previous bytes.
 After rendering, `Ledger` gathers every page's reads (kept pages keep theirs) and
 saves them with the build.
-A change of sitegen's own render code, or `--force`, renders everything. This module
+A change of sitegen's code or of a library that shapes the output (the code fingerprint,
+`sitegen.codeprint`), or `--force`, renders everything. This module
 must never render or write the output.
 """
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Iterable
-from pathlib import Path
 
-from sitegen import __version__
+from sitegen.codeprint import code_fingerprint
 from sitegen.emit.writer import OutputWriter
 from sitegen.model.views import Page
 from sitegen.render.pages import Renderer
 from sitegen.store import Store
 
-_CODE = ("render", "model", "images")
 #: A page's reads as a render worker sends them: known read numbers, new reads, its context
 #: fingerprint, and the fingerprints of reads that worker had not sent before.
 Packed = tuple[bytes, list[str], bytes, dict[str, bytes]]
-
-
-def code_key() -> str:
-    """A hash of the code that decides what a page is (a new sitegen renders everything)."""
-    digest = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parent
-    for folder in _CODE:
-        for path in sorted((package / folder).glob("*.py")):
-            digest.update(path.name.encode() + b"\x00" + path.read_bytes())
-    digest.update((package / "urls.py").read_bytes())
-    return digest.hexdigest()[:32]
 
 
 class Ledger:
@@ -48,7 +35,7 @@ class Ledger:
 
     def __init__(self, store: Store, renderer: Renderer, *, force: bool) -> None:
         self.renderer = renderer
-        self.code = code_key()
+        self.code = code_fingerprint()
         usable = not force and store.build_facts().get("code") == self.code
         self.previous = store.page_rows() if usable else {}
         self.reads = store.read_rows() if usable else {}

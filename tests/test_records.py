@@ -9,14 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from sitegen.blocktypes import HeaderBlock, ImageBlock, UnknownBlock, parse_block
 from sitegen.fetch.payloads import AnalyticsEvent, DigestUpdate
-from sitegen.fetch.records import (
-    Article,
-    HeaderBlock,
-    ImageBlock,
-    UnknownBlock,
-    parse_block,
-)
+from sitegen.fetch.records import Article
 
 
 def test_article_tolerates_unknown_and_mistyped_fields() -> None:

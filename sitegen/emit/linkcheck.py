@@ -4,11 +4,12 @@ Role: the stage of `sitegen.build` after the pages and site files are named to t
 writer. Pages rendered in this build are scanned from their bytes in the render worker
 that made them (`scan`, `sitegen.emit.links`); a kept page is not read again: what its
 bytes say about links is derived data in the store (`kind = links`, keyed by the sha256
-of the page and the site's base URL), so each build re-checks every page's links against
-this build's output paths, and re-reads a file only when a link asks for one of its
-fragments (or a kept page has no stored scan yet). Each broken link is one warning naming
-the page, the link and, for a link written in an article's content, the article. This
-module must never write the output and never fetch an external link.
+of the page, the site's base URL and the code fingerprint, `sitegen.codeprint`), so each
+build re-checks every page's links against this build's output paths, and re-reads a
+file only when a link asks for one of its fragments (or a kept page has no stored scan
+yet). Each broken link is one warning naming the page, the link and, for a link written
+in an article's content, the article. This module must never write the output and never
+fetch an external link.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from sitegen.codeprint import code_fingerprint
 from sitegen.emit.links import Broken, LinkScanner, in_content
 
 if TYPE_CHECKING:
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("sitegen.build")
 
 KIND = "links"
-FORMAT = "1"
 
 
 class LinkCheck:
@@ -43,7 +44,8 @@ class LinkCheck:
         self.renderer = renderer
         self.reuse = reuse
         self.scanner = LinkScanner(site.base_url)
-        self._salt = hashlib.sha256(f"{FORMAT}|{site.base_url}".encode()).hexdigest()[:12]
+        salt = f"{code_fingerprint()}|{site.base_url}"
+        self._salt = hashlib.sha256(salt.encode()).hexdigest()[:12]
         self.pages: dict[str, bytes] = {}  # page path → its scan (`PageLinks.to_bytes`)
         self._keys: dict[str, str] = {}  # page path → its store key
         self._fresh: dict[str, bytes] = {}  # store key → scan, of this build's scans

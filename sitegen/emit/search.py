@@ -11,7 +11,8 @@ into 1, 2, 4 or 8 shards as the language has pages (`PAGES_PER_SHARD` each). A s
 `pagefind/`, beside `shards.json`, which tells the theme's `search.js` which shards each
 language has.
 
-Each shard is keyed by its indexed pages (path and sha256) and by the Pagefind binary. A
+Each shard is keyed by its indexed pages (path and sha256), the Pagefind binary and the code
+fingerprint (`sitegen.codeprint`, which has Pagefind's version). A
 shard whose key is the previous build's, its files intact in the output, is kept as it is;
 else its bundle comes from the content store (`kind = search`, one per shard; a CI run
 with an empty output) or Pagefind indexes it again: over a folder of links to the pages
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sitegen import fileset
+from sitegen.codeprint import code_fingerprint
 from sitegen.emit import pagefind
 from sitegen.emit.pagefind import UI_FILES, find_binary, link_pages, read_bundle
 from sitegen.errors import SearchError
@@ -54,7 +56,7 @@ MARKER = b"data-pagefind-body"
 ENTRY = "pagefind-entry.json"
 #: The list of shards by language, which the search page reads.
 SHARDS_FILE = "shards.json"
-#: The store's kinds (a shard's bundle; what the last build indexed), and their format.
+#: The store's kinds (a shard's bundle; what the last build indexed), and the state's format.
 KIND, STATE, FORMAT = "search", "searchstate", "2"
 #: Pages a shard holds at most before its language is split in twice as many (up to MAX).
 PAGES_PER_SHARD, MAX_SHARDS = 400, 8
@@ -186,7 +188,7 @@ class _Index:
 
 
 def _shard_key(binary: str, shard: str, pages: Iterable[tuple[str, str]]) -> str:
-    digest = hashlib.sha256(f"{FORMAT}|{binary}|{shard}".encode())
+    digest = hashlib.sha256(f"{code_fingerprint()}|{binary}|{shard}".encode())
     for path, sha in pages:
         digest.update(f"\x00{path}\x00{sha}".encode())
     return digest.hexdigest()

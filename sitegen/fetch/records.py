@@ -2,159 +2,33 @@
 
 Role: turn JSON from the API (or the content store) into typed records. Readers are tolerant:
 unknown fields are ignored, fields the references mark "not shown" are optional, mistyped
-scalars are coerced where the meaning is clear, and an unknown block type becomes `UnknownBlock`
-instead of failing. The request bodies sitegen *sends* are strict and live apart
+scalars are coerced where the meaning is clear (`sitegen.fetch.fields`), and an article's
+blocks are parsed by the block registry (`sitegen.blocktypes`: an unknown block type becomes
+`UnknownBlock` instead of failing). The request bodies sitegen *sends* are strict and live apart
 (`sitegen.fetch.payloads`). This module must never do I/O or log; callers decide what a
 ValidationError means (usually: skip that one record with a warning).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BeforeValidator
 
-
-def _to_str(value: Any) -> Any:
-    return str(value) if isinstance(value, (bool, int, float)) else value
-
-
-def _to_str_list(value: Any) -> Any:
-    """Tags and list items: accept a list of scalars or one comma-separated string."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    if isinstance(value, list):
-        return [str(v) for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
-    return []
-
-
-def _to_datetime(value: Any) -> Any:
-    """ISO 8601 in, aware UTC datetime out; anything unparseable becomes None."""
-    if value is None or isinstance(value, datetime):
-        return value
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _to_bool(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.strip().lower() in {"true", "1", "yes"}
-    return value
-
-
-Text = Annotated[str | None, BeforeValidator(_to_str)]
-StrList = Annotated[list[str], BeforeValidator(_to_str_list)]
-Timestamp = Annotated[datetime | None, BeforeValidator(_to_datetime)]
-Flag = Annotated[bool | None, BeforeValidator(_to_bool)]
-RecordId = Annotated[str, BeforeValidator(_to_str), Field(min_length=1)]
-
-
-class Record(BaseModel):
-    """Base of every record read from the API: unknown fields are ignored."""
-
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-# --- blocks -----------------------------------------------------------------
-
-
-class TextBlock(Record):
-    type: Literal["text"] = "text"
-    content: str = ""
-
-
-def _to_level(value: Any) -> Any:
-    try:
-        return min(6, max(1, int(value)))
-    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float
-        return 2
-
-
-class HeaderBlock(Record):
-    type: Literal["header"] = "header"
-    content: str = ""
-    level: Annotated[int, BeforeValidator(_to_level)] = 2
-
-
-class ImageBlock(Record):
-    type: Literal["image"] = "image"
-    url: str
-    caption: Text = None
-
-
-class ListBlock(Record):
-    type: Literal["list"] = "list"
-    items: StrList = []
-    ordered: Flag = False
-
-
-class CodeBlock(Record):
-    type: Literal["code"] = "code"
-    content: str = ""
-    language: Text = None
-
-
-class VideoBlock(Record):
-    type: Literal["video"] = "video"
-    url: str
-    title: Text = None
-
-
-class UnknownBlock(Record):
-    """A block whose type is unknown or whose fields are unusable; renderers skip it."""
-
-    model_config = ConfigDict(extra="allow")
-    type: str = "unknown"
-    reason: str = "unknown block type"
-
-
-KnownBlock = TextBlock | HeaderBlock | ImageBlock | ListBlock | CodeBlock | VideoBlock
-Block = KnownBlock | UnknownBlock
-
-_BLOCK_TYPES: dict[str, type[Record]] = {
-    "text": TextBlock, "header": HeaderBlock, "image": ImageBlock, "list": ListBlock,
-    "code": CodeBlock, "video": VideoBlock}
-
-
-def parse_block(raw: Any) -> Block:
-    """Parse one block; never raises. Unknown or broken blocks become UnknownBlock."""
-    if isinstance(raw, Record):
-        return raw  # type: ignore[return-value]
-    if not isinstance(raw, dict):
-        return UnknownBlock(type="invalid", reason="block is not an object")
-    kind = raw.get("type")
-    model = _BLOCK_TYPES.get(kind) if isinstance(kind, str) else None
-    if model is None:  # the reason a stored UnknownBlock gave is kept (it reads back the same)
-        reason = raw.get("reason")
-        return UnknownBlock(type=str(kind)[:40], reason=reason[:200] if isinstance(reason, str)
-                            else "unknown block type")
-    try:
-        return model.model_validate(raw)  # type: ignore[return-value]
-    except ValidationError:
-        return UnknownBlock(type=str(kind), reason=f"{kind} block has missing or invalid fields")
-
-
-def _to_blocks(value: Any) -> Any:
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        return [UnknownBlock(type="invalid", reason="blocks is not a list")]
-    return [parse_block(item) for item in value]
-
-
-Blocks = Annotated[list[Block] | None, BeforeValidator(_to_blocks)]
-
+from sitegen.blocktypes import Blocks
+from sitegen.blocktypes import ImageBlock as ImageBlock  # (re-exported: older imports)
+from sitegen.blocktypes import UnknownBlock as UnknownBlock
+from sitegen.blocktypes import parse_block as parse_block
+from sitegen.fetch.fields import (
+    Flag,
+    Record,
+    RecordId,
+    StrList,
+    Text,
+    Timestamp,
+    to_str,
+    to_str_list,
+)
 
 # --- workspace, agents, articles ----------------------------------------------
 
@@ -184,7 +58,7 @@ class WorkspaceInfo(Record):
 
 class Meta(Record):
     keywords: Annotated[str | None, BeforeValidator(
-        lambda v: ", ".join(_to_str_list(v)) if isinstance(v, list) else _to_str(v))] = None
+        lambda v: ", ".join(to_str_list(v)) if isinstance(v, list) else to_str(v))] = None
     description: Text = None
     tags: StrList = []
 

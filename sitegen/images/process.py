@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError, features
 
-#: Bump when the variants this module makes change (their names change with it).
-PROCESS_VERSION = "1"
+from sitegen.codeprint import code_fingerprint
+
 #: The only decoders bytes are offered to (Pillow's `formats=`): the raster formats the
 #: stage publishes. Never EPS (Pillow runs Ghostscript on it), PDF, or the exotic rest.
 DECODERS = ("JPEG", "PNG", "GIF", "WEBP", "BMP", "TIFF")
@@ -52,8 +52,9 @@ class Settings:
         return tuple(f for f in self.formats if f != "avif" or features.check("avif"))
 
     def key(self) -> str:
-        """A text naming these settings (part of every variant's name)."""
-        return f"{PROCESS_VERSION}|{self.widths}|{self.usable_formats()}|{self.quality}"
+        """A text naming these settings and the code that makes variants (the code
+        fingerprint, `sitegen.codeprint`): part of every variant's name."""
+        return f"{code_fingerprint()}|{self.widths}|{self.usable_formats()}|{self.quality}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """An article's body source: blocks or markdown, checked and measured.
 
 Role: apply the body rule (an article renders its `blocks` when it has at least
-one known block, else its markdown `content`), drop unknown blocks and media
-blocks whose URL is unsafe (each a repair sentence for the caller to warn
-about), and derive what the model needs from the body: word count, first image,
-and a content hash render caches key on. Must never do I/O, log, or render HTML.
+one known block, else its markdown `content`), keep unknown blocks (drawn by
+`blocks/unknown.html`) and drop media blocks whose URL is unsafe (each a repair
+sentence for the caller to warn about), and derive what the model needs from the
+body: word count (each block's plain text, from the block registry
+`sitegen.blocktypes`), first image, and a content hash render caches key on.
+Must never do I/O, log, or render HTML.
 """
 
 from __future__ import annotations
@@ -14,22 +16,18 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from sitegen.fetch.records import (
-    Article,
-    CodeBlock,
-    HeaderBlock,
+from sitegen.blocktypes import (
+    BlockRecord,
     ImageBlock,
-    KnownBlock,
-    ListBlock,
-    TextBlock,
     UnknownBlock,
     VideoBlock,
+    plain_text,
 )
+from sitegen.fetch.records import Article
 from sitegen.urls import safe_http_url
 
 WORDS_PER_MINUTE = 220
-# Tuples, not `A | B`: isinstance with a union builds the union on every call (~10x slower).
-_TEXT_BLOCKS = (TextBlock, HeaderBlock, CodeBlock)
+# A tuple, not `A | B`: isinstance with a union builds the union on every call (~10x slower).
 _MEDIA_BLOCKS = (ImageBlock, VideoBlock)
 _MD_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)")
 
@@ -39,7 +37,7 @@ class Body:
     """The checked body of one article."""
 
     kind: Literal["blocks", "markdown"]
-    blocks: list[KnownBlock]
+    blocks: list[BlockRecord]
     content: str
     words: int
     image: str
@@ -73,38 +71,36 @@ def article_body(article: Article) -> Body:
     """
     content = article.content or ""
     if article.blocks:
-        kept: list[KnownBlock] = []
+        kept: list[BlockRecord] = []
         repairs: list[str] = []
         unknown: dict[str, int] = {}
-        words = 0
+        words = known = 0
         image: str | None = None
         digest = hashlib.sha256(b"blocks")
         for block in article.blocks:
             if isinstance(block, UnknownBlock):
                 label = f"{block.type!r} ({block.reason})"
                 unknown[label] = unknown.get(label, 0) + 1
-                continue
-            if isinstance(block, _TEXT_BLOCKS):
-                words += len(block.content.split())
-            elif isinstance(block, ListBlock):
-                words += sum(len(item.split()) for item in block.items)
-            elif isinstance(block, _MEDIA_BLOCKS):
-                url = safe_http_url(block.url)
-                if url is None:
-                    repairs.append(f"article {article.id}: {block.type} block with an unusable "
-                                   "URL was left out")
-                    continue
-                if isinstance(block, ImageBlock):
-                    words += len((block.caption or "").split())
-                    if image is None:  # (as a valid URL: what cards and share tags show)
-                        image = url
+            else:
+                if isinstance(block, _MEDIA_BLOCKS):
+                    url = safe_http_url(block.url)
+                    if url is None:
+                        repairs.append(f"article {article.id}: {block.type} block with an "
+                                       "unusable URL was left out")
+                        continue
+                    if isinstance(block, ImageBlock) and image is None:
+                        image = url  # (as a valid URL: what cards and share tags show)
+                known += 1
+            words += len(plain_text(block).split())
             kept.append(block)
             digest.update(block.__pydantic_serializer__.to_json(block))
             digest.update(b"\x00")
+        shown = ("is shown as an unknown block (blocks/unknown.html)" if known
+                 else "was left out")
         for label, count in unknown.items():
             times = f" ×{count}" if count > 1 else ""
-            repairs.append(f"article {article.id}: block type {label}{times} was left out")
-        if kept:
+            repairs.append(f"article {article.id}: block type {label}{times} {shown}")
+        if known:
             return Body("blocks", kept, content, words, image or "", digest.hexdigest()[:32],
                         repairs)
     else:

@@ -18,7 +18,8 @@ from typing import TypeVar
 
 from sitegen.config import Config
 from sitegen.errors import ConfigError
-from sitegen.fetch.records import Article, Cluster, Record
+from sitegen.fetch.fields import Record
+from sitegen.fetch.records import Article, Cluster
 from sitegen.model.body import article_body
 from sitegen.model.layout import layout_pages
 from sitegen.model.own import menu_of, own_layout, own_page_views

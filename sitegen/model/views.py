@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from sitegen.blocktypes import BlockRecord
 from sitegen.config import Config
-from sitegen.fetch.records import KnownBlock
 
 PageKind = Literal[
     "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
@@ -143,7 +143,7 @@ class OwnPage:
 class ArticleView:
     """A published article, with everything a template shows about it.
 
-    `blocks` holds the known, URL-checked blocks when the article renders from
+    `blocks` holds the URL-checked blocks (unknown ones too) when the article renders from
     blocks (`body_kind == "blocks"`); otherwise `content` is its markdown.
     `body_hash` identifies the body source (render caches key on it).
     """
@@ -161,7 +161,7 @@ class ArticleView:
     updated: datetime
     reading_minutes: int
     body_kind: Literal["blocks", "markdown"]
-    blocks: list[KnownBlock]
+    blocks: list[BlockRecord]
     content: str = field(repr=False)
     body_hash: str
     image: str

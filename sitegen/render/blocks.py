@@ -1,36 +1,45 @@
 """Structured blocks → safe HTML, each through the theme's `blocks/<type>.html`.
 
 Role: turn an article's checked blocks into HTML. Each block becomes a small,
-already-sanitized view (inline markdown rendered safely, heading levels
-renumbered without gaps and anchored, URLs re-checked, video URLs turned into
-privacy-friendly embeds, code highlighted) and is drawn by `blocks/<type>.html`, falling back to
-`blocks/unknown.html`, so a theme can restyle any block. It must never let an
-unsafe URL or raw HTML through, never log (the model already warned about
-every repair: this runs in worker processes), and never do I/O.
+already-sanitized view and is drawn by its registry entry's template
+(`sitegen.blocktypes`), falling back to `blocks/unknown.html` when the theme has none.
+The built-in types have a view here, by type name (inline markdown rendered safely,
+heading levels renumbered without gaps and anchored, URLs re-checked, video URLs turned
+into privacy-friendly embeds, code highlighted); any other registered type shows its
+record's fields, escaped by the template; an unknown block shows through
+`blocks/unknown.html`. Every view carries `plain`, the block's plain text. There is no
+type-by-type chain that can forget one. It must never let an unsafe URL or raw HTML
+through, never log (the model and `Renderer.warn_blocks` warned: this runs in worker
+processes), and never do I/O.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from jinja2 import Environment, Template, TemplateError
 from markupsafe import Markup
 
-from sitegen.errors import BuildError
-from sitegen.fetch.records import (
+from sitegen.blocktypes import (
+    UNKNOWN_TEMPLATE,
+    BlockRecord,
     CodeBlock,
     HeaderBlock,
     ImageBlock,
-    KnownBlock,
     ListBlock,
     TextBlock,
+    UnknownBlock,
     VideoBlock,
+    block_type,
+    plain_text,
 )
+from sitegen.errors import BuildError
+from sitegen.model.views import ArticleView
 from sitegen.render.highlight import highlight_code
 from sitegen.render.markdown import HeadingIds, ImageRenderer, MarkdownRenderer
 from sitegen.urls import host_of, safe_http_url
@@ -94,10 +103,36 @@ def classify_video(raw: str) -> Video | None:
     return Video("link", url)
 
 
+def unshown(articles: Iterable[ArticleView],
+            template_source: Callable[[str], str | None]) -> list[str]:
+    """A warning for each article block of a registered type the theme chain has no
+    template for (*template_source* answers None): it is drawn by `blocks/unknown.html`."""
+    missing: dict[str, bool] = {}
+    found: list[str] = []
+    for article in articles:
+        for kind in dict.fromkeys(b.type for b in article.blocks
+                                  if not isinstance(b, UnknownBlock)):
+            entry = block_type(kind)
+            if entry is None:
+                continue
+            if kind not in missing:
+                missing[kind] = template_source(entry.template) is None
+            if missing[kind]:
+                found.append(f"article {article.id}: the theme has no template "
+                             f"{entry.template} for its {kind!r} block, which is shown "
+                             f"through {UNKNOWN_TEMPLATE}: add {entry.template}")
+    return found
+
+
 class BlockView(SimpleNamespace):
     """What `blocks/<type>.html` sees as `block`: sanitized fields by attribute (THEMES.md)."""
 
     type: str
+    plain: str
+
+
+#: How a built-in type's block becomes its view (None: nothing to show, e.g. an empty text).
+ViewMaker = Callable[[Any, "HeadingIds"], BlockView | None]
 
 
 class BlockRenderer:
@@ -109,18 +144,24 @@ class BlockRenderer:
         self.markdown = markdown
         self.image = image
         self._templates: dict[str, Template] = {}
+        #: The built-in types' views, by registered name; other types show their fields.
+        self.views: dict[str, ViewMaker] = {
+            "text": self._text, "header": self._header, "image": self._image,
+            "list": self._list, "code": self._code, "video": self._video}
 
-    def template(self, kind: str) -> Template:
-        """`blocks/<kind>.html`, or `blocks/unknown.html` when the theme has none."""
-        found = self._templates.get(kind)
+    def template(self, name: str) -> Template:
+        """The template *name* (`blocks/<type>.html`), or `blocks/unknown.html` when the
+        theme has none."""
+        found = self._templates.get(name)
         if found is None:
-            found = self.env.select_template([f"blocks/{kind}.html", "blocks/unknown.html"])
-            self._templates[kind] = found
+            found = self.env.select_template([name, UNKNOWN_TEMPLATE])
+            self._templates[name] = found
         return found
 
-    def fill(self, view: BlockView) -> str:
-        """The block *view* through its template; an error in it names that template."""
-        template = self.template(view.type)
+    def fill(self, view: BlockView, name: str = "") -> str:
+        """The block *view* through the template *name* (its type's by default); an error
+        in it names that template."""
+        template = self.template(name or f"blocks/{view.type}.html")
         try:
             return template.render(block=view)
         except (TemplateError, RecursionError) as error:
@@ -129,15 +170,18 @@ class BlockRenderer:
             raise BuildError(f"rendering a {view.type} block with template {template.name} "
                              f"failed ({cause}): fix the template") from None
 
-    def code(self, content: str, language: str | None) -> str:
-        """A code listing (blocks and markdown fences share `blocks/code.html`)."""
+    def code_view(self, content: str, language: str | None) -> BlockView:
+        """The view of a code listing (blocks and markdown fences share `blocks/code.html`)."""
         result = highlight_code(content, language)
-        view = BlockView(type="code", html=result.html, label=result.label,
+        return BlockView(type="code", html=result.html, label=result.label,
                          language=result.language, highlighted=result.highlighted,
-                         content=content)
-        return self.fill(view)
+                         content=content, plain=content)
 
-    def render(self, blocks: Sequence[KnownBlock], ids: HeadingIds) -> str:
+    def code(self, content: str, language: str | None) -> str:
+        """A code listing through `blocks/code.html` (markdown fences)."""
+        return self.fill(self.code_view(content, language))
+
+    def render(self, blocks: Sequence[BlockRecord], ids: HeadingIds) -> str:
         """The HTML of *blocks*, in order; heading ids are allocated in *ids*."""
         out: list[str] = []
         for block in blocks:
@@ -146,48 +190,64 @@ class BlockRenderer:
                 out.append(html)
         return "\n".join(out) + ("\n" if out else "")
 
-    def _one(self, block: KnownBlock, ids: HeadingIds) -> str:
-        inline = self.markdown.inline
-        view: BlockView
-        if isinstance(block, TextBlock):
-            if not block.content.strip():
-                return ""
-            view = BlockView(type="text", html=Markup(inline(block.content)))
-        elif isinstance(block, HeaderBlock):
-            html = Markup(inline(block.content))
-            text = " ".join(html.striptags().split())
-            if not text:
-                return ""
-            level = ids.level(block.level)
-            view = BlockView(type="header", level=level, id=ids.add(level, text), text=text,
-                             html=html)
-        elif isinstance(block, ImageBlock):
-            src = safe_http_url(block.url)
-            if src is None:
-                return ""
-            caption = " ".join((block.caption or "").split())
-            index, ids.images = ids.images, ids.images + 1
-            # The caption beside the image is its text alternative (WAI: an image with an
-            # adjacent text alternative gets alt=""), so screen readers read it once.
-            shown = self.image(src, "", index) if self.image is not None else None
-            if shown == "":  # it could not be used and has no URL of its own: the caption
-                src = ""
-            view = BlockView(type="image", src=src, caption=caption, alt="",
-                             picture=Markup(shown or ""), eager=index == 0)
-        elif isinstance(block, ListBlock):
-            items = [Markup(inline(item)) for item in block.items if item.strip()]
-            if not items:
-                return ""
-            view = BlockView(type="list", ordered=bool(block.ordered), items=items)
-        elif isinstance(block, CodeBlock):
-            return self.code(block.content, block.language)
-        elif isinstance(block, VideoBlock):
-            video = classify_video(block.url)
-            if video is None:
-                return ""
-            title = " ".join((block.title or "").split()) or "Video"
-            view = BlockView(type="video", kind=video.kind, src=video.src, mime=video.mime,
-                             title=title)
-        else:  # pragma: no cover - the model drops UnknownBlock before rendering
-            return ""
-        return self.fill(view)
+    def _one(self, block: BlockRecord, ids: HeadingIds) -> str:
+        entry = None if isinstance(block, UnknownBlock) else block_type(block.type)
+        if entry is None:  # unknown to the registry: the unknown block, never nothing
+            reason = block.reason if isinstance(block, UnknownBlock) else "unknown block type"
+            return self.fill(BlockView(type=block.type, reason=reason,
+                                       plain=plain_text(block)), UNKNOWN_TEMPLATE)
+        make = self.views.get(entry.name)
+        if make is None:  # a type added to the registry: its fields, escaped by the template
+            fields = block.model_dump(exclude={"type"})
+            view: BlockView | None = BlockView(**{"plain": entry.text(block), **fields,
+                                                  "type": entry.name})
+        else:
+            view = make(block, ids)
+            if view is not None:
+                view.plain = entry.text(block)
+        return "" if view is None else self.fill(view, entry.template)
+
+    def _text(self, block: TextBlock, ids: HeadingIds) -> BlockView | None:
+        if not block.content.strip():
+            return None
+        return BlockView(type="text", html=Markup(self.markdown.inline(block.content)))
+
+    def _header(self, block: HeaderBlock, ids: HeadingIds) -> BlockView | None:
+        html = Markup(self.markdown.inline(block.content))
+        text = " ".join(html.striptags().split())
+        if not text:
+            return None
+        level = ids.level(block.level)
+        return BlockView(type="header", level=level, id=ids.add(level, text), text=text,
+                         html=html)
+
+    def _image(self, block: ImageBlock, ids: HeadingIds) -> BlockView | None:
+        src = safe_http_url(block.url)
+        if src is None:
+            return None
+        caption = " ".join((block.caption or "").split())
+        index, ids.images = ids.images, ids.images + 1
+        # The caption beside the image is its text alternative (WAI: an image with an
+        # adjacent text alternative gets alt=""), so screen readers read it once.
+        shown = self.image(src, "", index) if self.image is not None else None
+        if shown == "":  # it could not be used and has no URL of its own: the caption
+            src = ""
+        return BlockView(type="image", src=src, caption=caption, alt="",
+                         picture=Markup(shown or ""), eager=index == 0)
+
+    def _list(self, block: ListBlock, ids: HeadingIds) -> BlockView | None:
+        items = [Markup(self.markdown.inline(item)) for item in block.items if item.strip()]
+        if not items:
+            return None
+        return BlockView(type="list", ordered=bool(block.ordered), items=items)
+
+    def _code(self, block: CodeBlock, ids: HeadingIds) -> BlockView:
+        return self.code_view(block.content, block.language)
+
+    def _video(self, block: VideoBlock, ids: HeadingIds) -> BlockView | None:
+        video = classify_video(block.url)
+        if video is None:
+            return None
+        title = " ".join((block.title or "").split()) or "Video"
+        return BlockView(type="video", kind=video.kind, src=video.src, mime=video.mime,
+                         title=title)

@@ -2,9 +2,9 @@
 
 Role: rendering markdown and blocks is the costliest part of a page, and a body's
 HTML depends only on its source (`ArticleView.body_hash`) and on how bodies are
-rendered: the `blocks/` templates of the theme chain, the render code, the
-markdown and highlighting libraries, the site's base URL (external links) and what
-the build made of the body's images (`extra`).
+rendered: the `blocks/` templates of the theme chain, sitegen's code and the
+libraries that shape its output (the code fingerprint, `sitegen.codeprint`), the
+site's base URL (external links) and what the build made of the body's images (`extra`).
 `body_fingerprint` hashes exactly that, and `BodyCache` keeps
 (fingerprint, body hash) → (HTML, table of contents) in the store's `derived`
 table, so a body is never stale. Only the build's main process reads or writes
@@ -18,31 +18,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from sitegen import __version__
+from sitegen.codeprint import code_fingerprint
 from sitegen.render.markdown import Heading
 from sitegen.store import Store
 
-STORE_FORMAT = "2"
 KIND = "body"
-#: The libraries whose versions decide a rendered body, by distribution name.
-RENDER_LIBRARIES = ("markdown-it-py", "pygments", "jinja2", "markupsafe")
-_RENDER_CODE = ("blocks.py", "markdown.py", "highlight.py", "filters.py", "images.py")
-#: Modules outside `render/` whose code decides a body's HTML.
-_SHARED_CODE = ("urls.py", "model/slugs.py", "images/picture.py")
 _NESTING = ("{% include", "{% import", "{% from", "{% extends", "{%- include", "{%- import",
             "{%- from", "{%- extends")
 
 Body = tuple[str, list[Heading]]
-
-
-def _version(package: str) -> str:
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return "?"
 
 
 def body_fingerprint(template_dirs: Iterable[Path], base_url: str, whole_chain: str) -> str:
@@ -51,14 +37,7 @@ def body_fingerprint(template_dirs: Iterable[Path], base_url: str, whole_chain: 
     *whole_chain* (the theme set's fingerprint) is used instead of the `blocks/`
     files when a block template pulls in another template.
     """
-    digest = hashlib.sha256(f"{STORE_FORMAT}|{__version__}|{base_url}".encode())
-    for package in RENDER_LIBRARIES:
-        digest.update(f"|{package}={_version(package)}".encode())
-    here = Path(__file__).resolve().parent
-    for name in _RENDER_CODE:
-        digest.update(b"\x00" + (here / name).read_bytes())
-    for shared in _SHARED_CODE:
-        digest.update(b"\x00" + (here.parent / shared).read_bytes())
+    digest = hashlib.sha256(f"{code_fingerprint()}|{base_url}".encode())
     layers = [folder for folder in template_dirs if (folder / "blocks").is_dir()]
     for layer, folder in enumerate(layers):  # only layers with blocks/ count (their order)
         blocks = folder / "blocks"

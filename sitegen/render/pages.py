@@ -1,12 +1,11 @@
 """Pages → HTML bytes: the Renderer every build and preview uses.
 
-Role: render each `Page` of a Site through its theme template with one shared context (site,
-page, SEO values, feeds, `asset()`, the beacon tag's settings), render article bodies once per
-content hash (blocks through `blocks/*.html`, else markdown), and record what each page read
-(`sitegen.render.reads`) so the next build knows when to render it again. Cards and cached
-partials are rendered once and reused, their reads added to every page that shows them. Many
-pages go through `sitegen.render.pool`. It must never write files and never put an inline
-script or anything executable from content into a page.
+Role: render each `Page` through its theme template with one shared context (site, page,
+SEO values, feeds, `asset()`, the beacon's settings), article bodies once per content hash
+(blocks through `blocks/*.html`, else markdown), and record what each page read
+(`sitegen.render.reads`) for the next build. Cards and cached partials are rendered once,
+their reads added to each page showing them (many pages: `sitegen.render.pool`). It must
+never write files nor put an inline script or anything executable from content in a page.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from sitegen.errors import BuildError
 from sitegen.images.picture import ImageMap
 from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.beacon import BeaconSettings, beacon_attrs
-from sitegen.render.blocks import BlockRenderer
+from sitegen.render.blocks import BlockRenderer, unshown
 from sitegen.render.bodies import Body, BodyCache
 from sitegen.render.fingerprints import Fingerprints, Registry, context_fingerprint
 from sitegen.render.i18n import Catalogue, Translator
@@ -217,8 +216,9 @@ class Renderer:
         return len(gaps)
 
     def warn_metadata(self) -> None:
-        """Log, once per build, what the pages' metadata lacks (`seo.site_warnings`)."""
-        for message in site_warnings(self.site):
+        """Log, once per build, what the metadata lacks and the blocks no template draws."""
+        for message in site_warnings(self.site) + unshown(self.site.articles,
+                                                          self.themes.template_source):
             log.warning("%s", message)
 
     def asset(self, name: str) -> str:

@@ -29,7 +29,7 @@ from jinja2 import (
 )
 from jinja2.bccache import Bucket
 
-from sitegen import __version__
+from sitegen.codeprint import code_fingerprint
 from sitegen.config import Config
 from sitegen.errors import BuildError, ConfigError
 from sitegen.render.filters import install as install_filters
@@ -57,10 +57,6 @@ class _MemoryBytecodeCache(BytecodeCache):
 
 
 _BYTECODE = _MemoryBytecodeCache()
-
-
-#: Bump when render code changes what pages look like for the same templates.
-RENDER_VERSION = "2"
 
 
 def builtin_themes_root() -> Path:
@@ -193,8 +189,8 @@ class ThemeSet:
                 ) from None
 
     def fingerprint(self) -> str:
-        """A hash of every template source in the chain (and the render version)."""
-        digest = hashlib.sha256(f"{__version__}:{RENDER_VERSION}".encode())
+        """A hash of every template source in the chain (and the code fingerprint)."""
+        digest = hashlib.sha256(code_fingerprint().encode())
         for layer, folder in enumerate(self.template_dirs()):
             for path in sorted(p for p in folder.rglob("*") if p.is_file()):
                 digest.update(f"\x00{layer}:{path.relative_to(folder).as_posix()}\x00".encode())
