@@ -1,12 +1,13 @@
 """Pages → HTML bytes: the Renderer every build and preview uses.
 
-Role: render each `Page` of a Site through its theme template with one shared context (site,
-page, SEO values, feeds, `asset()`, the beacon tag's settings), render article bodies once per
-content hash (blocks through `blocks/*.html`, else markdown), and record what each page read
-(`sitegen.render.reads`) so the next build knows when to render it again. Cards and cached
-partials are rendered once and reused, their reads added to every page that shows them. Many
-pages go through `sitegen.render.pool`. It must never write files and never put an inline
-script or anything executable from content into a page.
+Role: render each `Page` of a Site — its HTML pages and its site files (feeds, sitemaps,
+robots.txt: `site.files`) — through its theme template with one shared context (site, page,
+SEO values, feeds, `asset()`, `feed_html()`, the beacon tag's settings), render article
+bodies once per content hash (blocks through `blocks/*.html`, else markdown), and record
+what each page read (`sitegen.render.reads`) so the next build knows when to render it
+again. Cards and cached partials are rendered once and reused, their reads added to every
+page that shows them. Many pages go through `sitegen.render.pool`. It must never write files
+and never put an inline script or anything executable from content into a page.
 """
 
 from __future__ import annotations
