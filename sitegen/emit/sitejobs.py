@@ -2,10 +2,9 @@
 
 Role: for `sitegen.build`, gather the theme's static files (content-hashed names), the
 beacon's settings, and every site-wide file not drawn by a template (`_headers`, redirect
-pages and `_redirects`, the owner's `static/` files) as (path, bytes), and name the site
-files that are (`site.files`: feeds, sitemaps, robots.txt, rendered with the pages) the
-build renders: all but those the owner's `static/` replaces (`robots.txt`,
-`sitegen.emit.ownfiles.rendered_files`). Every build
+pages and `_redirects`, the owner's `static/` files) as (path, bytes). Feeds, sitemaps and
+robots.txt are drawn by templates and rendered with the pages (`site.files`; those the
+owner's `static/` does not replace: `sitegen.emit.ownfiles.rendered_files`). Every build
 makes these files: they are cheap next to the pages, and the writer keeps each file whose
 bytes did not change. It must never render a page, never write the output itself, and
 never read the wall clock into a file.

@@ -52,6 +52,7 @@ class FeedContent:
     def __init__(self, renderer: Renderer) -> None:
         self.renderer = renderer
         self._disclosures: dict[str, _Fragment] = {}
+        self._html: dict[str, str] = {}
 
     def __call__(self, article: ArticleView) -> str:
         renderer = self.renderer
@@ -64,9 +65,12 @@ class FeedContent:
             recorder.reads.update("I\x00" + url
                                   for url in renderer.images.bodies.get(article.body_hash, ()))
         disclosure = self.disclosure(article)
-        body = str(renderer.body(article)[0])
-        html = disclosure + "\n" + body if disclosure else body
-        return feed_html(html, renderer.site.absolute(article.url))
+        found = self._html.get(article.id)
+        if found is None:  # (an article is in its site's, sections' and tags' feeds)
+            body = str(renderer.body(article)[0])
+            html = disclosure + "\n" + body if disclosure else body
+            found = self._html[article.id] = feed_html(html, renderer.site.absolute(article.url))
+        return found
 
     def disclosure(self, article: ArticleView) -> str:
         """The theme's AI disclosure of *article*, or "" (`[site] ai_disclosure` off)."""

@@ -10,7 +10,9 @@ a background colour. They must never return unescaped content from their input (
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from jinja2 import Environment
@@ -20,6 +22,17 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "September", "October", "November", "December")
 
 
+F = TypeVar("F", bound=Callable[..., str])
+
+
+def plain_values(function: F) -> F:
+    """Mark a filter that takes only plain values (a date, a string): handed an entity it
+    fails, so it can never show one, and the recording environment need not wrap it."""
+    function.plain_values = True  # type: ignore[attr-defined]
+    return function
+
+
+@plain_values
 def human_date(value: datetime | None) -> str:
     """"7 March 2024" (English month names, no locale dependence); "" for None."""
     if value is None:
@@ -27,6 +40,7 @@ def human_date(value: datetime | None) -> str:
     return f"{value.day} {MONTHS[value.month - 1]} {value.year}"
 
 
+@plain_values
 def iso_date(value: datetime | None) -> str:
     """RFC 3339 / ISO 8601 in UTC with a Z ("2024-03-07T10:00:00Z"); "" for None."""
     if value is None:
@@ -34,6 +48,7 @@ def iso_date(value: datetime | None) -> str:
     return value.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+@plain_values
 def atom_date(value: datetime | None) -> str:
     """RFC 3339 in UTC with a Z, seconds precision, four-digit years (Atom and sitemap
     dates; a naive value is taken as UTC); "" for None."""
@@ -43,6 +58,7 @@ def atom_date(value: datetime | None) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds")[:19] + "Z"
 
 
+@plain_values
 def hostname(url: str) -> str:
     """The host of *url* ("localhost" when it has none): a feed's tag URIs name it."""
     return urlsplit(url).hostname or "localhost"
