@@ -42,7 +42,7 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
     from sitegen.emit.linkcheck import LinkCheck
-    from sitegen.emit.ownfiles import check_collisions, collect_own_static
+    from sitegen.emit.ownfiles import check_collisions, collect_own_static, rendered_files
     from sitegen.emit.search import index_site
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, output_files, theme_assets
     from sitegen.emit.writer import OutputWriter
@@ -97,9 +97,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                 options.before_render(renderer)
             ledger = Ledger(store, renderer, force=options.force)
             links = LinkCheck(store, site, renderer, reuse=not options.force)
-            todo = ledger.plan(site.pages, writer)
+            todo = ledger.plan([*site.pages, *rendered_files(site, own_static)], writer)
         with timings.stage("render"):
-            renderer.preload_bodies(p.article for p in todo if p.article is not None)
+            renderer.preload_pages(todo)
             writer.reserve(page.path for page in todo)  # each worker stages what it renders
             def pack(page: Page, reads: frozenset[str], data: bytes,
                      ) -> tuple[Staged, Packed, bytes]:  # (run in the render workers)
@@ -112,7 +112,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                 links.written(path, scan, staged.entry.sha256)
                 progress.update("rendering", done, len(todo))
             progress.clear()
-            report.rendered = len(todo)
+            report.rendered = sum(1 for p in todo if p.path.endswith(".html"))  # (pages)
         with timings.stage("files"):
             for path, data in output_files(site, renderer, assets, own_static,
                                            store.url_history()).items():

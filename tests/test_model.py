@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent / "render"))
 
 from render_factory import article, hostile_workspace, make_config, make_workspace  # noqa: E402
 
-from sitegen.model import RESERVED, build_site  # noqa: E402
+from sitegen.model import build_site, reserved  # noqa: E402
 from sitegen.model.layout import page_url  # noqa: E402
 from sitegen.model.views import Site  # noqa: E402
 
@@ -112,8 +112,8 @@ def test_no_path_leaves_the_output_and_no_article_takes_a_reserved_name(tmp_path
         assert not path.startswith("/") and ".." not in path.split("/") and "\\" not in path
         assert all(part and part == part.strip() for part in path.split("/"))
     for a in site.articles:
-        assert a.slug not in RESERVED
-        assert a.url.split("/")[1] not in RESERVED
+        assert a.slug not in reserved()
+        assert a.url.split("/")[1] not in reserved()
 
 
 def test_sections_pagination_and_feeds(tmp_path: Path) -> None:

@@ -56,8 +56,9 @@ class LinkCheck:
 
     def scan(self, page: Page, data: bytes) -> bytes:
         """What *page*'s bytes say about links (`sitegen.emit.links`): run in the render
-        worker that made them."""
-        return self.scanner.scan(page.path, data).to_bytes()
+        worker that made them; a site file's (a feed's escaped HTML links nothing) is empty)."""
+        html = page.path.endswith(".html")
+        return self.scanner.scan(page.path, data if html else b"").to_bytes()
 
     def written(self, path: str, links: bytes, digest: str) -> None:
         """Note the scan of the page *path* this build rendered (*digest*: its sha256)."""

@@ -14,7 +14,7 @@ file from outside `static/`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from sitegen.emit.headers import HASHED_FOLDERS
@@ -24,6 +24,8 @@ from sitegen.sitefolder import source_files
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from sitegen.model.views import Page, Site
 
 STATIC_DIR = "static"
 #: Files sitegen writes that the owner's `static/` may replace (sitegen's allows every crawler).
@@ -56,6 +58,12 @@ def collect_own_static(root: Path) -> dict[str, bytes]:
             raise ConfigError(f"cannot read static/{rel} ({error.strerror}): check its "
                               "permissions") from None
     return files
+
+
+def rendered_files(site: Site, own: Mapping[str, bytes]) -> list[Page]:
+    """The site files drawn by templates (`site.files`) the build renders with its pages:
+    all but one the owner's `static/` replaces (*own*: its files by output path)."""
+    return [page for page in site.files if page.path not in REPLACEABLE or page.path not in own]
 
 
 def check_collisions(own: Iterable[str], generated: Iterable[str]) -> None:

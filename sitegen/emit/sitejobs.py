@@ -1,11 +1,13 @@
-"""A build's site files beside its pages: assets, beacon settings, feeds, sitemaps, robots.txt.
+"""A build's files beside its pages: assets, beacon settings, headers, redirects, own files.
 
 Role: for `sitegen.build`, gather the theme's static files (content-hashed names), the
-beacon's settings, and every site-wide file (feeds, sitemaps, robots.txt, `_headers`,
-redirect pages and `_redirects`, the owner's `static/` files) as (path, bytes). Every build
-makes them all: they are cheap next to the pages, and the writer keeps each file whose bytes
-did not change. It must never render a page, never write the output itself, and never read
-the wall clock into a file.
+beacon's settings, and every site-wide file not drawn by a template (`_headers`, redirect
+pages and `_redirects`, the owner's `static/` files) as (path, bytes). Feeds, sitemaps and
+robots.txt are drawn by templates and rendered with the pages (`site.files`; those the
+owner's `static/` does not replace: `sitegen.emit.ownfiles.rendered_files`). Every build
+makes these files: they are cheap next to the pages, and the writer keeps each file whose
+bytes did not change. It must never render a page, never write the output itself, and
+never read the wall clock into a file.
 """
 
 from __future__ import annotations
@@ -65,18 +67,10 @@ def beacon_settings(config: Config, key: str | None, assets: AssetSet,
 
 def site_files(site: Site, renderer: Renderer,
                assets: AssetSet) -> Iterator[tuple[str, bytes]]:
-    """Every file of the site but its pages: feeds, sitemaps, robots.txt, assets (the
-    images are the images stage's: `sitegen.images.stage`)."""
+    """Every file of the site not drawn by a template: `_headers`, assets (the images are
+    the images stage's: `sitegen.images.stage`)."""
     from sitegen.emit.headers import render_headers
-    from sitegen.emit.sitefiles import plan_feeds, render_feed, sitemap_entries
-    from sitegen.emit.sitemap import render_robots, render_sitemaps
 
-    feeds = plan_feeds(site)
-    renderer.preload_bodies(article for plan in feeds for article in plan.articles)
-    for plan in feeds:
-        yield plan.path, render_feed(site, plan, renderer.feed_html)
-    yield from render_sitemaps(sitemap_entries(site), site.base_url)
-    yield "robots.txt", render_robots(site.base_url)
     beacon = renderer.beacon.endpoint if renderer.beacon is not None else None
     yield "_headers", render_headers(urlsplit(site.base_url).path, beacon,
                                      search=site.search_url is not None)
@@ -90,11 +84,11 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet,
     """`site_files`, the redirects of moved articles (*history*) and the owner's `static/`.
 
     A static file on (or around) a file sitegen makes is a configuration error, but for a
-    `robots.txt` of the owner's, which replaces sitegen's, and a `_redirects`, which is
-    merged with sitegen's (`emit.redirects`); an old URL now taken by a page or file of
-    the site gives way to it.
+    `robots.txt` of the owner's, which replaces sitegen's (`rendered_files`), and a
+    `_redirects`, which is merged with sitegen's (`emit.redirects`); an old URL now taken by
+    a page or file of the site gives way to it.
     """
-    from sitegen.emit.ownfiles import REPLACEABLE, check_collisions
+    from sitegen.emit.ownfiles import check_collisions, rendered_files
     from sitegen.emit.redirects import (
         REDIRECTS_FILE,
         owner_sources,
@@ -104,9 +98,9 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet,
 
     owner_redirects = own_static.get(REDIRECTS_FILE)
     own = {path: data for path, data in own_static.items() if path != REDIRECTS_FILE}
-    files = {path: data for path, data in site_files(site, renderer, assets)
-             if path not in REPLACEABLE or path not in own}  # the owner's robots.txt
-    made = [*files, *(page.path for page in site.pages)]
+    files = dict(site_files(site, renderer, assets))
+    made = [*files, *(page.path for page in site.pages),
+            *(page.path for page in rendered_files(site, own_static))]
     check_collisions(own, made)
     moved = plan_redirects(site, history, {*made, *own},
                            owner_sources(owner_redirects, site.base_url))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sitegen.model.layout import page_url
 from sitegen.model.site import build_site
-from sitegen.model.slugs import RESERVED, slugify
+from sitegen.model.slugs import reserved, slugify
 from sitegen.model.views import (
     AgentView,
     ArticleView,
@@ -27,7 +27,7 @@ from sitegen.model.views import (
 )
 
 __all__ = [
-    "RESERVED", "AgentView", "ArticleView", "AuthorView", "ClusterView", "LanguageView",
+    "AgentView", "ArticleView", "AuthorView", "ClusterView", "LanguageView",
     "Page", "PageKind", "Section", "Site", "SocialPostView", "TagRef", "TagView",
-    "build_site", "page_url", "slugify",
+    "build_site", "page_url", "reserved", "slugify",
 ]

@@ -1,30 +1,32 @@
-"""Page layout: which HTML files the site has, their URLs, templates and pagination.
+"""Page layout: the pages of each page kind — their URLs, titles, pagination and dates.
 
-Role: from a linked Site graph, list every `Page` — home (paginated), one per
-article, per agent, cluster, author, tag, language (only when several), an
-index of each kind of section that has any (`/agents/`, `/topics/`, `/authors/`,
-`/tags/`), the social section (when any posts) with a page per post, the search pages
-(`[search]`: one per language) and the 404 page — in a deterministic order. URLs come from
-slugs that `slugs.slugify` made, so no path leaves the output. Must never do I/O, log, or render.
+Role: one function per page kind (`sitegen.model.kinds` declares each kind once and names
+its function here): from a linked Site graph, the kind's `Page`s — home (paginated), one
+per article, per agent, cluster, author, tag, language (only when several), an index of
+each kind of section that has any, the social section with a page per post, the search
+pages (one per language), the owner's pages, the 404 page; and the site files drawn by
+templates: the feeds (the site's, and one per section of a kind that has feeds), the
+sitemap (an index past `MAX_URLS`) and robots.txt. Each page's `updated` is the newest
+update of what it shows (a sitemap's `lastmod`). URLs come from slugs that
+`slugs.slugify` made, so no path leaves the output. Must never do I/O, log, or render.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar, cast
 
+from sitegen.model.own import own_layout
 from sitegen.model.slugs import url_to_path
-from sitegen.model.views import (
-    ArticleView,
-    Page,
-    PageKind,
-    Section,
-    SectionIndex,
-    Site,
-    SocialPostView,
-)
+from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, SocialPostView
+
+if TYPE_CHECKING:
+    from sitegen.model.kinds import Kind
 
 T = TypeVar("T")
+#: URLs per sitemap file (the sitemap protocol's limit); past it, sitemap.xml is an index.
+MAX_URLS = 50_000
 
 
 def page_url(base: str, number: int) -> str:
@@ -38,107 +40,165 @@ def _chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def _listing(
-    site: Site, kind: PageKind, base: str, title: str, obj: Section | None,
-    articles: Sequence[ArticleView], feed_url: str | None, language: str) -> list[Page]:
+def newest(articles: Sequence[ArticleView]) -> datetime | None:
+    """The newest `updated` of *articles* (None for none)."""
+    return max(a.updated for a in articles) if articles else None
+
+
+def _paginated(site: Site, kind: Kind, base: str, title: str, obj: object | None,
+               feed_url: str | None, language: str, articles: Sequence[ArticleView] = (),
+               posts: Sequence[SocialPostView] = ()) -> list[Page]:
     per_page = site.config.site.per_page
-    chunks = _chunks(articles, per_page)
+    chunks: list[Sequence[object]] = _chunks(posts or articles, per_page)
     total = len(chunks)
     pages: list[Page] = []
     for number, chunk in enumerate(chunks, start=1):
         url = page_url(base, number)
-        page = Page(
-            kind=kind, path=url_to_path(url), url=url, template=f"{kind}.html",
+        shown = [] if posts else cast("list[ArticleView]", list(chunk))
+        pages.append(Page(
+            kind=kind.name, path=url_to_path(url), url=url, template=kind.template,
             title=title if number == 1 else f"{title} (page {number})", obj=obj,
-            articles=list(chunk), number=number, total=total,
+            articles=shown, number=number, total=total,
             prev_url=page_url(base, number - 1) if number > 1 else None,
             next_url=page_url(base, number + 1) if number < total else None,
             feed_url=feed_url, language=language,
-        )
-        pages.append(page)
+            social_posts=cast("list[SocialPostView]", list(chunk) if posts else []),
+            updated=newest(shown)))
     return pages
 
 
-def _social(site: Site) -> list[Page]:
-    per_page = site.config.site.per_page
-    chunks: list[Sequence[SocialPostView]] = _chunks(site.social_posts, per_page)
+def home(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The home listing of every article."""
+    return _paginated(site, kind, "/", site.title, None, site.feed_url, site.language,
+                      site.articles)
+
+
+def articles(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """One page per article."""
+    return [Page(kind=kind.name, path=a.path, url=a.url, template=kind.template, title=a.title,
+                 obj=a, language=a.language, feed_url=site.feed_url, updated=a.updated)
+            for a in site.articles]
+
+
+def sections(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The listing of each section of the kind (its `members`), with the section's feed
+    when the kind has feeds (else the site's)."""
     pages: list[Page] = []
-    for number, chunk in enumerate(chunks, start=1):
-        url = page_url("/social/", number)
-        page = Page(
-            kind="social", path=url_to_path(url), url=url, template="social.html",
-            title="Social posts" if number == 1 else f"Social posts (page {number})",
-            number=number, total=len(chunks),
-            prev_url=page_url("/social/", number - 1) if number > 1 else None,
-            next_url=page_url("/social/", number + 1) if number < len(chunks) else None,
-            language=site.language, social_posts=list(chunk),
-        )
-        pages.append(page)
+    for section in kind.members(site):
+        title = f"#{section.name}" if kind.name == "tag" else section.name
+        language = section.id if kind.name == "language" else site.language
+        feed = section.feed_url if kind.feed_link else site.feed_url
+        pages += _paginated(site, kind, section.url, title, section, feed, language,
+                            section.articles)
     return pages
-
-
-#: The section indexes: (kind, URL, title), in page order.
-INDEXES: tuple[tuple[Literal["agent", "cluster", "author", "tag"], str, str], ...] = (
-    ("agent", "/agents/", "Agents"), ("cluster", "/topics/", "Topics"),
-    ("author", "/authors/", "Authors"), ("tag", "/tags/", "Tags"))
 
 
 def section_indexes(site: Site) -> list[SectionIndex]:
     """The index of each kind of section the site has (none for a kind with no section)."""
-    members: dict[str, Sequence[Section]] = {
-        "agent": site.agents, "cluster": site.clusters, "author": site.authors,
-        "tag": site.tags}
-    return [SectionIndex(kind=kind, name=title, url=url, sections=list(members[kind]))
-            for kind, url, title in INDEXES if members[kind]]
+    from sitegen.model.kinds import indexed_kinds
+
+    return [SectionIndex(kind=k.name, name=k.index_title, url=k.index_url,
+                         sections=list(k.members(site)))
+            for k in indexed_kinds() if k.members(site)]
 
 
-def _index_page(site: Site, index: SectionIndex) -> Page:
-    page = Page(kind="terms", path=url_to_path(index.url), url=index.url,
-                template="terms.html", title=index.name, obj=index, language=site.language,
-                feed_url=site.feed_url)
-    return page
+def indexes(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The index page of each kind of section the site has."""
+    return [Page(kind=kind.name, path=url_to_path(i.url), url=i.url, template=kind.template,
+                 title=i.name, obj=i, language=site.language, feed_url=site.feed_url)
+            for i in section_indexes(site)]
 
 
-def layout_pages(site: Site) -> list[Page]:
-    """Every page of *site*, in a deterministic order (home, articles, sections, 404)."""
-    lang = site.language
-    pages = _listing(site, "home", "/", site.title, None, site.articles, site.feed_url, lang)
-    for article in site.articles:
-        page = Page(
-            kind="article", path=article.path, url=article.url, template="article.html",
-            title=article.title, obj=article, language=article.language,
-            feed_url=site.feed_url,
-        )
-        pages.append(page)
-    for agent in site.agents:
-        pages += _listing(site, "agent", agent.url, agent.name, agent, agent.articles,
-                          agent.feed_url, lang)
-    for cluster in site.clusters:
-        pages += _listing(site, "cluster", cluster.url, cluster.name, cluster, cluster.articles,
-                          cluster.feed_url, lang)
-    for author in site.authors:
-        pages += _listing(site, "author", author.url, author.name, author, author.articles,
-                          site.feed_url, lang)
-    for tag in site.tags:
-        pages += _listing(site, "tag", tag.url, f"#{tag.name}", tag, tag.articles,
-                          tag.feed_url, lang)
-    for language in site.languages:
-        pages += _listing(site, "language", language.url, language.name, language,
-                          language.articles, site.feed_url, language.id)
-    pages += [_index_page(site, index) for index in section_indexes(site)]
-    if site.social_posts:
-        pages += _social(site)
-        pages += [Page(kind="social_post", path=post.path, url=post.url,
-                       template="social_post.html", title=post.title, obj=post,
-                       language=site.language, feed_url=site.feed_url)
-                  for post in site.social_posts]
-    if site.search_url is not None:
-        searches = [(site.search_url, lang), *((url, code) for code, url in
+def social(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The social section's listing (when any posts)."""
+    if not site.social_posts:
+        return []
+    return _paginated(site, kind, kind.url, "Social posts", None, None, site.language,
+                      posts=site.social_posts)
+
+
+def social_posts(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """One page per social post."""
+    return [Page(kind=kind.name, path=post.path, url=post.url, template=kind.template,
+                 title=post.title, obj=post, language=site.language, feed_url=site.feed_url)
+            for post in site.social_posts]
+
+
+def search(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The search page of each language (`[search] enabled`)."""
+    if site.search_url is None:
+        return []
+    found = [(site.search_url, site.language), *((url, code) for code, url in
                                                  sorted(site.search_urls.items()))]
-        pages += [Page(kind="search", path=url_to_path(url), url=url, template="search.html",
-                       title="Search", language=code, feed_url=site.feed_url)
-                  for url, code in searches]
-    not_found = Page(kind="404", path="404.html", url="/404.html", template="404.html",
-                     title="Page not found", language=lang, feed_url=site.feed_url)
-    pages.append(not_found)
-    return pages
+    return [Page(kind=kind.name, path=url_to_path(url), url=url, template=kind.template,
+                 title="Search", language=code, feed_url=site.feed_url) for url, code in found]
+
+
+def own(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The owner's pages (one on a page laid out before is an error naming both)."""
+    return own_layout(site.own_pages, laid, site.language)
+
+
+def not_found(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The 404 page."""
+    return [Page(kind=kind.name, path=kind.url.lstrip("/"), url=kind.url,
+                 template=kind.template, title="Page not found", language=site.language,
+                 feed_url=site.feed_url)]
+
+
+def feeds(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The site's feed (its newest `feed_size` articles), and one per section of each kind
+    that has feeds."""
+    from sitegen.model.kinds import feed_kinds
+
+    size = site.config.site.feed_size
+    found = [_feed(kind, site, site.feed_url, site.title, site.description, None,
+                   site.articles[:size])]
+    for section_kind in feed_kinds():
+        for section in section_kind.members(site):
+            found.append(_feed(
+                kind, site, section.feed_url, f"{site.title}: {section.name}",
+                section.description or f"Articles of the {section_kind.name} {section.name}",
+                section, section.articles[:size]))
+    return found
+
+
+def _feed(kind: Kind, site: Site, url: str, title: str, description: str,
+          section: Section | None, shown: Sequence[ArticleView]) -> Page:
+    dates = [d for a in shown for d in (a.updated, a.published)]
+    return Page(kind=kind.name, path=url.lstrip("/"), url=url, template=kind.template,
+                title=title, description=description, obj=section, articles=list(shown),
+                feed_url=url, language=site.language, updated=max(dates) if dates else None)
+
+
+def sitemaps(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """sitemap.xml listing every page of a kind listed in sitemaps, sorted by URL; past
+    `MAX_URLS`, sitemap-1.xml, … and sitemap.xml their index (kind `sitemap_index`)."""
+    from sitegen.model.kinds import kind_of
+
+    unique = {p.url: p for p in site.pages if kind_of(p.kind).sitemap}
+    listed = [unique[url] for url in sorted(unique)]
+    if len(listed) <= MAX_URLS:
+        return [Page(kind=kind.name, path=kind.url.lstrip("/"), url=kind.url,
+                     template=kind.template, title="Sitemap", listed=listed,
+                     language=site.language)]
+    parts = [listed[i:i + MAX_URLS] for i in range(0, len(listed), MAX_URLS)]
+    files = [Page(kind=kind.name, path=f"sitemap-{n}.xml", url=f"/sitemap-{n}.xml",
+                  template=kind.template, title="Sitemap", listed=part, language=site.language,
+                  updated=max((p.updated for p in part if p.updated), default=None))
+             for n, part in enumerate(parts, start=1)]
+    index = kind_of("sitemap_index")
+    return [Page(kind=index.name, path=kind.url.lstrip("/"), url=kind.url,
+                 template=index.template, title="Sitemap", listed=files,
+                 language=site.language), *files]
+
+
+def robots(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """robots.txt."""
+    return [Page(kind=kind.name, path=kind.url.lstrip("/"), url=kind.url,
+                 template=kind.template, title="robots.txt", language=site.language)]
+
+
+def nothing(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """No pages of its own (a kind laid out by another's function)."""
+    return []

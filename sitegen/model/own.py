@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Sequence
 
 from sitegen.errors import ConfigError
-from sitegen.model.slugs import RESERVED, device_safe, short_hash, slugify, url_to_path
+from sitegen.model.slugs import device_safe, reserved, short_hash, slugify, url_to_path
 from sitegen.model.views import OwnPage, Page
 from sitegen.ownpages import PageSource
 
@@ -29,7 +29,7 @@ def own_page_views(sources: Sequence[PageSource]) -> list[OwnPage]:
     for source in sources:
         wanted = source.slug or _stem(source.name)
         slug = device_safe(slugify(wanted) or "page-" + short_hash(wanted), "page")
-        if slug in RESERVED:
+        if slug in reserved():
             raise ConfigError(f"{source.name}: the slug {slug!r} is a URL sitegen keeps for "
                               "itself: set another slug in its front matter")
         url = f"/{slug}/"

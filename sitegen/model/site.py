@@ -21,16 +21,16 @@ from sitegen.errors import ConfigError
 from sitegen.fetch.fields import Record
 from sitegen.fetch.records import Article, Cluster
 from sitegen.model.body import article_body
-from sitegen.model.layout import layout_pages
-from sitegen.model.own import menu_of, own_layout, own_page_views
+from sitegen.model.kinds import kind_of, layout_files, layout_pages
+from sitegen.model.own import menu_of, own_page_views
 from sitegen.model.related import link_neighbours, link_related
 from sitegen.model.slugs import (
-    RESERVED,
     SlugAllocator,
     allocate_slug,
     device_safe,
     expand_permalink,
     is_device_name,
+    reserved,
     short_hash,
     slugify,
     url_to_path,
@@ -183,7 +183,8 @@ def _attach_tags(pairs: list[tuple[Article, ArticleView]],
             seen.add(slug)
             ref = refs.get(slug)
             if ref is None:
-                tag = tags[slug] = TagView(id=slug, name=name, slug=slug, url=f"/tags/{slug}/")
+                tag = tags[slug] = TagView(id=slug, name=name, slug=slug,
+                                           url=kind_of("tag").url_for(slug=slug))
                 ref = refs[slug] = TagRef(tag.name, slug, tag.url)
             view.tags.append(ref)
     for _, view in pairs:
@@ -210,7 +211,8 @@ def _cluster(record: Record, slug: str, warn: Callable[[str], None]) -> ClusterV
         warn(f"cluster {record.id} has an invalid colour {record.color[:40]!r}; using a "
              "neutral grey")
     return ClusterView(
-        id=record.id, name=_text(record.name) or slug, slug=slug, url=f"/topics/{slug}/",
+        id=record.id, name=_text(record.name) or slug, slug=slug,
+        url=kind_of("cluster").url_for(slug=slug),
         description=_text(record.description), colour=safe_colour(record.color, DEFAULT_COLOUR),
     )
 
@@ -238,7 +240,7 @@ def build_site(config: Config, workspace: Workspace,
     # Articles live beside the owner's pages (/{slug}/) only with the root permalink.
     owners = ({page.slug: page.source for page in own_pages}
               if config.site.permalink == "/{slug}/" else {})
-    allocator = SlugAllocator(RESERVED | owners.keys())
+    allocator = SlugAllocator(reserved() | owners.keys())
 
     def choose(wanted: str, what: str) -> tuple[str, list[str]]:
         owner = owners.get(wanted)
@@ -265,7 +267,8 @@ def build_site(config: Config, workspace: Workspace,
         workspace.agents,
         lambda r, s: AgentView(
             id=str(getattr(r, "id", "")), name=_text(getattr(r, "name", None)) or s, slug=s,
-            url=f"/agents/{s}/", description=_text(getattr(r, "description", None)),
+            url=kind_of("agent").url_for(slug=s),
+            description=_text(getattr(r, "description", None)),
             model=_text(getattr(r, "model", None)),
         ),
         lambda r: getattr(r, "name", None), "agent", late,
@@ -276,7 +279,7 @@ def build_site(config: Config, workspace: Workspace,
         workspace.authors or [],
         lambda r, s: AuthorView(
             id=str(getattr(r, "id", "")), name=_text(getattr(r, "name", None)) or s, slug=s,
-            url=f"/authors/{s}/", bio=(getattr(r, "bio", None) or "").strip(),
+            url=kind_of("author").url_for(slug=s), bio=(getattr(r, "bio", None) or "").strip(),
             image=safe_http_url(getattr(r, "imageUrl", None)) or "",
         ),
         lambda r: getattr(r, "name", None), "author identity", late,
@@ -295,7 +298,8 @@ def build_site(config: Config, workspace: Workspace,
         code = view.language
         if code not in languages:
             slug = device_safe(slugify(code) or "und", "lang")
-            languages[code] = LanguageView(id=code, name=code, slug=slug, url=f"/lang/{slug}/")
+            languages[code] = LanguageView(id=code, name=code, slug=slug,
+                                           url=kind_of("language").url_for(slug=slug))
         languages[code].articles.append(view)
 
     link_neighbours(articles)
@@ -312,11 +316,11 @@ def build_site(config: Config, workspace: Workspace,
         if len(languages) > 1 else [],
         social_posts=social, ai_disclosure=config.site.ai_disclosure,
         own_pages=own_pages, menu=menu_of(own_pages),
-        search_url="/search/" if config.search.enabled and articles else None,
+        search_url=kind_of("search").url if config.search.enabled and articles else None,
     )
     if site.search_url is not None:
         site.search_urls = {language.id: f"{language.url}search/" for language in site.languages
                             if language.id != site.language}
-    pages = layout_pages(site)
-    site.pages = pages[:-1] + own_layout(own_pages, pages, site.language) + pages[-1:]
+    site.pages = layout_pages(site)
+    site.files = layout_files(site)
     return site

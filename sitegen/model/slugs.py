@@ -29,12 +29,18 @@ MAX_SLUG_LENGTH = 80
 DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul",
                           *(f"com{n}" for n in range(1, 10)), *(f"lpt{n}" for n in range(1, 10))})
 
-#: First URL segments the site itself uses; an article slug may never be one of these.
+#: First URL segments the site uses beside its page kinds' (pagination, assets, images,
+#: the search bundle); `reserved` adds each kind's (`sitegen.model.kinds`).
 RESERVED = frozenset({
-    "agents", "topics", "authors", "tags", "lang", "social", "page", "static", "media",
-    "feed.xml", "sitemap.xml", "robots.txt", "404", "404.html", "index.html", "feed",
-    "sitemap", "robots", "index", "search", "pagefind",
+    "page", "static", "media", "index.html", "index", "pagefind",
 }) | DEVICE_NAMES
+
+
+def reserved() -> frozenset[str]:
+    """Every first URL segment the site itself uses: an article slug may never be one."""
+    from sitegen.model.kinds import reserved_segments  # (the kinds lay out with slugs)
+
+    return RESERVED | reserved_segments()
 
 
 def is_device_name(segment: str) -> bool:

@@ -16,10 +16,8 @@ from typing import Literal
 from sitegen.blocktypes import BlockRecord
 from sitegen.config import Config
 
-PageKind = Literal[
-    "home", "article", "agent", "cluster", "author", "tag", "language", "social", "terms",
-    "own", "social_post", "404", "search",
-]
+#: A page kind's name: one of the page kinds registry's (`sitegen.model.kinds`).
+PageKind = str
 
 
 @dataclass(eq=False, slots=True, frozen=True)
@@ -91,7 +89,7 @@ class SectionIndex:
     are in the site's order, each with its `articles` (so templates can count them).
     """
 
-    kind: Literal["agent", "cluster", "author", "tag"]
+    kind: str
     name: str
     url: str
     sections: list[Section]
@@ -183,10 +181,13 @@ class ArticleView:
 
 @dataclass(eq=False, slots=True)
 class Page:
-    """One output HTML file: what it is about, where it goes, which template draws it.
+    """One output file drawn by a template: what it is about, where it goes, which
+    template draws it — an HTML page, or a site file (a feed, the sitemap, robots.txt).
 
     `path` is POSIX and relative to the output root ("my-post/index.html",
-    "page/2/index.html", "404.html"); `url` is root-relative ("/my-post/").
+    "page/2/index.html", "404.html", "tags/x/feed.xml"); `url` is root-relative
+    ("/my-post/"). `updated` is the newest update of what it shows (None: nothing dated),
+    `listed` the pages a sitemap lists, `description` a site file's subtitle.
     """
 
     kind: PageKind
@@ -203,6 +204,9 @@ class Page:
     feed_url: str | None = None
     language: str = ""
     social_posts: list[SocialPostView] = field(default_factory=list)
+    updated: datetime | None = None
+    listed: list[Page] = field(default_factory=list)
+    description: str = ""
 
     @property
     def article(self) -> ArticleView | None:
@@ -232,6 +236,8 @@ class Site:
     languages: list[LanguageView]
     social_posts: list[SocialPostView]
     pages: list[Page] = field(default_factory=list)
+    #: The site files drawn by templates, rendered like pages: feeds, sitemap, robots.txt.
+    files: list[Page] = field(default_factory=list)
     feed_url: str = "/feed.xml"
     #: `[site] ai_disclosure`: article pages and feed entries say an AI agent wrote them.
     ai_disclosure: bool = True

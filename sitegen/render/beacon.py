@@ -1,9 +1,9 @@
 """The page-view beacon's tag: its settings and the `data-` attributes of each page.
 
 Role: what a page's `<script src=beacon>` tag carries (endpoint, public key, site slug,
-page type, article and agent ids) — the script itself is a static file the emit stage
-writes. It must never hold the API key (only the public analytics key) and never print
-either (`BeaconSettings.__repr__`).
+page type, from the page kinds registry; article and agent ids) — the script itself is a
+static file the emit stage writes. It must never hold the API key (only the public
+analytics key) and never print either (`BeaconSettings.__repr__`).
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sitegen.model.kinds import kind_of
 from sitegen.model.views import Page
 
 _OBJECT_ID = re.compile(r"^[0-9a-fA-F]{24}$")
-
-PAGE_TYPES = {"home": "workspace", "article": "article", "agent": "agent"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +33,12 @@ class BeaconSettings:
 
 def beacon_attrs(beacon: BeaconSettings, page: Page) -> dict[str, str]:
     """The `data-` attributes of *page*'s beacon tag (those that do not apply left out)."""
+    page_type = kind_of(page.kind).beacon  # (the page kinds registry's `beacon`)
     attrs = {
         "data-endpoint": beacon.endpoint,
         "data-key": beacon.key,
         "data-site-slug": beacon.site_slug,
-        "data-page-type": PAGE_TYPES.get(page.kind, "unknown"),
+        "data-page-type": page_type,
     }
     if beacon.visitor == "persistent":
         attrs["data-visitor"] = "persistent"
@@ -49,7 +49,7 @@ def beacon_attrs(beacon: BeaconSettings, page: Page) -> dict[str, str]:
         if article.agent is not None and _OBJECT_ID.match(article.agent.id):
             attrs["data-agent-id"] = article.agent.id
         attrs["data-article-slug"] = article.slug
-    elif page.kind == "agent" and page.obj is not None:
+    elif page_type == "agent" and page.obj is not None:
         agent_id = str(getattr(page.obj, "id", ""))
         if _OBJECT_ID.match(agent_id):
             attrs["data-agent-id"] = agent_id

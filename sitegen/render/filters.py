@@ -1,16 +1,19 @@
 """Jinja filters and tests every theme can use (registered before templates compile).
 
-Role: small, pure helpers for templates — dates in a fixed, locale-free
-format, ISO timestamps, JSON that is safe inside `<script type="application/ld+json">`,
-reading-time words, and a readable (WCAG AA) text colour for a background colour.
-They must never return unescaped content from their input (only `jsonld` returns
-Markup, and it escapes `<`, `>`, `&`, U+2028/9) and never do I/O.
+Role: small, pure helpers for templates — dates in a fixed, locale-free format, ISO and
+Atom timestamps, a URL's host, JSON that is safe inside `<script
+type="application/ld+json">`, reading-time words, and a readable (WCAG AA) text colour for
+a background colour. They must never return unescaped content from their input (only
+`jsonld` returns Markup, and it escapes `<`, `>`, `&`, U+2028/9) and never do I/O.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TypeVar
+from urllib.parse import urlsplit
 
 from jinja2 import Environment
 from markupsafe import Markup
@@ -19,37 +22,46 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "September", "October", "November", "December")
 
 
-#: Formatted dates by (datetime, UTC offset): the same instant in another zone compares
-#: equal but prints differently, so the offset is part of the key. Per process, bounded.
-_HUMAN: dict[tuple[datetime, timedelta | None], str] = {}
-_ISO: dict[tuple[datetime, timedelta | None], str] = {}
-_MEMO_LIMIT = 65536
+F = TypeVar("F", bound=Callable[..., str])
 
 
+def plain_values(function: F) -> F:
+    """Mark a filter that takes only plain values (a date, a string): handed an entity it
+    fails, so it can never show one, and the recording environment need not wrap it."""
+    function.plain_values = True  # type: ignore[attr-defined]
+    return function
+
+
+@plain_values
 def human_date(value: datetime | None) -> str:
     """"7 March 2024" (English month names, no locale dependence); "" for None."""
     if value is None:
         return ""
-    key = (value, value.utcoffset())
-    text = _HUMAN.get(key)
-    if text is None:
-        text = f"{value.day} {MONTHS[value.month - 1]} {value.year}"
-        if len(_HUMAN) < _MEMO_LIMIT:
-            _HUMAN[key] = text
-    return text
+    return f"{value.day} {MONTHS[value.month - 1]} {value.year}"
 
 
+@plain_values
 def iso_date(value: datetime | None) -> str:
     """RFC 3339 / ISO 8601 in UTC with a Z ("2024-03-07T10:00:00Z"); "" for None."""
     if value is None:
         return ""
-    key = (value, value.utcoffset())
-    text = _ISO.get(key)
-    if text is None:
-        text = value.isoformat(timespec="seconds").replace("+00:00", "Z")
-        if len(_ISO) < _MEMO_LIMIT:
-            _ISO[key] = text
-    return text
+    return value.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@plain_values
+def atom_date(value: datetime | None) -> str:
+    """RFC 3339 in UTC with a Z, seconds precision, four-digit years (Atom and sitemap
+    dates; a naive value is taken as UTC); "" for None."""
+    if value is None:
+        return ""
+    moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="seconds")[:19] + "Z"
+
+
+@plain_values
+def hostname(url: str) -> str:
+    """The host of *url* ("localhost" when it has none): a feed's tag URIs name it."""
+    return urlsplit(url).hostname or "localhost"
 
 
 def jsonld(value: object) -> Markup:
@@ -103,6 +115,8 @@ def install(env: Environment) -> None:
     """Register sitegen's filters on *env* (before any template is compiled)."""
     env.filters["human_date"] = human_date
     env.filters["iso_date"] = iso_date
+    env.filters["atom_date"] = atom_date
+    env.filters["hostname"] = hostname
     env.filters["jsonld"] = jsonld
     env.filters["minutes"] = minutes
     env.filters["contrast_text"] = contrast_text

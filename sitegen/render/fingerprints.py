@@ -21,33 +21,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from sitegen.model.views import (
-    AgentView,
-    ArticleView,
-    AuthorView,
-    ClusterView,
-    LanguageView,
-    OwnPage,
-    Page,
-    SectionIndex,
-    Site,
-    SocialPostView,
-    TagView,
-)
+from sitegen.errors import BuildError
+from sitegen.model.kinds import view_keys
+from sitegen.model.views import Page, Site
 
-#: How each kind of entity is keyed (stable from one build to the next).
+#: How the site and its pages are keyed; each page kind's view is keyed as the page kinds
+#: registry declares it (`sitegen.model.kinds.view_keys`). Stable from one build to the next.
 _KEYS: dict[type, Callable[[Any], str]] = {
     Site: lambda _: "site",
-    ArticleView: lambda a: "article:" + a.id,
-    AgentView: lambda s: "agent:" + s.id,
-    ClusterView: lambda s: "cluster:" + s.id,
-    AuthorView: lambda s: "author:" + s.id,
-    TagView: lambda s: "tag:" + s.id,
-    LanguageView: lambda s: "language:" + s.id,
-    SocialPostView: lambda s: "social:" + s.id,
-    SectionIndex: lambda s: "index:" + s.kind,
     Page: lambda p: "page:" + p.path,
-    OwnPage: lambda p: "own:" + p.slug,
 }
 #: The site's lists (and mappings) of entities, each its own read `site.<name>`: every page
 #: reads the site (its title, its URL), and an article added or gone changes only these.
@@ -66,17 +48,25 @@ class Registry:
     def __init__(self, site: Site) -> None:
         self.objects: dict[str, object] = {}
         self.keys: dict[int, str] = {}
+        self._keyers = {**view_keys(), **_KEYS}
         self._add(site)
         for group in (site.articles, site.agents, site.clusters, site.authors, site.tags,
-                      site.languages, site.social_posts, site.own_pages, site.pages):
+                      site.languages, site.social_posts, site.own_pages, site.pages,
+                      site.files):
             for entity in group:
                 self._add(entity)
-        for page in site.pages:
+        for page in (*site.pages, *site.files):
             if page.obj is not None and id(page.obj) not in self.keys:
-                self._add(page.obj)
+                self._add(page.obj, page)
 
-    def _add(self, entity: object) -> None:
-        key = _KEYS[type(entity)](entity)
+    def _add(self, entity: object, page: Page | None = None) -> None:
+        keyer = self._keyers.get(type(entity))
+        if keyer is None:  # a view no page kind declares: its reads could not be recorded
+            shown = f"the page {page.path} ({page.kind}) shows" if page else "the site holds"
+            raise BuildError(
+                f"{shown} a {type(entity).__name__}, which no page kind declares as its view: "
+                "name it as the kind's `view` in the page kinds registry (sitegen.model.kinds)")
+        key = keyer(entity)
         self.objects.setdefault(key, entity)
         self.keys[id(entity)] = key
 

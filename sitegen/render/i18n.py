@@ -3,7 +3,9 @@
 Role: each theme may ship `messages.toml`, a small table of its interface strings
 by language (`[fr] "Contents" = "Sommaire"`); the catalogue of a site merges the
 tables of its theme chain (site-local theme, built-in theme, default), highest
-priority first. A `Translator` is that catalogue in one language: templates get it
+priority first, over the translations the page kinds registry declares for its kinds'
+messages (`defaults`, `sitegen.model.kinds.messages`). A `Translator` is that catalogue
+in one language: templates get it
 as the context value `t` of each page, keyed by the page's language, and call
 `t("Contents")`, `t("{n} min read", n=3)`, `t.date(value)`, `t.number(value)`; a
 card gets the translator of its article's language (`i18n(article.language)`).
@@ -137,10 +139,14 @@ class Translator:
 class Catalogue:
     """The merged message tables of a theme chain, and a translator per language."""
 
-    def __init__(self, tables: Iterable[Path], observe: Observe | None = None) -> None:
+    def __init__(self, tables: Iterable[Path], observe: Observe | None = None,
+                 defaults: Messages | None = None) -> None:
         self._observe = observe
         merged: dict[str, dict[str, str]] = {}
         digest = hashlib.sha256(b"i18n-1")
+        for language, table in sorted((defaults or {}).items()):  # the lowest priority
+            digest.update(repr((language, sorted(table.items()))).encode())
+            merged.setdefault(base_language(language), {}).update(table)
         for path in reversed(list(tables)):  # lowest priority first; later ones win
             if not path.is_file():
                 continue

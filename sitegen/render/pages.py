@@ -1,7 +1,8 @@
 """Pages → HTML bytes: the Renderer every build and preview uses.
 
-Role: render each `Page` through its theme template with one shared context (site, page,
-SEO values, feeds, `asset()`, the beacon's settings), article bodies once per content hash
+Role: render each `Page` of a Site (its HTML pages and its site files: feeds, sitemaps,
+robots.txt) through its theme template with one shared context (site, page, SEO values,
+feeds, `asset()`, `feed_html()`, the beacon's settings), article bodies once per content hash
 (blocks through `blocks/*.html`, else markdown), and record what each page read
 (`sitegen.render.reads`) for the next build. Cards and cached partials are rendered once,
 their reads added to each page showing them (many pages: `sitegen.render.pool`). It must
@@ -23,10 +24,13 @@ from markupsafe import Markup
 from sitegen.config import Config
 from sitegen.errors import BuildError
 from sitegen.images.picture import ImageMap
+from sitegen.model.kinds import kind_of
+from sitegen.model.kinds import messages as kind_messages
 from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.beacon import BeaconSettings, beacon_attrs
 from sitegen.render.blocks import BlockRenderer, unshown
 from sitegen.render.bodies import Body, BodyCache
+from sitegen.render.feeds import FeedContent, build_date, clean_xml
 from sitegen.render.fingerprints import Fingerprints, Registry, context_fingerprint
 from sitegen.render.i18n import Catalogue, Translator
 from sitegen.render.images import ShownImages
@@ -100,9 +104,11 @@ class Renderer:
         self.store = bodies
         self._owner = os.getpid()
         self._templates: dict[str, Template] = {}
-        self.catalogue = Catalogue(themes.message_tables(), observe=self.env.observe_format)
+        self.catalogue = Catalogue(themes.message_tables(), observe=self.env.observe_format,
+                                   defaults=kind_messages())
         #: The publisher's logo in JSON-LD: the theme's page icon.
         self.logo = site.absolute(asset_url("favicon.svg"))
+        self.build_date = build_date()  # (an empty feed's date)
         self._settings = {"assets": assets_fingerprint, "base": self._base_path,
                           "bodies": bodies.fingerprint if bodies is not None else "",
                           "messages": self.catalogue.fingerprint}
@@ -110,19 +116,19 @@ class Renderer:
         self._cards: dict[tuple[str, str, bool], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
-        self._disclosures: dict[str, str] = {}
-        self._helpers: dict[str, Callable[..., Any]] = {
+        self.helpers: dict[str, Callable[..., Any]] = {
             name: TemplateHelper(function) for name, function in (
                 ("asset", self.asset), ("link", self.link), ("card", self.card),
                 ("absolute", site.absolute), ("i18n", self.translator),
-                ("picture", shown.picture), ("image", shown.image))}
+                ("picture", shown.picture), ("image", shown.image),
+                ("feed_html", FeedContent(self)))}
 
         @pass_context  # a bound method cannot carry Jinja's marker, hence the closure
         def cached_partial(context: JinjaContext, name: str, *variant: object) -> Markup:
             return self._cached_partial(context, name, *variant)
 
         cached_partial.sitegen_observed = True  # type: ignore[attr-defined]
-        self._helpers["cached_partial"] = cached_partial
+        self.helpers["cached_partial"] = cached_partial
 
     # --- bodies ---------------------------------------------------------------------
 
@@ -167,26 +173,11 @@ class Renderer:
         """The sanitized body HTML of *article*."""
         return str(self.body(article)[0])
 
-    def disclosure(self, article: ArticleView) -> str:
-        """The theme's AI disclosure of *article* (`partials/disclosure.html`), or ""."""
-        if not self.site.ai_disclosure:
-            return ""
-        found = self._disclosures.get(article.id)
-        if found is None:
-            helpers = self._helpers
-            found = self._disclosures[article.id] = self._template(
-                "partials/disclosure.html").render({
-                    "site": self.site, "article": article, "link": helpers["link"],
-                    "asset": helpers["asset"], "absolute": helpers["absolute"],
-                    "t": self.translator(article.language),
-                }).strip()
-        return found
-
-    def feed_html(self, article: ArticleView) -> str:
-        """What an Atom entry of *article* holds: its disclosure, then its body."""
-        disclosure = self.disclosure(article)
-        body = self.article_html(article)
-        return disclosure + "\n" + body if disclosure else body
+    def preload_pages(self, pages: Iterable[Page]) -> None:
+        """`preload_bodies` of the articles *pages* show whole (article pages, feeds)."""
+        self.preload_bodies(a for p in pages for a in (
+            [p.article] if p.article is not None else p.articles if kind_of(p.kind).file
+            else ()))
 
     # --- pages ----------------------------------------------------------------------
 
@@ -243,7 +234,7 @@ class Renderer:
         if found is None:
             with self.env.recording(self.registry.keys) as recorder:
                 if self._card_macro is None:
-                    helpers = self._helpers
+                    helpers = self.helpers
                     module = self.env.get_template("partials/card.html").make_module({
                         "site": self.site, "link": helpers["link"], "asset": helpers["asset"],
                         "absolute": helpers["absolute"], "i18n": helpers["i18n"],
@@ -293,7 +284,7 @@ class Renderer:
         context fingerprint knows them by the body's key instead).
         """
         site = self.site
-        helpers = self._helpers
+        helpers = self.helpers
         context: dict[str, object] = {
             "site": site,
             "page": page,
@@ -309,6 +300,8 @@ class Renderer:
             "cached_partial": helpers["cached_partial"],
             "picture": helpers["picture"],
             "image": helpers["image"],
+            "feed_html": helpers["feed_html"],
+            "build_date": self.build_date,
             "feed_url": page.feed_url or site.feed_url,
             "beacon": self._beacon_attrs(page),
             "beacon_src": self.beacon.script_url if self.beacon is not None else "",
@@ -386,7 +379,8 @@ class Renderer:
                 body = page.article or page.own_page
                 for url in self.images.bodies.get(body.body_hash, ()) if body else ():
                     recorder.reads.add("I\x00" + url)
-                data = template.render(context).encode("utf-8")
+                text = template.render(context)
+                data = (clean_xml(text) if page.template.endswith(".xml") else text).encode()
         except TemplateError as error:
             raise BuildError(f"rendering {page.path} with template {page.template} failed "
                              f"({type(error).__name__}: {error}): fix the template") from None

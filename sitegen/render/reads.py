@@ -56,6 +56,8 @@ _OBSERVED_FILTERS = frozenset({
     "map", "max", "min", "reject", "rejectattr", "reverse", "select", "selectattr", "slice",
     "sort", "sum", "unique", "items",
 })
+#: (A filter of sitegen's marked `plain_values` takes only a date or a string, never an
+#: entity, so it is not wrapped either: `sitegen.render.filters.plain_values`.)
 #: Jinja's own tests that see an entity only by identity or type (`lower`, `upper` and any
 #: other test are wrapped like filters: they may print it).
 _OBSERVED_TESTS = frozenset({
@@ -215,7 +217,7 @@ class RecordingEnvironment(Environment):
     def observe_filters(self) -> None:
         """Wrap every filter and test that may look inside an entity so it notes a read."""
         for name, function in list(self.filters.items()):
-            if name not in _OBSERVED_FILTERS:
+            if name not in _OBSERVED_FILTERS and not getattr(function, "plain_values", False):
                 self.filters[name] = _observing(self, function)
         for name, test in list(self.tests.items()):
             if name not in _OBSERVED_TESTS:

@@ -4,7 +4,9 @@ Role: compute, per page, the document title, meta description, keywords,
 canonical absolute URL (none on the 404 page, which has no address of its own),
 OpenGraph/Twitter image, its alt text and type, robots directive, and the JSON-LD
 object (BlogPosting on articles, Blog/CollectionPage elsewhere; the publisher with
-its logo); and, once per build, what the build should warn about (`site_warnings`:
+its logo; each page kind's types, robots directive and interface title come from the
+page kinds registry, `sitegen.model.kinds`); and, once per build, what the build
+should warn about (`site_warnings`:
 SVG share images, no site description). The English words of structural pages
 (the index and 404 titles, "page 2", list descriptions) go through the page's
 translator. The values are plain data; templates
@@ -17,22 +19,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sitegen.model.kinds import Kind, kind_of
 from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, SocialPostView
 from sitegen.render.filters import iso_date
 from sitegen.render.i18n import english
 
 MAX_DESCRIPTION = 300
-#: Page kinds whose title is interface text (the model's English), not a name.
-_INTERFACE_TITLES = frozenset({"terms", "social", "404"})
-#: The description of each section index, by kind.
-_INDEX_DESCRIPTIONS = {"agent": "All agents of {site}", "cluster": "All topics of {site}",
-                       "author": "All authors of {site}", "tag": "All tags of {site}"}
 
 
-def _listing_title(page: Page, t: Callable[..., str]) -> str:
+def _listing_title(page: Page, kind: Kind, t: Callable[..., str]) -> str:
     """*page*'s title in its language: interface titles translated, "(page 2)" too."""
     title = page.title.removesuffix(f" (page {page.number})")  # the model's English suffix
-    if page.kind in _INTERFACE_TITLES:
+    if kind.interface_title:
         title = t(title)
     if page.number > 1:
         title = f"{title} ({t('page {number}', number=page.number)})"
@@ -63,7 +61,7 @@ def _clip(text: str) -> str:
     return text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _article_ld(site: Site, article: ArticleView, canonical: str, image: str,
+def _article_ld(site: Site, kind: Kind, article: ArticleView, canonical: str, image: str,
                 logo: str) -> dict[str, object]:
     publisher: dict[str, object] = {"@type": "Organization", "name": site.title,
                                     "url": site.base_url + "/"}
@@ -71,7 +69,7 @@ def _article_ld(site: Site, article: ArticleView, canonical: str, image: str,
         publisher["logo"] = {"@type": "ImageObject", "url": logo}
     data: dict[str, object] = {
         "@context": "https://schema.org",
-        "@type": "BlogPosting",
+        "@type": kind.seo,
         "headline": article.title[:110],
         "url": canonical,
         "mainEntityOfPage": canonical,
@@ -105,6 +103,7 @@ def page_meta(site: Site, page: Page, logo: str = "",
     file, `Renderer.share_image`; "" when it has none); *t* translates interface text into
     the page's language."""
     canonical = site.absolute(page.url)
+    kind = kind_of(page.kind)
 
     def absolute_image(url: str) -> str:
         found = shown(url) if shown is not None and url else url
@@ -117,16 +116,16 @@ def page_meta(site: Site, page: Page, logo: str = "",
         return PageMeta(
             title=article.title + suffix,
             description=_clip(article.description or site.description),
-            canonical=canonical, og_type="article", image=image,
-            keywords=", ".join(article.keywords), robots="index,follow",
-            jsonld=_article_ld(site, article, canonical, image, logo),
+            canonical=canonical, og_type=kind.og_type, image=image,
+            keywords=", ".join(article.keywords), robots=kind.robots,
+            jsonld=_article_ld(site, kind, article, canonical, image, logo),
             image_alt=article.title if image else "",
         )
     post = page.obj if isinstance(page.obj, SocialPostView) else None
     if post is not None:
         image = absolute_image(post.share_image)
         ld: dict[str, object] = {
-            "@context": "https://schema.org", "@type": "SocialMediaPosting",
+            "@context": "https://schema.org", "@type": kind.seo,
             "headline": post.title[:110], "url": canonical, "inLanguage": site.language}
         if post.published is not None:
             ld["datePublished"] = iso_date(post.published)
@@ -137,8 +136,8 @@ def page_meta(site: Site, page: Page, logo: str = "",
                                    "url": site.absolute(post.article.url)}
         return PageMeta(title=post.title + suffix,
                         description=_clip(post.content or site.description),
-                        canonical=canonical, og_type="article", image=image, keywords="",
-                        robots="index,follow", jsonld=ld)
+                        canonical=canonical, og_type=kind.og_type, image=image, keywords="",
+                        robots=kind.robots, jsonld=ld)
     description = site.description
     own = page.own_page
     if own is not None:
@@ -150,24 +149,21 @@ def page_meta(site: Site, page: Page, logo: str = "",
         if bio:
             description = bio
     elif isinstance(page.obj, SectionIndex):
-        description = t(_INDEX_DESCRIPTIONS[page.obj.kind], site=site.title)
+        description = t(kind_of(page.obj.kind).index_description, site=site.title)
     title = (site.title if page.kind == "home" and page.number == 1
-             else _listing_title(page, t) + suffix)
+             else _listing_title(page, kind, t) + suffix)
     first = next((a for a in page.articles if a.image), None)
     image = absolute_image(first.image) if first is not None else ""
-    ld_type = {"home": "Blog", "own": "WebPage"}.get(page.kind, "CollectionPage")
     jsonld: dict[str, object] = {
-        "@context": "https://schema.org", "@type": ld_type, "name": title, "url": canonical,
+        "@context": "https://schema.org", "@type": kind.seo, "name": title, "url": canonical,
         "inLanguage": page.language or site.language,
     }
     if description:
         jsonld["description"] = _clip(description)
-    missing = page.kind == "404"
     return PageMeta(
-        title=title, description=_clip(description), canonical="" if missing else canonical,
-        og_type="website", image=image, keywords="",
-        robots="noindex" if missing else "noindex,follow" if page.kind == "search"
-        else "index,follow", jsonld={} if missing else jsonld,
+        title=title, description=_clip(description),
+        canonical=canonical if kind.canonical else "", og_type=kind.og_type, image=image,
+        keywords="", robots=kind.robots, jsonld=jsonld if kind.seo else {},
         image_alt=first.title if first is not None else "", alternates=_alternates(site, page),
     )
 

@@ -161,6 +161,7 @@ class ThemeSet:
                 bytecode_cache=_BYTECODE,
             )
             install_filters(env)
+            env.globals["sitegen_version"] = __version__  # (feeds name their generator)
             env.observe_filters()
             self._compile_all(env)
             self._environment = env

@@ -14,7 +14,6 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "render"))
 
 from render_factory import article, make_config, make_workspace  # noqa: E402
 
-from sitegen.emit.feed import FeedEntry, FeedInfo, render_atom  # noqa: E402
 from sitegen.errors import ConfigError  # noqa: E402
 from sitegen.model import build_site  # noqa: E402
 from sitegen.model.site import MAX_TAGS  # noqa: E402
@@ -81,16 +80,6 @@ def test_an_article_keeps_its_first_50_tags_with_one_warning(
     assert len(site.tags) == 51  # the 50 kept and "other"
     warnings = [r.getMessage() for r in caplog.records if "tags" in r.getMessage()]
     assert warnings == [f"article {1:024x} has more than 50 tags; only its first 50 were kept"]
-
-
-def test_a_feed_entry_carries_a_bounded_number_of_categories() -> None:
-    entry = FeedEntry(article_id="a", url="https://s.test/a/", title="A",
-                      updated=datetime(2024, 1, 1, tzinfo=UTC),
-                      categories=tuple(f"t{n}" for n in range(10_000)))
-    feed = render_atom(FeedInfo(title="T", page_url="https://s.test/",
-                                feed_url="https://s.test/feed.xml", site_url="https://s.test/",
-                                entries=(entry,)))
-    assert feed.count(b"<category ") == 50
 
 
 @pytest.mark.parametrize("name", [*DEVICES, "CON", "Nul", "con.txt", "LPT1.tar.gz", "aux "])

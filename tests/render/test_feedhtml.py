@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sitegen.emit.feedhtml import feed_html
+from sitegen.render.feedhtml import feed_html
 
 URL = "https://site.test/a-post/"
 
