@@ -29,6 +29,7 @@ from jinja2 import (
 )
 from jinja2.bccache import Bucket
 
+from sitegen import __version__
 from sitegen.codeprint import code_fingerprint
 from sitegen.config import Config
 from sitegen.errors import BuildError, ConfigError
