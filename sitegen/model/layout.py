@@ -15,14 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TypeVar, cast
 
 from sitegen.model.own import own_layout
+from sitegen.model.registry import Kind, feed_kinds, indexed_kinds, kind_of
 from sitegen.model.slugs import url_to_path
 from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, SocialPostView
-
-if TYPE_CHECKING:
-    from sitegen.model.kinds import Kind
 
 T = TypeVar("T")
 #: URLs per sitemap file (the sitemap protocol's limit); past it, sitemap.xml is an index.
@@ -95,8 +93,6 @@ def sections(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
 
 def section_indexes(site: Site) -> list[SectionIndex]:
     """The index of each kind of section the site has (none for a kind with no section)."""
-    from sitegen.model.kinds import indexed_kinds
-
     return [SectionIndex(kind=k.name, name=k.index_title, url=k.index_url,
                          sections=list(k.members(site)))
             for k in indexed_kinds() if k.members(site)]
@@ -149,8 +145,6 @@ def not_found(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
 def feeds(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
     """The site's feed (its newest `feed_size` articles), and one per section of each kind
     that has feeds."""
-    from sitegen.model.kinds import feed_kinds
-
     size = site.config.site.feed_size
     found = [_feed(kind, site, site.feed_url, site.title, site.description, None,
                    site.articles[:size])]
@@ -174,8 +168,6 @@ def _feed(kind: Kind, site: Site, url: str, title: str, description: str,
 def sitemaps(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
     """sitemap.xml listing every page of a kind listed in sitemaps, sorted by URL; past
     `MAX_URLS`, sitemap-1.xml, … and sitemap.xml their index (kind `sitemap_index`)."""
-    from sitegen.model.kinds import kind_of
-
     unique = {p.url: p for p in site.pages if kind_of(p.kind).sitemap}
     listed = [unique[url] for url in sorted(unique)]
     if len(listed) <= MAX_URLS:

@@ -21,6 +21,7 @@ from functools import lru_cache
 from slugify import slugify as _slugify
 
 from sitegen.errors import ConfigError
+from sitegen.model.registry import reserved_segments
 
 MAX_SLUG_LENGTH = 80
 
@@ -30,7 +31,7 @@ DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul",
                           *(f"com{n}" for n in range(1, 10)), *(f"lpt{n}" for n in range(1, 10))})
 
 #: First URL segments the site uses beside its page kinds' (pagination, assets, images,
-#: the search bundle); `reserved` adds each kind's (`sitegen.model.kinds`).
+#: the search bundle); `reserved` adds each kind's (`sitegen.model.registry`).
 RESERVED = frozenset({
     "page", "static", "media", "index.html", "index", "pagefind",
 }) | DEVICE_NAMES
@@ -38,8 +39,6 @@ RESERVED = frozenset({
 
 def reserved() -> frozenset[str]:
     """Every first URL segment the site itself uses: an article slug may never be one."""
-    from sitegen.model.kinds import reserved_segments  # (the kinds lay out with slugs)
-
     return RESERVED | reserved_segments()
 
 

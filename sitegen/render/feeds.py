@@ -15,14 +15,32 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from sitegen.model.views import ArticleView
+from markupsafe import Markup
+
+from sitegen.images.picture import ImageMap
+from sitegen.model.views import ArticleView, Site
 from sitegen.render.feedhtml import feed_html
+from sitegen.render.fingerprints import Registry
+from sitegen.render.i18n import Translator
+from sitegen.render.reads import RecordingEnvironment
 
-if TYPE_CHECKING:
-    from sitegen.render.pages import Renderer
+
+class Renderer(Protocol):
+    """What a feed entry needs of the page renderer (`sitegen.render.pages.Renderer`)."""
+
+    env: RecordingEnvironment
+    registry: Registry
+    images: ImageMap
+    site: Site
+    helpers: dict[str, Callable[..., Any]]
+
+    def body(self, article: ArticleView) -> tuple[Markup, list[Any]]: ...
+
+    def translator(self, language: str = "") -> Translator: ...
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 

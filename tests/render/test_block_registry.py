@@ -65,9 +65,9 @@ QUOTED = article(1, content=None, blocks=[
 
 
 def _search_text(output: Path) -> str:
-    """What the Pagefind index holds of the pages' text (its fragments, decompressed)."""
+    """What the Pagefind index holds of the pages' text (its shards' fragments, decompressed)."""
     return "".join(gzip.decompress(path.read_bytes()).decode("utf-8", "replace")
-                   for path in (output / "pagefind" / "fragment").glob("*.pf_fragment"))
+                   for path in (output / "pagefind").glob("*/fragment/*.pf_fragment"))
 
 
 @pytest.mark.parametrize("theme", ["default", "magazine"])
