@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from sitegen.config import Config
 from sitegen.logs import LOGGER_NAME, WarningCounter
 from sitegen.options import BuildOptions
-from sitegen.report import BuildReport, Progress, Timings
+from sitegen.progress import Progress
+from sitegen.report import BuildReport, Timings
 
 if TYPE_CHECKING:
     from sitegen.emit.writer import Staged

@@ -14,7 +14,8 @@ import time
 from typing import Any
 
 from sitegen.errors import StrictError
-from sitegen.report import BuildReport, Progress, write_report
+from sitegen.progress import Progress
+from sitegen.report import BuildReport, write_report
 
 log = logging.getLogger("sitegen.build")
 

@@ -67,7 +67,7 @@ class _TerminalFormatter(logging.Formatter):
         return prefix + message
 
 
-#: The eraser of the status line (`sitegen.report.Progress`) showing on each stream now.
+#: The eraser of the status line (`sitegen.progress.Progress`) showing on each stream now.
 _status_lines: dict[int, Callable[[], None]] = {}
 
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from sitegen.model.views import Site
     from sitegen.ownpages import PageSource
+    from sitegen.progress import Progress
     from sitegen.render.pages import Renderer
-    from sitegen.report import Progress
     from sitegen.workspace import Workspace
 
 
@@ -60,7 +60,7 @@ class BuildOptions:
         """How to reach the service: the given transport, or `--demo`'s in-process emulator
         (offline too: it is no network; an offline sync asks it nothing)."""
         if self.demo and self.transport is None:
-            from sitegen.fetch.sync import demo_transport
+            from sitegen.emulator.demo import demo_transport
 
             return demo_transport()
         return self.transport

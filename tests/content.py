@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from sitegen.config import Config
+from sitegen.emulator.demo import demo_transport
 from sitegen.fetch.stored import open_config_store
-from sitegen.fetch.sync import demo_transport, sync
+from sitegen.fetch.sync import sync
 from sitegen.workspace import Workspace
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.logs import LOGGER_NAME, setup_logging
-from sitegen.report import Progress
+from sitegen.progress import Progress
 
 ERASE = "\r\033[K"
 

@@ -70,7 +70,7 @@ def _config(tmp_path: Path, **api: object) -> object:
 
 def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
     from sitegen.build import BuildOptions, run_build
-    from sitegen.fetch.sync import demo_transport
+    from sitegen.emulator.demo import demo_transport
 
     config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
     report = run_build(config, BuildOptions(  # type: ignore[arg-type]
@@ -108,8 +108,8 @@ def test_a_projection_over_the_quota_warns_and_fails_strict(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     from sitegen.build import BuildOptions, run_build
+    from sitegen.emulator.demo import demo_transport
     from sitegen.errors import StrictError
-    from sitegen.fetch.sync import demo_transport
 
     config = _config(tmp_path, schedule="*/5 * * * *", monthly_quota=1000)  # 8,766 builds
     with pytest.raises(StrictError):

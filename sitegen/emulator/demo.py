@@ -12,6 +12,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
+import httpx
+
 from sitegen.errors import SitegenError
 
 DEMO_FILE = "demo-workspace.json"
@@ -39,3 +41,11 @@ def load_demo() -> dict[str, Any]:
         raise SitegenError(f"the bundled demo workspace ({DEMO_FILE}) has no 'workspace' "
                            "object; reinstall sitegen")
     return data
+
+
+def demo_transport() -> httpx.AsyncBaseTransport:
+    """The in-process emulator over the bundled demo workspace (`--demo`; its key is
+    `sitegen.fetch.sync.DEMO_KEY`)."""
+    from sitegen.emulator.app import create_app
+
+    return httpx.ASGITransport(app=create_app(load_demo()))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 
 from sitegen.config import check_api_url, resolve_config
+from sitegen.emulator.demo import demo_transport
 from sitegen.fetch.stored import open_config_store, peek_config_store
-from sitegen.fetch.sync import DEMO_KEY, SyncPlan, SyncResult, demo_transport, plan_sync, sync
-from sitegen.report import Progress
+from sitegen.fetch.sync import DEMO_KEY, SyncPlan, SyncResult, plan_sync, sync
+from sitegen.progress import Progress
 
 
 def _plural(count: int, word: str) -> str:

@@ -1,6 +1,6 @@
 """The fetch's status line: requests while the listings are read, then articles n/N.
 
-Role: feed `sitegen.report.Progress` (drawn on a terminal only, throttled) from a sync: the call
+Role: feed `sitegen.progress.Progress` (drawn on a terminal only, throttled) from a sync: the call
 ledger reports every request (retries included) while the listings are read, then each article
 detail request as it ends. It must never make a request or print anything itself, and it lets go
 of the ledger when closed.
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 from sitegen.fetch.ledger import CallLedger
 
 if TYPE_CHECKING:
-    from sitegen.report import Progress
+    from sitegen.progress import Progress
 
 T = TypeVar("T")
 

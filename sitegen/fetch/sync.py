@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the network side (httpx) is imported only when a sync makes
 
     from sitegen.fetch.client import ApiClient
     from sitegen.fetch.v2 import KnownArticles, Structure
-    from sitegen.report import Progress
+    from sitegen.progress import Progress
 
 log = logging.getLogger("sitegen.fetch")
 
@@ -255,13 +255,3 @@ def plan_sync(config: Config, store: Store | None, *, key: str | None,
 
 #: The key `--demo` syncs with (the in-process emulator accepts it; no real key is read).
 DEMO_KEY = "demo"
-
-
-def demo_transport() -> httpx.AsyncBaseTransport:
-    """The in-process emulator over the bundled demo workspace (`--demo`; key "demo")."""
-    import httpx
-
-    from sitegen.emulator.app import create_app
-    from sitegen.emulator.demo import load_demo
-
-    return httpx.ASGITransport(app=create_app(load_demo()))

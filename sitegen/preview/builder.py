@@ -87,8 +87,9 @@ class SiteBuilder:
         self._site: tuple[Workspace, Config, list[PageSource], Site] | None = None
 
     def _sync(self, config: Config, *, fetch: bool) -> int:
+        from sitegen.emulator.demo import demo_transport
         from sitegen.fetch.stored import open_config_store
-        from sitegen.fetch.sync import DEMO_KEY, demo_transport, sync
+        from sitegen.fetch.sync import DEMO_KEY, sync
 
         offline = self.offline or not fetch
         transport = self.transport

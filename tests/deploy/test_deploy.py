@@ -15,8 +15,8 @@ from sitegen.deploy.run import run_deploy
 from sitegen.deploy.s3 import Bucket
 from sitegen.emit.headers import IMMUTABLE, REVALIDATE
 from sitegen.emit.manifest import MANIFEST_NAME, Manifest
+from sitegen.emulator.demo import demo_transport
 from sitegen.errors import StorageUnreachable
-from sitegen.fetch.sync import demo_transport
 from sitegen.workspace import Workspace
 from tests.deploy.s3server import (
     Counter,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.errors import QuotaError
-from sitegen.report import Progress
+from sitegen.progress import Progress
 from tests.fetch.test_emulator_sync import Emu, config_for
 
 ERASE = "\r\033[K"
