@@ -79,7 +79,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                 config, site, store, writer, find=ImageFinder(site.base_url),
                 fetch=options.fetches_images(), refresh=options.refresh,
                 transport=options.service_transport())
-            report.images = image_stats.to_report()
+        report.images = image_stats.to_report()
         with timings.stage("plan"):
             themes = ThemeSet(config)
             check_templates(site.own_pages, themes.template_source)
@@ -94,7 +94,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             renderer.warn_metadata()
             if options.strict:  # a missing translation is silent (English) otherwise
                 renderer.warn_missing_messages()
-            if options.before_render is not None:
+            if options.before_render is not None:  # (the preview's, and tests')
                 options.before_render(renderer)
             ledger = Ledger(store, renderer, force=options.force)
             links = LinkCheck(store, site, renderer, reuse=not options.force)
@@ -142,10 +142,9 @@ def _content(config: Config, store: Store, options: BuildOptions, report: BuildR
     from sitegen.budget import api_report
     from sitegen.fetch.ledger import CallLedger
     from sitegen.fetch.sync import DEMO_KEY, sync
-
     if options.workspace is not None:  # nothing fetched: an empty ledger of its version
-        report.api = CallLedger(version=options.workspace.api_version).to_report()
-        report.from_cache = True
+        report.api, report.from_cache = CallLedger(
+            version=options.workspace.api_version).to_report(), True
         return options.workspace
     synced = sync(config, store, key=DEMO_KEY if options.demo else None,
                   transport=options.service_transport(), refresh=options.refresh,
