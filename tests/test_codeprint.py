@@ -30,7 +30,7 @@ def test_the_fingerprint_follows_code_themes_and_libraries(tmp_path: Path) -> No
     # a library that shapes the output, upgraded
     assert fingerprint_of(package, {**versions, "pygments": "0.0.1"}) != base
     # any module, not only a hand-kept list of them
-    feed = package / "emit" / "feed.py"
+    feed = package / "emit" / "search.py"
     feed.write_text(feed.read_text() + "\n# an edit\n")
     edited = fingerprint_of(package, versions)
     assert edited != base
