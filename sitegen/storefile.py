@@ -10,6 +10,7 @@ state cost no request and are not lost (an empty one is not kept). A store anoth
 holds (a build, `sitegen serve`) is busy, not damaged: the open waits for it (one line says
 so) up to `store.BUSY_WAIT` seconds, then fails with `StoreBusyError`, the file untouched.
 Only a file that is not a database, fails its check or has another schema is replaced.
+`read_meta`/`write_meta` give the no-change fast path its glance at the meta table.
 Each opened `Store` is given the MAC key of the build's secret (`sitegen.cachekey`). It
 must never read or write the store's content.
 """
@@ -20,6 +21,8 @@ import hashlib
 import logging
 import os
 import sqlite3
+from collections.abc import Iterable
+from contextlib import closing
 from pathlib import Path
 
 import sitegen.store
@@ -199,3 +202,30 @@ def _raise_if_busy(path: Path, error: sqlite3.DatabaseError) -> None:
     """Another process's lock outlasted the wait: the store is busy, never "damaged"."""
     if is_busy(error):
         raise busy(path, sitegen.store.BUSY_WAIT) from None
+
+
+def read_meta(path: Path, names: Iterable[str]) -> dict[str, str] | None:
+    """The meta values *names* of the store file *path*, at a glance (no schema check, no
+    waiting: the no-change fast path, `sitegen.unchanged`); None when it cannot be read."""
+    wanted = list(names)
+    if not path.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(path, timeout=0)) as db:
+            return {str(name): str(value) for name, value in db.execute(
+                f"SELECT name, value FROM meta WHERE name IN ({','.join('?' * len(wanted))})",
+                wanted)}
+    except sqlite3.Error:
+        return None
+
+
+def write_meta(path: Path, name: str, value: str) -> bool:
+    """Set the meta value *name* of the store file *path* (False when it cannot)."""
+    if not path.is_file():
+        return False
+    try:
+        with closing(sqlite3.connect(path)) as db, db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+    except sqlite3.Error:
+        return False
+    return True

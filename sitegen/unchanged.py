@@ -12,8 +12,9 @@ the key and the content version are the same and the output holds exactly the fi
 the store's sealed record (`sitegen.cachekey`), each with its recorded inode, size and
 ctime, and the manifest with its own: a file changed, replaced or restored from a cache
 (new inodes and ctimes), or one more file anywhere, means "build", so the writer
-repairs it. Anything it cannot read or verify means "build". This module must never
-write the output, and never keep a key's value (only a hash).
+repairs it. Anything it cannot read or verify means "build". It reaches the store only
+through `sitegen.storefile` (`read_meta`, `write_meta`). This module must never write the
+output, and never keep a key's value (only a hash).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import stat
 import tomllib
 from dataclasses import dataclass
@@ -33,6 +33,7 @@ from sitegen.cachekey import mac_key
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emit.tree import GIT
 from sitegen.store import SCHEMA, STORE_FILE, OutputRecord, output_name, read_output_record
+from sitegen.storefile import read_meta, write_meta
 
 _SITE_FOLDERS = ("templates", "themes", "static", "pages")
 _RECORD = "last_offline_build"
@@ -78,12 +79,12 @@ class InputKey:
     def replay(self) -> dict[str, Any] | None:
         """The last build's report when nothing it read changed since; else None."""
         name = output_name(self.store, str(self.output))
+        meta = read_meta(self.store, ("schema", "content_version", _RECORD, name))
         try:
-            with _connect(self.store) as db:
-                meta = dict(db.execute("SELECT name, value FROM meta WHERE name IN "
-                                       "('schema', 'content_version', ?, ?)", (_RECORD, name)))
-            record = json.loads(meta.get(_RECORD, "null"))
-        except (sqlite3.Error, ValueError):
+            record = json.loads(meta.get(_RECORD, "null")) if meta is not None else None
+        except ValueError:
+            return None
+        if meta is None:
             return None
         if (not isinstance(record, dict) or meta.get("schema") != SCHEMA
                 or record.get("key") != self.key
@@ -97,21 +98,11 @@ class InputKey:
 
     def record(self, report: dict[str, Any]) -> None:
         """Remember the build that just succeeded with these inputs (its report to replay)."""
-        try:
-            with _connect(self.store) as db:
-                found = db.execute("SELECT value FROM meta WHERE name = 'content_version'"
-                                   ).fetchone()
-                value = json.dumps({"key": self.key, "report": report,
-                                    "content_version": found[0] if found else "0"})
-                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_RECORD, value))
-        except sqlite3.Error:
-            pass  # the next build then simply builds
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    if not path.is_file():
-        raise sqlite3.OperationalError("no store")
-    return sqlite3.connect(path)
+        meta = read_meta(self.store, ("content_version",))
+        if meta is not None:  # (else, or when it cannot be written, the next build builds)
+            write_meta(self.store, _RECORD, json.dumps({
+                "key": self.key, "report": report,
+                "content_version": meta.get("content_version", "0")}))
 
 
 def _stats(folder: Path) -> bytes:
