@@ -9,10 +9,8 @@ it and the fix. It must never print the `--key` value.
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import logging
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from sitegen.emulator.demo import load_demo
 from sitegen.emulator.faults import Faults
 from sitegen.emulator.query import is_object_id
 from sitegen.errors import ConfigError
+from sitegen.listening import bind
 
 logger = logging.getLogger("sitegen.emulator")
 
@@ -51,26 +50,6 @@ def read_data(path: str | None) -> dict[str, Any]:
         raise ConfigError(f"--data file {path} has no 'workspace' object with a 24-hex 'id'; "
                           "see demo-workspace-format.md for the format")
     return dict(data)
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on host:port; ConfigError when the port is taken."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP: asyncio sets TCP_NODELAY only then (else Nagle delays each keep-alive answer)
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as error:
-        sock.close()
-        if error.errno == errno.EADDRINUSE:
-            raise ConfigError(f"port {port} on {host} is already in use; pass --port 0 to pick "
-                              "a free port, or another --port") from None
-        raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror}); pass another "
-                          "--host or --port") from None
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
 
 
 def url_of(host: str, port: int) -> str:

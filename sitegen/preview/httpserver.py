@@ -13,9 +13,7 @@ answered (that is `app.py`'s and `routing.py`'s).
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
-import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from sitegen.errors import ConfigError
+from sitegen.listening import bind
 from sitegen.preview.app import create_app
 from sitegen.preview.fresh import FreshPages
 from sitegen.preview.reload import ReloadChannel
@@ -61,26 +59,6 @@ class _Protocol(H11Protocol):
             self.transport.close()
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP: asyncio sets TCP_NODELAY only then (else Nagle delays keep-alive answers)
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as error:
-        sock.close()
-        if error.errno == errno.EADDRINUSE:
-            raise ConfigError(
-                f"port {port} on {host} is already in use: stop the other server or pass "
-                "--port 0 to pick a free port"
-            ) from None
-        raise ConfigError(f"cannot listen on {host}:{port} ({error.strerror}): "
-                          "check --host and --port") from None
-    sock.listen(256)  # a burst of connections waits in the kernel, not dropped
-    return sock
-
-
 class PreviewServer:
     """The preview's listening socket and the uvicorn server that answers on it."""
 
@@ -89,7 +67,7 @@ class PreviewServer:
         self.given_host = host
         self.root = root
         self.channel = channel
-        self._socket = _bind(host, port)
+        self._socket = bind(host, port)
         bound_host, bound_port = self._socket.getsockname()[:2]
         self.server_name = str(bound_host)
         self.server_port = int(bound_port)

@@ -22,8 +22,8 @@ from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
 from sitegen.emulator.app import create_app
 from sitegen.emulator.demo import load_demo
-from sitegen.emulator.serve import bind
 from sitegen.fetch.payloads import AnalyticsEvent
+from sitegen.listening import bind
 from tests.content import synced
 
 pytestmark = pytest.mark.browser

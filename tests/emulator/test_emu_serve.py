@@ -19,8 +19,9 @@ import pytest
 import uvicorn
 
 from sitegen.emulator import create_app
-from sitegen.emulator.serve import bind, emulate_command, read_data
+from sitegen.emulator.serve import emulate_command, read_data
 from sitegen.errors import ConfigError
+from sitegen.listening import bind
 
 
 @pytest.fixture
