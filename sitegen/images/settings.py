@@ -4,23 +4,18 @@ Role: the stage reads the configuration here and nowhere else; every step of the
 (`sitegen.images.stage`) is handed this value, or the part of it that it needs. It also
 names the two keys the stored data is kept under: the variants' (`variants_key`: how
 variants are made) and the failures' (`failure_key`: what decides whether a failed image
-would fail again besides its URL). It must never do I/O but read sitegen's own code files
-for the failure key, and never hold a secret.
+would fail again besides its URL, keyed on the code fingerprint). It must never do I/O,
+and never hold a secret.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
-import PIL
-
+from sitegen.codeprint import code_fingerprint
 from sitegen.config import Config
 from sitegen.images.process import Settings
-
-#: The code whose change may change a failure's verdict (relative to the package).
-_FAILURE_CODE = ("fetch/images.py", "images/process.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +52,8 @@ def read_settings(config: Config) -> ImageSettings:
 
 def failure_key(max_bytes: int, max_pixels: int, service: str) -> str:
     """What decides whether a failed image would fail again besides its URL: the limits
-    and the service (`[images] max_bytes`, `max_pixels`, `[api] url`), the code that
-    fetches and checks, and Pillow's version; part of the key a failure is kept under."""
-    digest = hashlib.sha256(f"{max_bytes}|{max_pixels}|{service}|{PIL.__version__}".encode())
-    package = Path(__file__).resolve().parent.parent
-    for name in _FAILURE_CODE:
-        digest.update((package / name).read_bytes())
-    return digest.hexdigest()[:12]
+    and the service (`[images] max_bytes`, `max_pixels`, `[api] url`), and the code that
+    fetches and checks with Pillow's version (the code fingerprint, `sitegen.codeprint`);
+    part of the key a failure is kept under."""
+    return hashlib.sha256(f"{max_bytes}|{max_pixels}|{service}|{code_fingerprint()}".encode()
+                          ).hexdigest()[:12]

@@ -15,16 +15,14 @@ writes them. It must never let raw HTML, a script or an unsafe URL through, and 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import version
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from markupsafe import escape
 
+from sitegen.codeprint import code_fingerprint
 from sitegen.model.slugs import slugify
 from sitegen.urls import is_external, safe_http_url, safe_url
 
@@ -274,12 +272,9 @@ class ImageFinder:
     @property
     def key(self) -> str:
         """What decides a body's image URLs besides its source (this parser's code and
-        markdown-it's version): the images stage keeps the URLs it was given under it."""
-        digest = hashlib.sha256(version("markdown-it-py").encode())
-        here = Path(__file__).resolve().parent
-        for path in (here / "markdown.py", here.parent / "urls.py"):
-            digest.update(path.read_bytes())
-        return digest.hexdigest()[:12]
+        markdown-it's version: the code fingerprint, `sitegen.codeprint`): the images stage
+        keeps the URLs it was given under it."""
+        return code_fingerprint()[:12]
 
     def __call__(self, source: str) -> tuple[str, ...]:
         """The image URLs of the markdown *source*, each once, in order."""
