@@ -3,9 +3,8 @@
 Role: `run_build` gathers everything into the writer's staging and commits only at the end,
 so any failure (or `--strict` with warnings) leaves the previous output exactly as it was.
 Pages whose recorded reads did not change are kept (`sitegen.plan`); every internal link is
-checked before the commit (`sitegen.emit.linkcheck`). The preview builds through this same
-recipe. This module must never write the output itself (the writer does), never print or
-log a key, and never read the wall clock into the output.
+checked before the commit (`sitegen.emit.linkcheck`); the preview builds through it too.
+It must never write the output itself (the writer does), log a key, or date the output.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ def run_build(config: Config, options: BuildOptions) -> BuildReport:
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
     from sitegen.emit.linkcheck import LinkCheck
     from sitegen.emit.ownfiles import check_collisions, collect_own_static, rendered_files
-    from sitegen.emit.search import index_site
+    from sitegen.emit.search import search_stage
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, output_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
@@ -119,10 +118,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                                            store.url_history()).items():
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
-        if site.search_url is not None:
-            with timings.stage("search"):
-                report.search = index_site(writer, [p.path for p in site.pages], store,
-                                           reuse=not options.force).to_report()
+        with timings.stage("search"):  # (nothing with `[search] enabled = false`)
+            report.search = search_stage(site, writer, store, force=options.force)
         links.finish(site.pages, writer)
         counter.check_strict(options.strict)
         with timings.stage("commit"):

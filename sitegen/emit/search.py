@@ -46,6 +46,7 @@ from sitegen.errors import SearchError
 
 if TYPE_CHECKING:
     from sitegen.emit.writer import OutputWriter
+    from sitegen.model.views import Site
     from sitegen.store import Store
 
 #: The output folder of the bundles, and the search page's script among the theme's files.
@@ -263,6 +264,16 @@ def index_site(writer: OutputWriter, pages: Iterable[str], store: Store | None =
     index.save(facts, keys, names, {keys[s]: fileset.pack(made[s]) for s in made})
     return SearchResult(pages=sum(len(p) for p in shards.values()), shards=list(shards),
                         indexed=sorted(made))
+
+
+def search_stage(site: Site, writer: OutputWriter, store: Store, *, force: bool = False
+                 ) -> dict[str, Any]:
+    """The build's search stage: the index of *site*'s pages when `[search]` is on (the
+    report's `search`), else nothing."""
+    if site.search_url is None:
+        return {}
+    return index_site(writer, [page.path for page in site.pages], store,
+                      reuse=not force).to_report()
 
 
 def _ui_files(writer: OutputWriter, store: Store | None, keys: Mapping[str, str],
