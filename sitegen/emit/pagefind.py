@@ -5,7 +5,8 @@ its public `get_executable`, which honours `PAGEFIND_BINARY_PATH`) for `sitegen.
 with a failure turned into one `SearchError` sentence and a Ctrl-C into `Interrupted`.
 Pagefind follows symbolic links, so a shard's "site" is a folder of links to the pages
 where the writer holds them (staged or kept): no page is copied. The scratch folder goes on
-tmpfs (`/dev/shm`) where the machine has one. This module must never write the output
+tmpfs (`/dev/shm`) where the machine has one with room (`TMPFS_FREE`), and each shard's
+folder is removed as soon as its bundle is read. This module must never write the output
 and never decide what is indexed.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -48,10 +50,23 @@ def find_binary() -> Path:
     return Path(found)
 
 
+#: Free space tmpfs must have to be used (a container's /dev/shm is often 64 MB).
+TMPFS_FREE = 256 * 1024 * 1024
+
+
+def _tmpfs() -> str | None:
+    """`TMPFS` when it is a writable folder with room, else None (the system's temp)."""
+    try:
+        roomy = shutil.disk_usage(TMPFS).free >= TMPFS_FREE
+    except OSError:
+        return None
+    return TMPFS if roomy and os.access(TMPFS, os.W_OK | os.X_OK) else None
+
+
 @contextmanager
 def scratch() -> Iterator[Path]:
-    """A temporary folder on tmpfs where there is one, removed afterwards."""
-    where = TMPFS if os.path.isdir(TMPFS) and os.access(TMPFS, os.W_OK | os.X_OK) else None
+    """A temporary folder on tmpfs where there is one with room, removed afterwards."""
+    where = _tmpfs()
     with tempfile.TemporaryDirectory(prefix="sitegen-search-", dir=where) as folder:
         yield Path(folder)
 

@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -210,7 +211,9 @@ def make_shards(writer: OutputWriter, shards: Mapping[str, list[str]]
         sources = {path: writer.source(path) for path in shards[shard]}
         link_pages(site, {path: source for path, source in sources.items() if source})
         pagefind.run_pagefind(site, output)
-        return {rel: _canonical(rel, data) for rel, data in read_bundle(output).items()}
+        files = {rel: _canonical(rel, data) for rel, data in read_bundle(output).items()}
+        shutil.rmtree(root / shard, ignore_errors=True)  # (tmpfs holds the shards under way)
+        return files
 
     with pagefind.scratch() as root, ThreadPoolExecutor(
             max_workers=max(1, min(len(shards), os.cpu_count() or 1))) as pool:

@@ -29,7 +29,7 @@ from sitegen.render.i18n import Translator
 from sitegen.render.reads import RecordingEnvironment
 
 
-class Renderer(Protocol):
+class FeedRenderer(Protocol):
     """What a feed entry needs of the page renderer (`sitegen.render.pages.Renderer`)."""
 
     env: RecordingEnvironment
@@ -67,7 +67,7 @@ _Fragment = tuple[str, frozenset[str]]
 class FeedContent:
     """`feed_html(article)`: what an Atom entry of *article* holds (see the docstring)."""
 
-    def __init__(self, renderer: Renderer) -> None:
+    def __init__(self, renderer: FeedRenderer) -> None:
         self.renderer = renderer
         self._disclosures: dict[str, _Fragment] = {}
         self._html: dict[str, str] = {}

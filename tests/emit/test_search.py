@@ -307,3 +307,16 @@ def test_shards_by_language_and_path_hash() -> None:
                              b"data-pagefind-body>") == ("fr-ca", True)
     assert search.page_facts(b"<html><body>") == ("unknown", False)
     assert search.page_facts(b'<html lang="../../x">') == ("x", False)
+
+
+def test_pagefind_s_scratch_goes_on_tmpfs_only_with_room(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    """A container's /dev/shm is often 64 MB: too small for a large site's shards."""
+    monkeypatch.setattr(pagefind, "TMPFS", str(tmp_path))
+    monkeypatch.setattr(pagefind, "TMPFS_FREE", 1)
+    with pagefind.scratch() as roomy:
+        assert roomy.parent == tmp_path
+    monkeypatch.setattr(pagefind, "TMPFS_FREE", 1 << 62)  # more than any disk has
+    with pagefind.scratch() as cramped:
+        assert cramped.parent != tmp_path and cramped.is_dir()
+    assert not roomy.exists() and not cramped.exists()
