@@ -2,19 +2,26 @@
 
 Role: for each article pick up to three related articles — same cluster first,
 then most shared tags, then newest, then id — and link each article to its
-neighbours in the newest-first order. The choice depends only on each article's
-position, cluster and tags. Must never do I/O, log, or look at bodies.
+neighbours in the newest-first order. Tags are counted over each article's first
+`MAX_RELATED_TAGS` tags (its leading ones, in its own order). The choice depends
+only on each article's position, cluster and tags, and costs a bounded amount per
+article whatever the site's size. Must never do I/O, log, or look at bodies.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
-from operator import itemgetter
+from collections.abc import Iterable, Sequence
+from itertools import combinations
 
 from sitegen.model.views import ArticleView
 
 MAX_RELATED = 3
+#: Tags of an article that count for its related articles: its first ones. The ranking
+#: indexes every subset of them (2**6 lists an article at most), which keeps it linear.
+MAX_RELATED_TAGS = 6
+
+#: An index key: (cluster id, or None for the whole site; a sorted tuple of tag slugs).
+Key = tuple[str | None, tuple[str, ...]]
 
 
 def link_neighbours(articles: Sequence[ArticleView]) -> None:
@@ -27,74 +34,73 @@ def link_neighbours(articles: Sequence[ArticleView]) -> None:
 def link_related(articles: Sequence[ArticleView], limit: int = MAX_RELATED) -> None:
     """Set `related` on every article (articles are newest first; rank = position).
 
-    Score, highest first: same cluster, number of shared tags, newer, then id.
-    An article is related only when it shares the cluster or at least one tag.
+    Score, highest first: same cluster, number of shared tags (of each article's first
+    `MAX_RELATED_TAGS`), newer, then id. An article is related only when it shares the
+    cluster or at least one of those tags.
     """
     for article, chosen in zip(articles, _score(articles, limit), strict=True):
         article.related = [articles[i] for i in chosen]
 
 
+def related_tags(article: ArticleView) -> tuple[str, ...]:
+    """The tag slugs of *article* that count for related articles, sorted."""
+    return tuple(sorted({t.slug for t in article.tags[:MAX_RELATED_TAGS]}))
+
+
 def _score(articles: Sequence[ArticleView], limit: int) -> list[list[int]]:
-    """The related positions of every article (see `link_related`)."""
-    by_tag: dict[str, list[int]] = {}
-    by_cluster: dict[str, list[int]] = {}
-    by_cluster_tag: dict[tuple[str, str], list[int]] = {}
-    tag_sets: list[frozenset[str]] = []
-    positions: list[list[int]] = []
-    for index, article in enumerate(articles):
-        tags = frozenset(t.slug for t in article.tags)
-        tag_sets.append(tags)
-        for slug in tags:
-            by_tag.setdefault(slug, []).append(index)
-        if article.cluster is not None:
-            by_cluster.setdefault(article.cluster.id, []).append(index)
-            for slug in tags:
-                by_cluster_tag.setdefault((article.cluster.id, slug), []).append(index)
-    for index, article in enumerate(articles):
-        tags = tag_sets[index]
+    """The related positions of every article (see `link_related`).
+
+    Every article is listed, in position order, under each subset of its counted tags,
+    once for the whole site and once within its cluster (the empty subset: every member).
+    An article sharing exactly *c* tags with another is in exactly one of the other's
+    *c*-subset lists, so walking the other's subsets from the most shared down to the
+    fewest, and taking the newest not yet chosen at each level, ranks as counting every
+    pair would, with a bounded look at each list's head instead.
+    """
+    index: dict[Key, list[int]] = {}
+    shapes: list[tuple[str | None, tuple[str, ...]]] = []
+    for position, article in enumerate(articles):
+        tags = related_tags(article)
+        cluster = article.cluster.id if article.cluster is not None else None
+        shapes.append((cluster, tags))
+        for size in range(len(tags), -1, -1):
+            for subset in combinations(tags, size):
+                if subset:
+                    index.setdefault((None, subset), []).append(position)
+                if cluster is not None:
+                    index.setdefault((cluster, subset), []).append(position)
+    found: list[list[int]] = []
+    for position, (cluster, tags) in enumerate(shapes):
         chosen: list[int] = []
-        if article.cluster is not None:
-            chosen = _same_cluster(index, article.cluster.id, tags, by_cluster, by_cluster_tag,
-                                   limit)
-        if len(chosen) < limit and tags:
-            counts: Counter[int] = Counter()
-            for slug in tags:
-                counts.update(by_tag[slug])
-            del counts[index]
-            for other in chosen:  # fewer than `limit`: every cluster member is taken
-                del counts[other]
-            chosen += _best(counts, limit - len(chosen))
-        positions.append(chosen)
-    return positions
-
-
-def _best(counts: Counter[int], limit: int) -> list[int]:
-    """The *limit* positions with the highest counts, the newest (lowest) first on ties.
-
-    Two stable sorts in C (by position, then by count, reversed stably) instead of a
-    heap over Python tuples: this runs once or twice per article.
-    """
-    ranked = sorted(sorted(counts.items()), key=itemgetter(1), reverse=True)
-    return [other for other, _ in ranked[:limit]]
-
-
-def _same_cluster(index: int, cluster: str, tags: frozenset[str],
-                  by_cluster: dict[str, list[int]],
-                  by_cluster_tag: dict[tuple[str, str], list[int]], limit: int) -> list[int]:
-    """Up to *limit* other members of the cluster: most shared tags first, then newest.
-
-    Only members sharing a tag are counted; the rest (no shared tag) rank by position,
-    which `by_cluster` already holds in order.
-    """
-    shared: Counter[int] = Counter()
-    for slug in tags:
-        shared.update(by_cluster_tag[(cluster, slug)])
-    del shared[index]
-    chosen = _best(shared, limit)
-    if len(chosen) < limit:
-        for other in by_cluster[cluster]:
-            if other != index and other not in shared:
-                chosen.append(other)
-                if len(chosen) == limit:
+        taken = {position}
+        scopes = ([(cluster, 0)] if cluster is not None else []) + [(None, 1)]
+        for scope, fewest in scopes:
+            for size in range(len(tags), fewest - 1, -1):
+                need = limit - len(chosen)
+                if need <= 0:
                     break
-    return chosen
+                keys = ((scope, subset) for subset in combinations(tags, size))
+                newest = _newest(index, keys, taken, need)
+                chosen += newest
+                taken.update(newest)
+        found.append(chosen)
+    return found
+
+
+def _newest(index: dict[Key, list[int]], keys: Iterable[Key], taken: set[int],
+            need: int) -> list[int]:
+    """The *need* lowest positions not *taken* in the lists of *keys*.
+
+    Each list is in position order, so only the first *need* untaken entries of each
+    can be among them.
+    """
+    heads: set[int] = set()
+    for key in keys:
+        found = 0
+        for other in index.get(key, ()):
+            if other not in taken:
+                heads.add(other)
+                found += 1
+                if found == need:
+                    break
+    return sorted(heads)[:need]

@@ -26,16 +26,22 @@ def _text(value: str | None) -> str:
     return " ".join(value.split()) if value else ""
 
 
-def _promoted(record: SocialPost, articles: Sequence[ArticleView],
-              base_url: str) -> ArticleView | None:
-    by_id = {a.id: a for a in articles}
+class _Articles:
+    """The site's articles by id, slug and URL: made once for all the posts."""
+
+    def __init__(self, articles: Sequence[ArticleView]) -> None:
+        self.by_id = {a.id: a for a in articles}
+        self.by_slug = {a.slug: a for a in articles}
+        self.by_url = {a.url: a for a in articles}
+
+
+def _promoted(record: SocialPost, articles: _Articles, base_url: str) -> ArticleView | None:
+    by_id, by_slug, by_url = articles.by_id, articles.by_slug, articles.by_url
     if record.articleId and record.articleId in by_id:
         return by_id[record.articleId]
-    by_slug = {a.slug: a for a in articles}
     if record.articleSlug and record.articleSlug in by_slug:
         return by_slug[record.articleSlug]
     base = urlsplit(base_url)
-    by_url = {a.url: a for a in articles}
     for raw in (record.articleUrl, record.url):
         if not raw:
             continue
@@ -60,6 +66,7 @@ def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
     """The posts (newest first), each with its page URL and promoted article."""
     allocator = SlugAllocator({"page", "feed.xml", "index.html"})
     posts: list[SocialPostView] = []
+    found = _Articles(articles)
     ordered = sorted(records, key=lambda r: (r.createdAt or r.updatedAt or EPOCH, r.id))
     for record in ordered:  # oldest first: an older post keeps its slug
         images = record.images
@@ -76,6 +83,6 @@ def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
             id=record.id, title=title, slug=slug, content=(record.content or "").strip(),
             image=image, published=record.createdAt or record.updatedAt, url=url,
             path=url_to_path(url), slot=chosen, share_image=by_slot["landscape"] or image,
-            article=_promoted(record, articles, base_url)))
+            article=_promoted(record, found, base_url)))
     posts.sort(key=lambda p: (p.published or EPOCH, p.id), reverse=True)
     return posts
