@@ -10,7 +10,9 @@ article whatever the site's size. Must never do I/O, log, or look at bodies.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from itertools import combinations
 
 from sitegen.model.views import ArticleView
@@ -20,8 +22,8 @@ MAX_RELATED = 3
 #: indexes every subset of them (2**6 lists an article at most), which keeps it linear.
 MAX_RELATED_TAGS = 6
 
-#: An index key: (cluster id, or None for the whole site; a sorted tuple of tag slugs).
-Key = tuple[str | None, tuple[str, ...]]
+#: The subsets of an article's counted tags, by size, the largest first.
+Levels = tuple[tuple[tuple[str, ...], ...], ...]
 
 
 def link_neighbours(articles: Sequence[ArticleView]) -> None:
@@ -57,47 +59,57 @@ def _score(articles: Sequence[ArticleView], limit: int) -> list[list[int]]:
     fewest, and taking the newest not yet chosen at each level, ranks as counting every
     pair would, with a bounded look at each list's head instead.
     """
-    index: dict[Key, list[int]] = {}
-    shapes: list[tuple[str | None, tuple[str, ...]]] = []
+    site: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
+    clusters: defaultdict[str, defaultdict[tuple[str, ...], list[int]]] = defaultdict(
+        lambda: defaultdict(list))
+    shapes: list[tuple[str | None, Levels]] = []
     for position, article in enumerate(articles):
-        tags = related_tags(article)
+        levels = _levels(related_tags(article))
         cluster = article.cluster.id if article.cluster is not None else None
-        shapes.append((cluster, tags))
-        for size in range(len(tags), -1, -1):
-            for subset in combinations(tags, size):
-                if subset:
-                    index.setdefault((None, subset), []).append(position)
-                if cluster is not None:
-                    index.setdefault((cluster, subset), []).append(position)
+        shapes.append((cluster, levels))
+        for level in levels[:-1]:
+            for subset in level:
+                site[subset].append(position)
+        if cluster is not None:
+            members = clusters[cluster]
+            for level in levels:
+                for subset in level:
+                    members[subset].append(position)
     found: list[list[int]] = []
-    for position, (cluster, tags) in enumerate(shapes):
+    for position, (cluster, levels) in enumerate(shapes):
         chosen: list[int] = []
         taken = {position}
-        scopes = ([(cluster, 0)] if cluster is not None else []) + [(None, 1)]
-        for scope, fewest in scopes:
-            for size in range(len(tags), fewest - 1, -1):
+        scopes = [(site, levels[:-1])]  # the empty subset: the cluster's members only
+        if cluster is not None:
+            scopes.insert(0, (clusters[cluster], levels))
+        for lists, walk in scopes:
+            for level in walk:
                 need = limit - len(chosen)
                 if need <= 0:
                     break
-                keys = ((scope, subset) for subset in combinations(tags, size))
-                newest = _newest(index, keys, taken, need)
+                newest = _newest([lists.get(subset, ()) for subset in level], taken, need)
                 chosen += newest
                 taken.update(newest)
         found.append(chosen)
     return found
 
 
-def _newest(index: dict[Key, list[int]], keys: Iterable[Key], taken: set[int],
-            need: int) -> list[int]:
-    """The *need* lowest positions not *taken* in the lists of *keys*.
+@lru_cache(maxsize=8192)
+def _levels(tags: tuple[str, ...]) -> Levels:
+    """The subsets of *tags* by size, the largest first (the last level: the empty one)."""
+    return tuple(tuple(combinations(tags, size)) for size in range(len(tags), -1, -1))
+
+
+def _newest(lists: Iterable[Sequence[int]], taken: set[int], need: int) -> list[int]:
+    """The *need* lowest positions not *taken* in *lists*.
 
     Each list is in position order, so only the first *need* untaken entries of each
     can be among them.
     """
     heads: set[int] = set()
-    for key in keys:
+    for positions in lists:
         found = 0
-        for other in index.get(key, ()):
+        for other in positions:
             if other not in taken:
                 heads.add(other)
                 found += 1
