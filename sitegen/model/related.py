@@ -10,9 +10,8 @@ article whatever the site's size. Must never do I/O, log, or look at bodies.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from array import array
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 from itertools import combinations
 
 from sitegen.model.views import ArticleView
@@ -23,7 +22,7 @@ MAX_RELATED = 3
 MAX_RELATED_TAGS = 6
 
 #: The subsets of an article's counted tags, by size, the largest first.
-Levels = tuple[tuple[tuple[str, ...], ...], ...]
+Levels = tuple[tuple[str, ...], ...]
 
 
 def link_neighbours(articles: Sequence[ArticleView]) -> None:
@@ -57,24 +56,23 @@ def _score(articles: Sequence[ArticleView], limit: int) -> list[list[int]]:
     An article sharing exactly *c* tags with another is in exactly one of the other's
     *c*-subset lists, so walking the other's subsets from the most shared down to the
     fewest, and taking the newest not yet chosen at each level, ranks as counting every
-    pair would, with a bounded look at each list's head instead.
+    pair would, with a bounded look at each list's head instead. (Subsets are strings and
+    lists are arrays: neither is an object the garbage collector has to visit.)
     """
-    site: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
-    clusters: defaultdict[str, defaultdict[tuple[str, ...], list[int]]] = defaultdict(
-        lambda: defaultdict(list))
+    site: dict[str, array[int]] = {}
+    clusters: dict[str, dict[str, array[int]]] = {}
     shapes: list[tuple[str | None, Levels]] = []
+    made: dict[tuple[str, ...], Levels] = {}  # articles share tag sets: each made once
     for position, article in enumerate(articles):
-        levels = _levels(related_tags(article))
+        tags = related_tags(article)
+        levels = made.get(tags)
+        if levels is None:
+            levels = made[tags] = _levels(tags)
         cluster = article.cluster.id if article.cluster is not None else None
         shapes.append((cluster, levels))
-        for level in levels[:-1]:
-            for subset in level:
-                site[subset].append(position)
+        _list(site, levels[:-1], position)
         if cluster is not None:
-            members = clusters[cluster]
-            for level in levels:
-                for subset in level:
-                    members[subset].append(position)
+            _list(clusters.setdefault(cluster, {}), levels, position)
     found: list[list[int]] = []
     for position, (cluster, levels) in enumerate(shapes):
         chosen: list[int] = []
@@ -94,10 +92,22 @@ def _score(articles: Sequence[ArticleView], limit: int) -> list[list[int]]:
     return found
 
 
-@lru_cache(maxsize=8192)
+def _list(lists: dict[str, array[int]], levels: Levels, position: int) -> None:
+    """Add *position* to the list of each subset in *levels*."""
+    for level in levels:
+        for subset in level:
+            positions = lists.get(subset)
+            if positions is None:
+                lists[subset] = array("q", (position,))
+            else:
+                positions.append(position)
+
+
 def _levels(tags: tuple[str, ...]) -> Levels:
-    """The subsets of *tags* by size, the largest first (the last level: the empty one)."""
-    return tuple(tuple(combinations(tags, size)) for size in range(len(tags), -1, -1))
+    """The subsets of *tags* by size, the largest first (the last level: the empty one);
+    each subset as its slugs joined by spaces (a slug has none)."""
+    return tuple(tuple(" ".join(subset) for subset in combinations(tags, size))
+                 for size in range(len(tags), -1, -1))
 
 
 def _newest(lists: Iterable[Sequence[int]], taken: set[int], need: int) -> list[int]:
