@@ -33,7 +33,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,9 +203,10 @@ def _binary_stamp() -> str:
 
 
 def make_shards(writer: OutputWriter, shards: Mapping[str, list[str]]
-                ) -> dict[str, dict[str, bytes]]:
+                ) -> Iterator[tuple[str, dict[str, bytes]]]:
     """Run Pagefind over each shard's pages (links to where the writer holds them), as
-    many at once as the machine has cores; each shard's files by path."""
+    many at once as the machine has cores; each shard's files by path, shard by shard in
+    the order of *shards* (the caller drops each before the next)."""
     def one(shard: str, root: Path) -> dict[str, bytes]:
         site, output = root / shard / "site", root / shard / "bundle"
         sources = {path: writer.source(path) for path in shards[shard]}
@@ -215,16 +216,40 @@ def make_shards(writer: OutputWriter, shards: Mapping[str, list[str]]
         shutil.rmtree(root / shard, ignore_errors=True)  # (tmpfs holds the shards under way)
         return files
 
-    with pagefind.scratch() as root, ThreadPoolExecutor(
-            max_workers=max(1, min(len(shards), os.cpu_count() or 1))) as pool:
-        done = {shard: pool.submit(one, shard, root) for shard in shards}
-        return {shard: future.result() for shard, future in done.items()}
+    if not shards:
+        return
+    workers = min(len(shards), os.cpu_count() or 1)
+    with pagefind.scratch() as root, ThreadPoolExecutor(max_workers=workers) as pool:
+        done = [(shard, pool.submit(one, shard, root)) for shard in shards]
+        done.reverse()
+        while done:
+            shard, future = done.pop()  # (its files are the caller's alone once handed over)
+            yield shard, future.result()
+
+
+def _stored_bundle(store: Store | None, key: str) -> dict[str, bytes] | None:
+    """The stored bundle under *key*, or None (not stored, or its seal does not verify)."""
+    blob = store.derived(KIND, [key]).get(key) if store is not None else None
+    return fileset.unpack(blob) if blob is not None else None
+
+
+def _write_bundle(writer: OutputWriter, shard: str, files: Mapping[str, bytes],
+                  ui: dict[str, bytes]) -> list[str]:
+    """Name a shard's files to the writer (Pagefind's UI files into *ui*, once for all:
+    the same binary writes the same ones); the shard's file names."""
+    for rel, data in sorted(files.items()):
+        if rel in UI_FILES:
+            ui.setdefault(rel, data)
+        else:
+            writer.write(f"{BUNDLE}/{shard}/{rel}", data)
+    return sorted(rel for rel in files if rel not in UI_FILES)
 
 
 def index_site(writer: OutputWriter, pages: Iterable[str], store: Store | None = None, *,
                reuse: bool = True) -> SearchResult:
     """Name the search bundles of *pages* (output paths) to the writer: each shard kept,
-    from the store, or indexed again (see the module docstring)."""
+    from the store, or indexed again (see the module docstring). One shard's bundle is
+    in memory at a time (at 16,000 articles they are ~30 MB together)."""
     index = _Index(writer, store, reuse)
     facts = index.facts(_html(pages))
     shards = index.shards(facts)
@@ -238,35 +263,30 @@ def index_site(writer: OutputWriter, pages: Iterable[str], store: Store | None =
     kept = {shard for shard, key in keys.items() if index.kept(shard, key)}
     for shard in kept:
         names[shard] = list(index.state["shards"][shard][1])
-    stored = store.derived(KIND, [keys[s] for s in keys if s not in kept]) \
-        if store is not None and reuse else {}
-    bundles: dict[str, dict[str, bytes]] = {}
-    for shard in keys.keys() - kept:
-        blob = stored.get(keys[shard])
-        files = fileset.unpack(blob) if blob is not None else None
-        if files is not None:
-            bundles[shard] = files
-    todo = [s for s in keys if s not in kept and s not in bundles]
-    made = make_shards(writer, {shard: shards[shard] for shard in todo}) if todo else {}
-    bundles.update(made)
     ui: dict[str, bytes] = {}
-    for shard, files in sorted(bundles.items()):
-        names[shard] = sorted(rel for rel in files if rel not in UI_FILES)
-        for rel, data in files.items():
-            if rel in UI_FILES:
-                ui[rel] = data
-            else:
-                writer.write(f"{BUNDLE}/{shard}/{rel}", data)
+    todo: list[str] = []
+    for shard in sorted(keys.keys() - kept):
+        files = _stored_bundle(store, keys[shard]) if reuse else None
+        if files is None:
+            todo.append(shard)
+        else:
+            names[shard] = _write_bundle(writer, shard, files, ui)
+    made: dict[str, bytes] = {}  # key → the packed bundle, for the store
+    for shard, files in make_shards(writer, {shard: shards[shard] for shard in todo}):
+        names[shard] = _write_bundle(writer, shard, files, ui)
+        made[keys[shard]] = fileset.pack(files)
+    indexed = list(todo)
     if not index.ui_kept():
         if not ui:  # every shard kept: the UI files of a stored bundle, else made again
             ui, extra = _ui_files(writer, store, keys, shards, kept)
             made.update(extra)
+            indexed += [min(kept)] if extra else []
         for rel in sorted(UI_FILES & ui.keys()):
             writer.write(f"{BUNDLE}/{rel}", ui[rel])
     writer.write(f"{BUNDLE}/{SHARDS_FILE}", _shards_file(shards, facts))
-    index.save(facts, keys, names, {keys[s]: fileset.pack(made[s]) for s in made})
+    index.save(facts, keys, names, made)
     return SearchResult(pages=sum(len(p) for p in shards.values()), shards=list(shards),
-                        indexed=sorted(made))
+                        indexed=sorted(indexed))
 
 
 def search_stage(site: Site, writer: OutputWriter, store: Store, *, force: bool = False
@@ -281,16 +301,16 @@ def search_stage(site: Site, writer: OutputWriter, store: Store, *, force: bool 
 
 def _ui_files(writer: OutputWriter, store: Store | None, keys: Mapping[str, str],
               shards: Mapping[str, list[str]], kept: Iterable[str]
-              ) -> tuple[dict[str, bytes], dict[str, dict[str, bytes]]]:
+              ) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """Pagefind's UI files when every shard was kept: from a kept shard's stored bundle, else
-    from indexing one shard again (its bundle then stored, its files already kept)."""
+    from indexing one shard again (its bundle then stored, packed under its key, its files
+    already kept)."""
     first = min(kept)
-    blob = store.derived(KIND, [keys[first]]).get(keys[first]) if store is not None else None
-    files = fileset.unpack(blob) if blob is not None else None
+    files = _stored_bundle(store, keys[first])
     extra = {}
     if files is None:
-        extra = make_shards(writer, {first: shards[first]})
-        files = extra[first]
+        files = dict(make_shards(writer, {first: shards[first]}))[first]
+        extra[keys[first]] = fileset.pack(files)
     return {rel: data for rel, data in files.items() if rel in UI_FILES}, extra
 
 

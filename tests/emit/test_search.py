@@ -187,6 +187,34 @@ def test_an_empty_output_with_the_store_kept_takes_the_stored_bundle(
     assert {p: d for p, (d, _) in files(out).items() if p.startswith("pagefind/")} == made
 
 
+def test_stored_bundles_are_read_one_at_a_time(
+        tmp_path: Path, demo_workspace: Workspace, runs: list[Path], small_shards: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty output with the store kept holds one shard's bundle in memory at a time
+    (at 16,000 articles they are ~30 MB together): each is asked of the store alone."""
+    import shutil
+
+    from sitegen.store import Store
+
+    cfg, out = config(tmp_path), tmp_path / "_site"
+    build(cfg, out, demo_workspace)
+    shards = len(runs)
+    shutil.rmtree(out)
+    asked: list[int] = []
+    real = Store.derived
+
+    def spy(self: Store, kind: str, keys: Any) -> dict[str, bytes]:
+        keys = list(keys)
+        if kind == search.KIND:
+            asked.append(len(keys))
+        return real(self, kind, keys)
+
+    monkeypatch.setattr(Store, "derived", spy)
+    warm = build(cfg, out, demo_workspace)
+    assert warm.search["reindexed"] == [] and len(runs) == shards > 2
+    assert asked == [1] * shards
+
+
 def _stored_keys(store: Any) -> list[str]:
     return [str(k) for (k,) in store.db.execute(
         "SELECT key FROM derived WHERE kind = ?", (search.KIND,))]
