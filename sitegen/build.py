@@ -90,11 +90,11 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                                 assets_fingerprint=assets.fingerprint(),
                                 beacon=beacon_settings(config, key, assets), bodies=bodies,
                                 images=images)
+            if options.before_render is not None:  # (the preview's first pages, and tests')
+                options.before_render(renderer)
             renderer.warn_metadata()
             if options.strict:  # a missing translation is silent (English) otherwise
                 renderer.warn_missing_messages()
-            if options.before_render is not None:  # (the preview's, and tests')
-                options.before_render(renderer)
             ledger = Ledger(store, renderer, force=options.force)
             links = LinkCheck(store, site, renderer, reuse=not options.force)
             todo = ledger.plan([*site.pages, *rendered_files(site, own_static)], writer)
