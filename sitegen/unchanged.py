@@ -9,16 +9,16 @@ hashes every input that can be read without the configuration models or the cont
 site.toml's bytes and place, the output folder, `--demo`, the environment variables the
 build reads (the analytics and API keys and the base-URL override, hashed), and the stat
 (path, size, mtime) of every file in the site's templates/, themes/, static/ and pages/
-folders and of sitegen's own package. After a build succeeds, `record` keeps, sealed in the
-store (`derived`, kind `nochange`, one per output folder): the key, the store's content
+folders and of sitegen's own package. After a build succeeds, `recorded` keeps, sealed in
+the store (`derived`, kind `nochange`, one per output folder): the key, the store's content
 version, the build's report, every folder and file of the output and a digest of their
-inode and ctime. Before recording, the output is checked against the writer's own sealed
-record (`_output_intact`: exactly its files, each with its recorded inode, size and ctime),
-and every ctime recorded is at least `SETTLED` old, so a later change cannot hide in its
-clock tick. `replay` gives the report back when the key and the content version are the
-same and one `lstat` of each recorded folder and file finds the same inodes and ctimes: a
-file written, replaced, chmod-ed or restored from a cache changes its own, and a file or
-folder added, removed or renamed anywhere changes its folder's, so the writer repairs it.
+inodes and ctimes (`emit.intact`). Before that, the output is checked against the writer's
+own sealed record (`output_intact`: exactly its files, each with its recorded inode, size
+and ctime), and every ctime recorded must be at least `SETTLED` old, so a later change
+cannot hide in its clock tick. `replay` gives the report back when the key and the content
+version are the same and one `lstat` of each recorded folder and file finds the same inodes
+and ctimes: a file written, replaced, chmod-ed or restored from a cache changes its own, and
+one added, removed or renamed anywhere changes its folder's, so the writer repairs it.
 Anything it cannot read or verify means "build". It reaches the store only through `Store`
 (opened by `storefile.glance_store`). This module must never write the output, and never
 keep a key's value (only a hash).
@@ -30,21 +30,19 @@ import hashlib
 import json
 import logging
 import os
-import stat
 import time
 import tomllib
-from array import array
 from dataclasses import dataclass
-from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sitegen import __version__
+from sitegen.emit.intact import folders_of, output_intact, stat_digest, stats_digest
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import SitegenError
 from sitegen.options import BuildOptions, ConfigFile
 from sitegen.report import BuildReport, Timings
-from sitegen.store import STORE_FILE, OutputRecord, Store, output_name
+from sitegen.store import STORE_FILE, Store, output_name
 from sitegen.storefile import glance_store
 
 if TYPE_CHECKING:
@@ -56,7 +54,6 @@ _SITE_FOLDERS = ("templates", "themes", "static", "pages")
 _KIND = "nochange"
 #: How old (seconds) every recorded ctime must be: a later change gets a later one.
 SETTLED = 0.05
-_INODE, _CTIME = attrgetter("st_ino"), attrgetter("st_ctime_ns")
 
 
 @dataclass(frozen=True)
@@ -143,7 +140,7 @@ class NoChange:
                     or record.get("content_version") != version:
                 return None
             paths = body.decode("utf-8", "surrogateescape").split("\n")
-            if _digest(inputs.output, paths) != record.get("stats"):
+            if stat_digest(inputs.output, paths) != record.get("stats"):
                 return None
         except (SitegenError, OSError, ValueError):
             return None
@@ -187,12 +184,12 @@ def _record(inputs: _Inputs, store: Store, report: BuildReport) -> None:
     output = inputs.output
     written = store.output_record(str(output))
     files = sorted(written[0])
-    folders = _folders(files)
+    folders = folders_of(files)
     paths = [".", *folders, *files, MANIFEST_NAME]
     for again in (False, True):  # (once more after the newest change has settled)
         started = time.time_ns()
         stats = [os.lstat(f"{output}/{path}") for path in paths]
-        if not _output_intact(output, written):
+        if not output_intact(output, written):
             return
         newest = max(found.st_ctime_ns for found in stats)
         if newest < started - SETTLED * 1e9:
@@ -201,36 +198,13 @@ def _record(inputs: _Inputs, store: Store, report: BuildReport) -> None:
             return
         time.sleep((newest - started) / 1e9 + SETTLED)
     header = {"key": inputs.key, "content_version": store.content_version(),
-              "folders": 1 + len(folders), "stats": _stats_digest(stats),
+              "folders": 1 + len(folders), "stats": stats_digest(stats),
               "report": {"html_pages": report.html_pages, "articles": report.articles,
                          "api": report.api, "warnings": report.warning_messages}}
     name = output_name(inputs.store, str(output))
     value = json.dumps(header).encode() + b"\n" + "\n".join(paths).encode(
         "utf-8", "surrogateescape")
     store.save_derived(_KIND, {name: value}, keep=[name])
-
-
-def _folders(files: list[str]) -> list[str]:
-    """Every folder that holds one of *files* (relative paths), sorted."""
-    found: set[str] = set()
-    for path in files:
-        folder = os.path.dirname(path)
-        while folder and folder not in found:
-            found.add(folder)
-            folder = os.path.dirname(folder)
-    return sorted(found)
-
-
-def _digest(output: Path, paths: list[str]) -> str:
-    """The digest of the inode and ctime of each of *paths* (relative to *output*) now."""
-    base = f"{output}/"
-    return _stats_digest(list(map(os.lstat, [base + path for path in paths])))
-
-
-def _stats_digest(stats: list[os.stat_result]) -> str:
-    digest = hashlib.sha256(array("Q", map(_INODE, stats)).tobytes())
-    digest.update(array("q", map(_CTIME, stats)).tobytes())
-    return digest.hexdigest()
 
 
 def _stats(folder: Path) -> bytes:
@@ -245,43 +219,3 @@ def _stats(folder: Path) -> bytes:
                 continue
             parts.append(f"{here}/{name}\0{found.st_size}\0{found.st_mtime_ns}")
     return "\n".join(parts).encode("utf-8", "surrogateescape")
-
-
-def _output_intact(output: Path, record: OutputRecord) -> bool:
-    """True when *output* holds exactly the files of *record*, each (and the manifest) with
-    its recorded inode, size and ctime, every file's ctime older than the manifest's."""
-    from sitegen.emit.tree import GIT  # (not at the top: it loads ctypes, for the writer)
-
-    files, manifest = record
-    if manifest is None or not files:
-        return False
-    seen, pending, has_manifest = 0, [""], False
-    try:
-        while pending:
-            prefix = pending.pop()
-            with os.scandir(os.path.join(output, prefix)) as listing:
-                entries = list(listing)
-            if prefix and not entries:
-                return False  # an empty folder: not the build's
-            for entry in entries:
-                rel = f"{prefix}/{entry.name}" if prefix else entry.name
-                if rel == GIT:  # (a publishing branch's checkout: the owner's)
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(rel)
-                    continue
-                found = entry.stat(follow_symlinks=False)
-                now = (found.st_ino, found.st_size, found.st_ctime_ns)
-                if rel == MANIFEST_NAME:
-                    if now != manifest or not stat.S_ISREG(found.st_mode):
-                        return False
-                    has_manifest = True
-                    continue
-                row = files.get(rel)
-                if row is None or not stat.S_ISREG(found.st_mode) or now != row[1:] \
-                        or row[3] >= manifest[2]:  # as recent as the manifest: may hide an edit
-                    return False
-                seen += 1
-    except OSError:
-        return False
-    return has_manifest and seen == len(files)

@@ -196,8 +196,9 @@ def test_the_open_pages_are_rendered_before_the_metadata_warnings(tmp_path: Path
 
     site = tmp_path / "site"
     site.mkdir()
-    (site / "site.toml").write_text('[site]\ntitle = "T"\nurl = "https://t.test/"\n[api]\n'
-                                    'url = "https://api.test"\nworkspace = "65f0c0ffee0123456789abcd"\n')
+    (site / "site.toml").write_text(
+        '[site]\ntitle = "T"\nurl = "https://t.test/"\n'
+        '[api]\nurl = "https://api.test"\nworkspace = "65f0c0ffee0123456789abcd"\n')
     config = _config(site)  # (no description: a metadata warning)
     logged: list[str] = []
 
