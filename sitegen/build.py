@@ -1,10 +1,9 @@
-"""The recipe: config → store → sync → model → images → plan → render → search → links → commit.
-
-Role: `run_build` gathers everything into the writer's staging and commits only at the end,
-so any failure (or `--strict` with warnings) leaves the previous output exactly as it was.
-Pages whose recorded reads did not change are kept (`sitegen.plan`); every internal link is
-checked before the commit (`sitegen.emit.linkcheck`); the preview builds through it too.
-It must never write the output itself (the writer does), log a key, or date the output.
+"""The recipe: unchanged? → config → store → sync → model → images → plan → render → search
+→ links → commit (`run_build`; an offline build whose inputs and output are the last one's
+is answered at once by `sitegen.unchanged`). Everything is staged and committed only at the
+end, so a failure (or `--strict` with warnings) leaves the previous output exactly as it was.
+Unchanged pages are kept (`sitegen.plan`), every internal link is checked before the commit
+(`sitegen.emit.linkcheck`). It must never write the output itself, log a key, or date it.
 """
 
 from __future__ import annotations
@@ -13,29 +12,30 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.config import Config
 from sitegen.logs import LOGGER_NAME, WarningCounter
-from sitegen.options import BuildOptions
+from sitegen.options import BuildOptions, ConfigFile
 from sitegen.progress import Progress
 from sitegen.report import BuildReport, Timings
+from sitegen.unchanged import NoChange
 
 if TYPE_CHECKING:
+    from sitegen.config import Config
     from sitegen.emit.writer import Staged
     from sitegen.model.views import Page
     from sitegen.plan import Packed
     from sitegen.store import Store
     from sitegen.workspace import Workspace
 
-__all__ = ["BuildOptions", "run_build"]
+__all__ = ["BuildOptions", "ConfigFile", "run_build"]
 
 
-def run_build(config: Config, options: BuildOptions) -> BuildReport:
+def run_build(config: Config | ConfigFile, options: BuildOptions) -> BuildReport:
     """Build the site (see the module docstring); warnings are counted for `--strict`."""
-    counter = WarningCounter()
-    logger = logging.getLogger(LOGGER_NAME)
+    counter, logger = WarningCounter(), logging.getLogger(LOGGER_NAME)
     logger.addHandler(counter)
     try:
-        return _stages(config, options, counter)
+        stage = NoChange.of(config, options)  # the first stage: unchanged? (does it apply?)
+        return stage.replay(counter) or stage.recorded(_stages(stage.config(), options, counter))
     finally:
         logger.removeHandler(counter)
 
@@ -90,11 +90,11 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                                 assets_fingerprint=assets.fingerprint(),
                                 beacon=beacon_settings(config, key, assets), bodies=bodies,
                                 images=images)
+            if options.before_render is not None:  # (the preview's first pages, and tests')
+                options.before_render(renderer)
             renderer.warn_metadata()
             if options.strict:  # a missing translation is silent (English) otherwise
                 renderer.warn_missing_messages()
-            if options.before_render is not None:  # (the preview's, and tests')
-                options.before_render(renderer)
             ledger = Ledger(store, renderer, force=options.force)
             links = LinkCheck(store, site, renderer, reuse=not options.force)
             todo = ledger.plan([*site.pages, *rendered_files(site, own_static)], writer)

@@ -1,7 +1,11 @@
-"""`BuildOptions`: how one build runs, beside its configuration.
+"""`BuildOptions`: how one build runs, beside its configuration; `ConfigFile`: that
+configuration before it is loaded.
 
 Role: the command's flags (`--offline`, `--force`, ...) and the hooks the preview and the
-tests use, in the one object `sitegen.build.run_build` takes. It must never hold a key.
+tests use, in the one object `sitegen.build.run_build` takes; and the site.toml a command
+builds, which `run_build` loads only when its first stage (`sitegen.unchanged`) finds that
+something changed. It must never hold a key, and never import the configuration models
+(loading them costs more than a no-change build).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import httpx
 
+    from sitegen.config import Config
     from sitegen.model.views import Site
     from sitegen.ownpages import PageSource
     from sitegen.progress import Progress
@@ -64,3 +69,19 @@ class BuildOptions:
 
             return demo_transport()
         return self.transport
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """`sitegen build`'s configuration, not loaded yet: `-c FILE` and `--demo` (with
+    `--offline` for the checks `config.build_config` makes)."""
+
+    path: str
+    demo: bool = False
+    offline: bool = False
+
+    def load(self) -> Config:
+        """The configuration, checked (`config.build_config`): a `ConfigError` if invalid."""
+        from sitegen.config import build_config
+
+        return build_config(self.path, self.demo, offline=self.offline)

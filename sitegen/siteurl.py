@@ -2,7 +2,7 @@
 
 Role: the option becomes `SITEGEN_SITE_URL` for the command's duration, so there is one way
 in: the environment variable, which `config.build_config` reads and the no-change check
-(`sitegen.unchanged.InputKey`) hashes. It loads nothing heavy (the no-change check runs
+(`sitegen.unchanged`) hashes. It loads nothing heavy (the no-change check runs
 before the configuration models are imported) and must never read anything else.
 """
 
@@ -21,7 +21,7 @@ def site_url_from(option: str | None) -> Iterator[None]:
     """`--base-url URL` as `SITEGEN_SITE_URL=URL` for the command's duration (then restored).
 
     One way in keeps one rule: the override is part of the environment the build's
-    no-change check hashes (`sitegen.unchanged.InputKey`).
+    no-change check hashes (`sitegen.unchanged`).
     """
     if option is None:
         yield

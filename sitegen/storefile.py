@@ -10,7 +10,7 @@ state cost no request and are not lost (an empty one is not kept). A store anoth
 holds (a build, `sitegen serve`) is busy, not damaged: the open waits for it (one line says
 so) up to `store.BUSY_WAIT` seconds, then fails with `StoreBusyError`, the file untouched.
 Only a file that is not a database, fails its check or has another schema is replaced.
-`read_meta`/`write_meta` give the no-change fast path its glance at the meta table.
+`glance_store` gives the no-change stage (`sitegen.unchanged`) its quick look.
 Each opened `Store` is given the MAC key of the build's secret (`sitegen.cachekey`). It
 must never read or write the store's content.
 """
@@ -21,8 +21,6 @@ import hashlib
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable
-from contextlib import closing
 from pathlib import Path
 
 import sitegen.store
@@ -204,28 +202,23 @@ def _raise_if_busy(path: Path, error: sqlite3.DatabaseError) -> None:
         raise busy(path, sitegen.store.BUSY_WAIT) from None
 
 
-def read_meta(path: Path, names: Iterable[str]) -> dict[str, str] | None:
-    """The meta values *names* of the store file *path*, at a glance (no schema check, no
-    waiting: the no-change fast path, `sitegen.unchanged`); None when it cannot be read."""
-    wanted = list(names)
+def glance_store(path: Path, key_env: str | None, *, write: bool = False) -> Store | None:
+    """The store file *path* as it is, at a glance: no check of its pages, no waiting, nothing
+    created (*write*: it may be written); None when it is missing, held, unreadable or of
+    another schema. The no-change stage's (`sitegen.unchanged`): a full open's `quick_check`
+    would cost more than that whole stage; anything it cannot read there means "build"."""
     if not path.is_file():
         return None
+    uri = f"{path.resolve().as_uri()}?mode={'rw' if write else 'ro'}"
     try:
-        with closing(sqlite3.connect(path, timeout=0)) as db:
-            return {str(name): str(value) for name, value in db.execute(
-                f"SELECT name, value FROM meta WHERE name IN ({','.join('?' * len(wanted))})",
-                wanted)}
+        connection = sqlite3.connect(uri, uri=True, timeout=0)
     except sqlite3.Error:
         return None
-
-
-def write_meta(path: Path, name: str, value: str) -> bool:
-    """Set the meta value *name* of the store file *path* (False when it cannot)."""
-    if not path.is_file():
-        return False
     try:
-        with closing(sqlite3.connect(path)) as db, db:
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+        found = connection.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
     except sqlite3.Error:
-        return False
-    return True
+        found = None
+    if found != (SCHEMA,):
+        connection.close()
+        return None
+    return Store(path, connection, recreated=False, mac_key=mac_key(key_env))

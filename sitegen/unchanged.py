@@ -1,46 +1,63 @@
-"""An offline build whose inputs did not change: answered from the store, nothing rebuilt.
+"""The recipe's first stage: an offline build whose inputs did not change, answered at once.
 
-Role: `sitegen build --offline` run again with nothing changed must cost next to
-nothing. `InputKey.locate` hashes every input of an offline build that can be read
-without loading the configuration models or the content: site.toml's bytes and
-place, the output folder, `--demo`, the environment variables the build reads (the
-analytics and API keys and the base-URL override, hashed), and the stat (path, size, mtime)
-of every file in the site's templates/, themes/, static/ and pages/ folders and of
-sitegen's own package. After a build succeeds, `record` saves the key with the
-store's content version and the build's report; `replay` gives that report back when
-the key and the content version are the same and the output holds exactly the files of
-the store's sealed record (`sitegen.cachekey`), each with its recorded inode, size and
-ctime, and the manifest with its own: a file changed, replaced or restored from a cache
-(new inodes and ctimes), or one more file anywhere, means "build", so the writer
-repairs it. Anything it cannot read or verify means "build". It reaches the store only
-through `sitegen.storefile` (`read_meta`, `write_meta`). This module must never write the
-output, and never keep a key's value (only a hash).
+Role: `sitegen build --offline` run again with nothing changed must cost next to nothing,
+so `run_build` asks this stage first (`NoChange.of`), before the configuration is loaded.
+It applies to a command's build (a `ConfigFile`: the recipe given a loaded configuration,
+the preview's and the tests', may hold what no file shows) that is offline, without
+`--refresh`, and, to answer, without `--force` (a forced build is still recorded). Its key
+hashes every input that can be read without the configuration models or the content:
+site.toml's bytes and place, the output folder, `--demo`, the environment variables the
+build reads (the analytics and API keys and the base-URL override, hashed), and the stat
+(path, size, mtime) of every file in the site's templates/, themes/, static/ and pages/
+folders and of sitegen's own package. After a build succeeds, `recorded` keeps, sealed in
+the store (`derived`, kind `nochange`, one per output folder): the key, the store's content
+version, the build's report, every folder and file of the output and a digest of their
+inodes and ctimes (`emit.intact`). Before that, the output is checked against the writer's
+own sealed record (`output_intact`: exactly its files, each with its recorded inode, size
+and ctime), and every ctime recorded must be at least `SETTLED` old, so a later change
+cannot hide in its clock tick. `replay` gives the report back when the key and the content
+version are the same and one `lstat` of each recorded folder and file finds the same inodes
+and ctimes: a file written, replaced, chmod-ed or restored from a cache changes its own, and
+one added, removed or renamed anywhere changes its folder's, so the writer repairs it.
+Anything it cannot read or verify means "build". It reaches the store only through `Store`
+(opened by `storefile.glance_store`). This module must never write the output, and never
+keep a key's value (only a hash).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
-import stat
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen import __version__
-from sitegen.cachekey import mac_key
+from sitegen.emit.intact import folders_of, output_intact, stat_digest, stats_digest
 from sitegen.emit.manifest import MANIFEST_NAME
-from sitegen.emit.tree import GIT
-from sitegen.store import SCHEMA, STORE_FILE, OutputRecord, output_name, read_output_record
-from sitegen.storefile import read_meta, write_meta
+from sitegen.errors import SitegenError
+from sitegen.options import BuildOptions, ConfigFile
+from sitegen.report import BuildReport, Timings
+from sitegen.store import STORE_FILE, Store, output_name
+from sitegen.storefile import glance_store
 
+if TYPE_CHECKING:
+    from sitegen.config import Config
+    from sitegen.logs import WarningCounter
+
+log = logging.getLogger("sitegen.build")
 _SITE_FOLDERS = ("templates", "themes", "static", "pages")
-_RECORD = "last_offline_build"
+_KIND = "nochange"
+#: How old (seconds) every recorded ctime must be: a later change gets a later one.
+SETTLED = 0.05
 
 
 @dataclass(frozen=True)
-class InputKey:
+class _Inputs:
     """Where an offline build's store and output are, and the hash of its inputs."""
 
     store: Path
@@ -48,61 +65,146 @@ class InputKey:
     key: str
     key_env: str  # the variable of the API key (a secret of the record's seal)
 
-    @classmethod
-    def locate(cls, config_path: str, *, demo: bool, output: str | None) -> InputKey | None:
-        """The key of `build --offline [-c FILE] [-o DIR] [--demo]` now; None: cannot tell."""
-        path = Path(config_path).resolve()
-        try:
-            text = path.read_bytes() if path.is_file() else b""
-            raw: dict[str, Any] = tomllib.loads(text.decode("utf-8")) if text else {}
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return None
-        if not text and not demo:
-            return None
-        root = path.parent if text else Path.cwd()
-        site, api, analytics = (raw.get(name, {}) for name in ("site", "api", "analytics"))
-        if not all(isinstance(t, dict) for t in (site, api, analytics)):
-            return None
-        cache = root / (".sitegen/demo" if demo else str(api.get("cache_dir", ".sitegen")))
-        out = Path(output).resolve() if output is not None else (
-            root / str(site.get("output", "_site"))).resolve()
-        digest = hashlib.sha256(f"{__version__}\0{path}\0{demo}\0{out}\0".encode())
-        digest.update(text)
-        for name in ("SITEGEN_SITE_URL", str(analytics.get("key_env", "SITEGEN_ANALYTICS_KEY")),
-                     str(api.get("key_env", "SITEGEN_API_KEY"))):  # (both keys: `check_keys`)
-            digest.update(f"\0{name}={os.environ.get(name, '')}".encode())
-        for folder in (*(root / name for name in _SITE_FOLDERS), Path(__file__).parent):
-            digest.update(_stats(folder))
-        return cls(cache / STORE_FILE, out, digest.hexdigest(),
-                   str(api.get("key_env", "SITEGEN_API_KEY")))
 
-    def replay(self) -> dict[str, Any] | None:
-        """The last build's report when nothing it read changed since; else None."""
-        name = output_name(self.store, str(self.output))
-        meta = read_meta(self.store, ("schema", "content_version", _RECORD, name))
+class NoChange:
+    """The stage for one build (`of`); it applies when `inputs` is not None."""
+
+    def __init__(self, config: Config | ConfigFile, options: BuildOptions,
+                 inputs: _Inputs | None) -> None:
+        self._config, self.options, self.inputs = config, options, inputs
+        #: The stage's time (its own: the recipe's stages are timed once it is loaded).
+        self.timings = Timings(options.stop) if inputs is not None else None
+
+    @classmethod
+    def of(cls, config: Config | ConfigFile, options: BuildOptions) -> NoChange:
+        """The stage of this build (see the module docstring for when it applies)."""
+        applies = options.offline and not options.refresh
+        return cls(config, options, _locate(config, options)
+                   if applies and isinstance(config, ConfigFile) else None)
+
+    def config(self) -> Config:
+        """The build's configuration, loaded now (a `ConfigError` when it is invalid)."""
+        config = self._config
+        return config.load() if isinstance(config, ConfigFile) else config
+
+    def replay(self, counter: WarningCounter) -> BuildReport | None:
+        """The last build's report when nothing it read changed since; else None (build)."""
+        if self.inputs is None or self.timings is None or self.options.force:
+            return None
+        with self.timings.stage("unchanged"):
+            found = self._look(self.inputs)
+            if found is None:
+                return None
+            for message in found.get("warnings") or []:
+                log.warning("%s", message)
+            counter.check_strict(self.options.strict)  # (`--strict`: the same refusal)
+            api = found.get("api")
+        return BuildReport(
+            html_pages=int(found.get("html_pages") or 0), articles=int(found.get("articles") or 0),
+            unchanged=found["files"], api=api if isinstance(api, dict) else {}, from_cache=True,
+            timings=dict(self.timings.stages), seconds=self.timings.total(),
+            warnings=counter.count, warning_messages=counter.messages)
+
+    def recorded(self, report: BuildReport) -> BuildReport:
+        """*report*, the build's that just succeeded, remembered with these inputs when its
+        output is exactly what the writer left (else the next build builds), this stage's
+        time in its timings."""
+        if self.inputs is None or self.timings is None:
+            return report
+        with self.timings.stage("unchanged"):
+            store = glance_store(self.inputs.store, self.inputs.key_env, write=True)
+            if store is not None:
+                with store:
+                    try:
+                        _record(self.inputs, store, report)
+                    except (SitegenError, OSError):
+                        pass  # (the next build builds)
+        report.timings = {"unchanged": self.timings.stages["unchanged"], **report.timings}
+        report.seconds = self.timings.total()
+        return report
+
+    @staticmethod
+    def _look(inputs: _Inputs) -> dict[str, Any] | None:
+        """The recorded report (with its `files`) if the record holds for the output now."""
+        store = glance_store(inputs.store, inputs.key_env)
+        if store is None:
+            return None
+        name = output_name(inputs.store, str(inputs.output))
         try:
-            record = json.loads(meta.get(_RECORD, "null")) if meta is not None else None
-        except ValueError:
-            return None
-        if meta is None:
-            return None
-        if (not isinstance(record, dict) or meta.get("schema") != SCHEMA
-                or record.get("key") != self.key
-                or record.get("content_version") != meta.get("content_version", "0")):
-            return None
-        output = read_output_record(name, meta.get(name), mac_key(self.key_env))
-        if not _output_intact(self.output, output):
+            with store:
+                value = store.derived(_KIND, [name]).get(name)
+                version = store.content_version()
+            head, _, body = (value or b"").partition(b"\n")
+            record = json.loads(head) if head else None
+            if not isinstance(record, dict) or record.get("key") != inputs.key \
+                    or record.get("content_version") != version:
+                return None
+            paths = body.decode("utf-8", "surrogateescape").split("\n")
+            if stat_digest(inputs.output, paths) != record.get("stats"):
+                return None
+        except (SitegenError, OSError, ValueError):
             return None
         report = record.get("report")
-        return report if isinstance(report, dict) else None
+        if not isinstance(report, dict):
+            return None
+        report["files"] = paths[int(record.get("folders") or 0):-1]  # (the manifest last)
+        return report
 
-    def record(self, report: dict[str, Any]) -> None:
-        """Remember the build that just succeeded with these inputs (its report to replay)."""
-        meta = read_meta(self.store, ("content_version",))
-        if meta is not None:  # (else, or when it cannot be written, the next build builds)
-            write_meta(self.store, _RECORD, json.dumps({
-                "key": self.key, "report": report,
-                "content_version": meta.get("content_version", "0")}))
+
+def _locate(config: ConfigFile, options: BuildOptions) -> _Inputs | None:
+    """Where the build of *config* keeps its store and output, and its inputs' key; None when
+    site.toml cannot be read (the build then says why)."""
+    path = Path(config.path).resolve()
+    try:
+        text = path.read_bytes() if path.is_file() else b""
+        raw: dict[str, Any] = tomllib.loads(text.decode("utf-8")) if text else {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if not text and not config.demo:
+        return None
+    root = Path.cwd() if config.demo else path.parent  # (as `config.resolve_config` has it)
+    site, api, analytics = (raw.get(name, {}) for name in ("site", "api", "analytics"))
+    if not all(isinstance(t, dict) for t in (site, api, analytics)):
+        return None
+    cache = root / (".sitegen/demo" if config.demo else str(api.get("cache_dir", ".sitegen")))
+    out = Path(options.output or root / str(site.get("output", "_site"))).resolve()
+    digest = hashlib.sha256(f"{__version__}\0{path}\0{config.demo}\0{out}\0".encode())
+    digest.update(text)
+    key_env = "SITEGEN_API_KEY" if config.demo else str(api.get("key_env", "SITEGEN_API_KEY"))
+    for name in ("SITEGEN_SITE_URL", key_env,  # (both keys: `config.check_keys`)
+                 str(analytics.get("key_env", "SITEGEN_ANALYTICS_KEY"))):
+        digest.update(f"\0{name}={os.environ.get(name, '')}".encode())
+    for folder in (*(root / name for name in _SITE_FOLDERS), Path(__file__).parent):
+        digest.update(_stats(folder))
+    return _Inputs(cache.resolve() / STORE_FILE, out, digest.hexdigest(), key_env)
+
+
+def _record(inputs: _Inputs, store: Store, report: BuildReport) -> None:
+    """Save the record `replay` checks (see the module docstring), if the output holds."""
+    output = inputs.output
+    written = store.output_record(str(output))
+    files = sorted(written[0])
+    folders = folders_of(files)
+    paths = [".", *folders, *files, MANIFEST_NAME]
+    for again in (False, True):  # (once more after the newest change has settled)
+        started = time.time_ns()
+        stats = [os.lstat(f"{output}/{path}") for path in paths]
+        if not output_intact(output, written):
+            return
+        newest = max(found.st_ctime_ns for found in stats)
+        if newest < started - SETTLED * 1e9:
+            break
+        if again:
+            return
+        time.sleep((newest - started) / 1e9 + SETTLED)
+    header = {"key": inputs.key, "content_version": store.content_version(),
+              "folders": 1 + len(folders), "stats": stats_digest(stats),
+              "report": {"html_pages": report.html_pages, "articles": report.articles,
+                         "api": report.api, "warnings": report.warning_messages}}
+    name = output_name(inputs.store, str(output))
+    value = json.dumps(header).encode() + b"\n" + "\n".join(paths).encode(
+        "utf-8", "surrogateescape")
+    store.save_derived(_KIND, {name: value}, keep=[name])
 
 
 def _stats(folder: Path) -> bytes:
@@ -117,41 +219,3 @@ def _stats(folder: Path) -> bytes:
                 continue
             parts.append(f"{here}/{name}\0{found.st_size}\0{found.st_mtime_ns}")
     return "\n".join(parts).encode("utf-8", "surrogateescape")
-
-
-def _output_intact(output: Path, record: OutputRecord) -> bool:
-    """True when *output* holds exactly the files of *record*, each (and the manifest) with
-    its recorded inode, size and ctime, every file's ctime older than the manifest's."""
-    files, manifest = record
-    if manifest is None or not files:
-        return False
-    seen, pending, has_manifest = 0, [""], False
-    try:
-        while pending:
-            prefix = pending.pop()
-            with os.scandir(os.path.join(output, prefix)) as listing:
-                entries = list(listing)
-            if prefix and not entries:
-                return False  # an empty folder: not the build's
-            for entry in entries:
-                rel = f"{prefix}/{entry.name}" if prefix else entry.name
-                if rel == GIT:  # (a publishing branch's checkout: the owner's)
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(rel)
-                    continue
-                found = entry.stat(follow_symlinks=False)
-                now = (found.st_ino, found.st_size, found.st_ctime_ns)
-                if rel == MANIFEST_NAME:
-                    if now != manifest or not stat.S_ISREG(found.st_mode):
-                        return False
-                    has_manifest = True
-                    continue
-                row = files.get(rel)
-                if row is None or not stat.S_ISREG(found.st_mode) or now != row[1:] \
-                        or row[3] >= manifest[2]:  # as recent as the manifest: may hide an edit
-                    return False
-                seen += 1
-    except OSError:
-        return False
-    return has_manifest and seen == len(files)

@@ -10,6 +10,7 @@ so it must never replace a deployable build; and it never writes files itself.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from dataclasses import dataclass
@@ -63,6 +64,17 @@ class Builder(Protocol):
     `first=True` (a template-only change) may serve the open pages before the build ends."""
 
     def __call__(self, config: Config, *, fetch: bool, first: bool = False) -> BuildSummary: ...
+
+
+def settle_heap() -> None:
+    """After a build, once its pages are announced: collect what it left, then keep what the
+    preview holds (the workspace, the site model) out of later collections, so none walks
+    them in the middle of the next template save → page served (a full collection of the
+    4,000-article model took 0.15–0.28 s there, in one save of four). Thawed first: no
+    long-lived object stays frozen past the next build (the render pool thaws too)."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def _pages(paths: list[str]) -> int:

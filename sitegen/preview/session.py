@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sitegen.config import Config
 from sitegen.errors import ApiError, CacheError, ConfigError, Interrupted
-from sitegen.preview.builder import Builder, BuildSummary
+from sitegen.preview.builder import Builder, BuildSummary, settle_heap
 from sitegen.preview.changes import ChangeSet, WatchPlan, plan_for
 from sitegen.preview.problems import describe_failure
 from sitegen.preview.reload import ReloadChannel
@@ -97,6 +97,7 @@ class PreviewSession:
                 return
             self._channel.built()
             log.info("built %s in %.2f s", _pages(summary), summary.seconds)
+            settle_heap()
 
     def apply(self, changes: ChangeSet) -> None:
         """Rebuild for one batch of source changes (the watcher's callback)."""
@@ -131,6 +132,7 @@ class PreviewSession:
             self._channel.built(css_only=css_only)
             log.info("rebuilt %s in %.2f s (%s)", _pages(summary), summary.seconds,
                      changes.describe())
+            settle_heap()
 
     def refresh(self) -> None:
         """Fetch fresh content and rebuild; an API failure is a warning and a page notice."""
@@ -159,6 +161,7 @@ class PreviewSession:
                 self._channel.built()
             log.info("content refresh #%d: %s changed in %.2f s", number, _pages(summary),
                      summary.seconds)
+            settle_heap()
 
     def _failed(self, error: BaseException) -> None:
         log.debug("build failure", exc_info=error)

@@ -3,7 +3,7 @@
 Role: watch `site.toml` (its folder, not recursively), `templates/`, `themes/`, `pages/` and
 `static/` (recursively,
 and as soon as they appear), gather the paths editors touch, wait for a burst of saves to settle
-(~50 ms of quiet, at most 1 s: an editor's write, rename and chmod land within a few
+(~30 ms of quiet, at most 1 s: an editor's write, rename and chmod land within a few
 milliseconds), classify the batch with `changes.classify_changes` and hand a non-empty
 `ChangeSet` to one callback, on one worker thread, one batch at a time. It must never watch the
 output or cache folders (they are outside the watched folders, and classification ignores them
@@ -34,7 +34,7 @@ from sitegen.preview.changes import ChangeSet, WatchPlan, classify_changes
 
 log = logging.getLogger("sitegen.preview")
 
-DEBOUNCE_SECONDS = 0.05
+DEBOUNCE_SECONDS = 0.03
 MAX_WAIT_SECONDS = 1.0
 
 

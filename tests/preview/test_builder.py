@@ -183,3 +183,40 @@ def test_each_rebuild_shows_ten_warnings_of_a_kind_then_counts_the_rest(tmp_path
     counts = [line for line in lines if "were not shown" in line]
     assert counts == ['warning: 2 more warnings like "page …: the link … is broken (…): fix or '
                       'remove it" were not shown (-v shows every warning)'] * 2
+
+
+def test_the_open_pages_are_rendered_before_the_metadata_warnings(tmp_path: Path) -> None:
+    """The preview's hook runs as soon as the renderer exists: the site-wide warnings (which
+    read every article) come after the pages a template save shows first."""
+    import logging
+
+    from sitegen.build import BuildOptions, run_build
+    from sitegen.logs import LOGGER_NAME
+    from sitegen.render.pages import Renderer
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "site.toml").write_text(
+        '[site]\ntitle = "T"\nurl = "https://t.test/"\n'
+        '[api]\nurl = "https://api.test"\nworkspace = "65f0c0ffee0123456789abcd"\n')
+    config = _config(site)  # (no description: a metadata warning)
+    logged: list[str] = []
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record.getMessage())
+
+    at_hook: list[list[str]] = []
+
+    def hook(renderer: Renderer) -> None:
+        at_hook.append(list(logged))
+
+    handler = Seen(logging.WARNING)
+    logging.getLogger(LOGGER_NAME).addHandler(handler)
+    try:
+        run_build(config, BuildOptions(output=preview_output(config), demo=True,
+                                       before_render=hook))
+    finally:
+        logging.getLogger(LOGGER_NAME).removeHandler(handler)
+    assert any("description" in message for message in logged)
+    assert len(at_hook) == 1 and not [m for m in at_hook[0] if "description" in m]

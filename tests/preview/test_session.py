@@ -189,3 +189,22 @@ def test_offline_session_never_fetches(tmp_path: Path) -> None:
     _write(tmp_path / "site.toml", api="https://other.test")
     session.apply(ChangeSet(config=(tmp_path / "site.toml",)))
     assert builder.calls == [("One", False), ("One", False)]
+
+
+def test_after_a_build_what_the_preview_holds_is_out_of_the_collector_s_way(
+        parts: tuple[PreviewSession, FakeBuilder, ReloadChannel, Subscription]) -> None:
+    """A full collection of a large held model fell inside a save → page served: after each
+    build the survivors are frozen (and thawed again before the next collection of them)."""
+    import gc
+
+    session, _, _, _ = parts
+    held = {"model": ["a", "b"]}  # what a builder keeps between builds
+    try:
+        session.start()
+        assert gc.get_freeze_count() > 0
+        assert not any(found is held for found in gc.get_objects())  # (frozen ones: not listed)
+        gc.unfreeze()
+        session.apply(ChangeSet(templates=(Path("templates/base.html"),)))
+        assert not any(found is held for found in gc.get_objects())
+    finally:
+        gc.unfreeze()

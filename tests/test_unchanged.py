@@ -1,0 +1,171 @@
+"""The recipe's first stage (`sitegen.unchanged`): an offline build that changed nothing is
+answered at once, and any change of the output anywhere (deep in `pagefind/` too) means
+"build", whose output is then exactly the clean one again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitegen.build import BuildOptions, ConfigFile, run_build
+from sitegen.cli import main
+from sitegen.report import BuildReport
+
+_SEED: list[Path] = []
+
+
+@pytest.fixture
+def copied(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+           monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of a demo site folder (search on) built once online, as a cache restores it."""
+    monkeypatch.setenv("SITEGEN_CACHE_KEY", "a-secret-only-the-build-has")
+    if not _SEED:
+        seed = tmp_path_factory.mktemp("seed")
+        _cli(seed, "build", "-q", "--demo", "-o", "out")
+        _SEED.append(seed)
+    root = tmp_path / "site"
+    shutil.copytree(_SEED[0], root, symlinks=True)
+    return root
+
+
+@pytest.fixture
+def site(copied: Path) -> Path:
+    """*copied*, the no-change record made in it by an offline build."""
+    root = copied
+    first = _cli(root, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert not _replayed(first)  # a copy: new inodes and ctimes, as a restored cache
+    assert _replayed(_cli(root, "build", "-q", "--demo", "--offline", "-o", "out"))
+    return root
+
+
+def _cli(root: Path, *args: str) -> dict[str, Any]:
+    """`sitegen ARGS --report` in *root*; the report."""
+    report = root / "report.json"
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main([*args, "--report", str(report)]) == 0
+    finally:
+        os.chdir(cwd)
+    found = json.loads(report.read_text())
+    report.unlink()
+    assert isinstance(found, dict)
+    return found
+
+
+def _replayed(report: dict[str, Any]) -> bool:
+    """Whether the no-change stage answered the build (its only timed stage)."""
+    return set(report["timings"]) == {"unchanged"}
+
+
+def _files(root: Path) -> dict[str, tuple[bytes, bool]]:
+    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else b"", p.is_dir())
+            for p in sorted(root.rglob("*"))}
+
+
+def _deepest(out: Path) -> Path:
+    """The most deeply nested file of the search index."""
+    files = [p for p in (out / "pagefind").rglob("*") if p.is_file()]
+    return max(files, key=lambda p: (len(p.parts), p.as_posix()))
+
+
+def _add(path: Path) -> None:
+    (path.parent / "added.js").write_bytes(b"alert(1)")
+
+
+def _remove(path: Path) -> None:
+    path.unlink()
+
+
+def _replace(path: Path) -> None:
+    """The same bytes in a new file renamed over it (a new inode, its folder's listing)."""
+    (path.parent / "tmp").write_bytes(path.read_bytes())
+    os.replace(path.parent / "tmp", path)
+
+
+def _rewrite(path: Path) -> None:
+    """Other bytes of the same size, written in place (the same inode and folder)."""
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1
+    with open(path, "r+b") as handle:
+        handle.write(bytes(data))
+
+
+def _empty_folder(path: Path) -> None:
+    (path.parent / "extra").mkdir()
+
+
+def _rename(path: Path) -> None:
+    path.rename(path.with_name(path.name + "-moved"))
+
+
+def _chmod(path: Path) -> None:
+    path.chmod(0o600)
+
+
+def _page_sibling(path: Path) -> None:
+    out = next(p for p in path.parents if p.name == "out")
+    (out / "night-train-to-vienna" / "steal.html").write_bytes(b"<script></script>")
+
+
+@pytest.mark.parametrize("change", [_add, _remove, _replace, _rewrite, _empty_folder,
+                                    _rename, _chmod, _page_sibling])
+def test_any_change_of_the_output_means_build_and_is_repaired(
+        site: Path, change: Callable[[Path], None]) -> None:
+    out = site / "out"
+    clean = {p: found[0] for p, found in _files(out).items()}
+    target = _deepest(out)
+    assert len(target.relative_to(out).parts) >= 3  # (deep in a shard's bundle)
+    change(target)
+    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert not _replayed(report) and "commit" in report["timings"]
+    assert {p: found[0] for p, found in _files(out).items()} == clean
+    assert _replayed(_cli(site, "build", "-q", "--demo", "--offline", "-o", "out"))
+
+
+def test_a_tampered_record_is_not_trusted(site: Path) -> None:
+    with sqlite3.connect(site / ".sitegen" / "demo" / "store.sqlite") as db:
+        (value,) = db.execute("SELECT value FROM derived WHERE kind = 'nochange'").fetchone()
+        db.execute("UPDATE derived SET value = ? WHERE kind = 'nochange'",
+                   (bytes(value).replace(b'"articles": ', b'"articles": 9'),))
+    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert not _replayed(report)
+
+
+def test_a_forced_offline_build_is_recorded_for_the_next(copied: Path) -> None:
+    """`build --offline --force` then `build --offline`: the second is answered at once."""
+    site = copied
+    forced = _cli(site, "build", "-q", "--demo", "--offline", "--force", "-o", "out")
+    assert forced["pages"]["rendered"] == forced["pages"]["html"] > 0
+    again = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert _replayed(again) and again["pages"]["rendered"] == 0
+    assert again["pages"]["unchanged"] == forced["pages"]["files"]
+
+
+def test_the_stage_is_the_recipes_first(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run_build` answers a `ConfigFile` from the store, and says when the stage applies."""
+    monkeypatch.chdir(site)
+    file = ConfigFile("site.toml", demo=True, offline=True)
+
+    def build(config: Any, **flags: bool) -> BuildReport:
+        return run_build(config, BuildOptions(output=site / "out", demo=True, **flags))
+
+    quick = build(file, offline=True)
+    assert list(quick.timings) == ["unchanged"] and quick.from_cache and quick.rendered == 0
+    listed = sorted(p.relative_to(site / "out").as_posix()
+                    for p in (site / "out").rglob("*") if p.is_file())
+    assert sorted(quick.unchanged) == [p for p in listed if p != ".sitegen-manifest.json"]
+    given = build(file.load(), offline=True)  # a configuration given: not the stage's
+    assert "unchanged" not in given.timings and "render" in given.timings
+    online = build(file)  # not offline: the content may change at the service
+    assert "unchanged" not in online.timings
+    forced = build(file, offline=True, force=True)  # recorded, not answered
+    assert list(forced.timings)[0] == "unchanged" and "render" in forced.timings
+    assert list(build(file, offline=True).timings) == ["unchanged"]
