@@ -116,6 +116,8 @@ class Fingerprints:
         self._source = template_source
         self._page_context = page_context
         self._known: dict[str, bytes] = {}
+        #: id → (value, plain form) of immutable values, held so that no id is reused
+        self._shared: dict[int, tuple[object, Any]] = {}
 
     def of(self, read: str) -> bytes:
         """The fingerprint of *read* now (a read whose entity is gone gives b"")."""
@@ -175,10 +177,18 @@ class Fingerprints:
             return [item if type(item) in _RAW else self.plain(item) for item in value]
         if isinstance(value, BaseModel):
             return ("P" + cls.__name__, cls.__pydantic_serializer__.to_json(value))
+        shared = self._shared.get(id(value))  # (a date or frozen view many entities share)
+        if shared is not None:
+            return shared[1]
         if isinstance(value, (datetime, date)):
-            return ("t" + cls.__name__, value.isoformat())
+            form: Any = ("t" + cls.__name__, value.isoformat())
+            self._shared[id(value)] = (value, form)
+            return form
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return self.whole(value)
+            form = self.whole(value)
+            if getattr(cls, "__dataclass_params__").frozen:  # noqa: B009 (its fields stay)
+                self._shared[id(value)] = (value, form)
+            return form
         if cls is tuple:
             return ("(", [self.plain(item) for item in value])
         if isinstance(value, dict):  # (in its order: a template iterating it sees that order)
