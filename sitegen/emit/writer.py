@@ -384,12 +384,17 @@ class OutputWriter:
         (the files in *moved* were linked and unlinked: their ctime changed, so they are
         stat again) and the manifest's, whose ctime is made later than every file's."""
         stats: dict[str, tuple[str, int, int, int]] = {}
-        for path, entry in self._new.items():
-            if path in moved:
-                with _failing(f"cannot read {path!r} of {self.output}"):
-                    found = os.lstat(os.path.join(self.output, path))
-                entry = FileEntry(entry.sha256, found.st_ino, found.st_size, found.st_ctime_ns)
-            stats[path] = (entry.sha256, entry.ino, entry.size, entry.ctime_ns)
+        prefix, path = os.fspath(self.output) + "/", ""
+        try:
+            for path, entry in self._new.items():
+                if path in moved:
+                    found = os.lstat(prefix + path)
+                    stats[path] = (entry.sha256, found.st_ino, found.st_size, found.st_ctime_ns)
+                else:
+                    stats[path] = (entry.sha256, entry.ino, entry.size, entry.ctime_ns)
+        except OSError as error:
+            raise BuildError(f"cannot read {path!r} of {self.output}: {error.strerror}") \
+                from None
         target = os.path.join(self.output, MANIFEST_NAME)
         newest = max((row[3] for row in stats.values()), default=-1)
         with _failing(f"cannot update the manifest of {self.output}"):
