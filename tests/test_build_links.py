@@ -107,6 +107,45 @@ def test_kept_pages_are_checked_again_when_a_target_goes(tmp_path: Path) -> None
     assert link_warnings(build(config, out, fixed)) == []
 
 
+def tagged(n: int, content: str, tag: str) -> dict[str, Any]:
+    """An article alone in its tag: no other article page shows it as related."""
+    return {**record(n, content), "tags": [tag]}
+
+
+def four(target: str) -> Workspace:
+    """Article 1 links to a heading of article 3, which is not its neighbour (2 is) nor
+    the newest (4), so a change of article 3 leaves article 1's page as it was."""
+    return workspace(tagged(1, "See [the heading](/article-3/#a-heading) and [more](/more/).",
+                            "one"),
+                     tagged(2, "Between.", "two"), tagged(3, target, "three"),
+                     tagged(4, "Newest.", "four"))
+
+
+def test_a_kept_pages_links_are_checked_again_when_what_they_point_to_changes(
+        tmp_path: Path) -> None:
+    config, out = config_for(tmp_path), tmp_path / "_site"
+    found = link_warnings(build(config, out, four(TARGET)))
+    assert len(found) == 1 and "the link /more/ " in found[0]
+    assert link_warnings(build(config, out, four(TARGET))) == found  # (nothing rendered)
+    # a file added where the link points mends it, though the page is not rendered again
+    (tmp_path / "static" / "more").mkdir(parents=True)
+    (tmp_path / "static" / "more" / "index.html").write_text("<p>More.</p>")
+    mended = build(config, out, four(TARGET))
+    assert mended.rendered == 0 and link_warnings(mended) == []
+    # the heading gone from article 3 breaks article 1's link, kept page or not
+    gone = build(config, out, four("No heading now."))
+    assert "article-1/index.html" not in gone.written
+    found = link_warnings(gone)
+    assert len(found) == 1 and "page article-1/index.html: the link /article-3/#a-heading" \
+        in found[0] and "has no id 'a-heading'" in found[0]
+    assert link_warnings(build(config, out, four("No heading now."))) == found
+    assert link_warnings(build(config, out, four(TARGET))) == []
+    # and the file it points to gone breaks it again
+    (tmp_path / "static" / "more" / "index.html").unlink()
+    again = build(config, out, four(TARGET))
+    assert again.rendered == 0 and [m for m in link_warnings(again) if "/more/" in m]
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return synced(demo_config(None, tmp_path_factory.mktemp("fetch")))

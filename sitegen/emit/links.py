@@ -83,7 +83,6 @@ def _fragment(raw: bytes) -> str:
 #: What a link resolves to: None (not the site's), a reason it is broken, or
 #: (output path, fragment).
 Resolved = tuple[str, str] | str | None
-_UNDECIDED = "\x00"
 _PLAIN = re.compile(rb"/[A-Za-z0-9_./-]*\Z")
 _PAGE_FREE = (b"/", b"http:", b"https:", b"HTTP", b"mailto:", b"data:", b"tel:")
 
@@ -151,36 +150,47 @@ class LinkScanner:
         return (target + "index.html" if not target or target.endswith("/") else target, "")
 
     def find_broken(self, pages: Mapping[str, PageLinks | bytes], paths: Collection[str],
-                    page_bytes: Callable[[str], bytes | None]) -> list[Broken]:
+                    page_bytes: Callable[[str], bytes | None], *,
+                    linked: dict[str, set[str]] | None = None,
+                    looked: set[str] | None = None) -> list[Broken]:
         """Every broken link of *pages*, by page then link.
 
         *pages* maps each page to its scan (or the scan's `to_bytes`); *paths* are all the
         output's files; *page_bytes* gives a file's bytes when a link
         asks for one of its fragments (each file asked at most once). Each distinct link
-        is decided once (a relative one once per page).
+        is decided once (a relative one once per page). *linked*, when given, gains each
+        file whose bytes a page's link was decided by (a fragment of another file) → the
+        pages linking so: what a later build must check again when that file changes; and
+        *looked*, every output path a link was looked up as (a later build that removes
+        none of them leaves every "no such file" verdict as it was).
         """
         found: list[Broken] = []
-        verdicts: dict[bytes, str | None] = {}
+        decided: dict[bytes, tuple[str | None, str | None]] = {}
         anchors: dict[str, bytes | None] = {}
 
-        def verdict(page: str, raw: bytes) -> str | None:
+        def verdict(page: str, raw: bytes) -> tuple[str | None, str | None]:
+            """(why the link is broken or None, the file whose bytes decided it or None)."""
             resolved = self._simple(raw) or self.resolve(page, raw.decode("utf-8", "replace"))
             if resolved is None or isinstance(resolved, str):
-                return resolved
+                return resolved, None
             target, fragment = resolved
+            if looked is not None:
+                looked.add(target)
             if target not in paths:
                 folder = target + "/index.html"
+                if looked is not None:
+                    looked.add(folder)
                 if folder not in paths:
-                    return "no such file in the site"
+                    return "no such file in the site", None
                 target = folder
             if fragment in ("", "top"):
-                return None
+                return None, None
             if target not in anchors:
                 anchors[target] = page_bytes(target)
             data = anchors[target]
             if data is None or not has_anchor(data, fragment):
-                return f"{target} has no id {fragment!r}"
-            return None
+                return f"{target} has no id {fragment!r}", target
+            return None, target
 
         for page in sorted(pages):
             given = pages[page]
@@ -190,17 +200,17 @@ class LinkScanner:
                                     f"this page has no id {_fragment(raw[1:])!r}"))
             here: list[Broken] = []
             for raw in links.links:
-                why = verdicts.get(raw, _UNDECIDED)
-                if why is None:
-                    continue
-                if why == _UNDECIDED:
+                known = decided.get(raw)
+                if known is None:
                     key = raw if raw.startswith(_PAGE_FREE) else page.encode() + b"\x00" + raw
-                    why = verdicts.get(key, _UNDECIDED)
-                    if why == _UNDECIDED:
-                        why = verdicts[key] = verdict(page, raw)
-                    if why is None:
-                        continue
-                here.append(Broken(page, raw.decode("utf-8", "replace"), why))
+                    known = decided.get(key)
+                    if known is None:
+                        known = decided[key] = verdict(page, raw)
+                why, decider = known
+                if decider is not None and linked is not None:
+                    linked.setdefault(decider, set()).add(page)
+                if why is not None:
+                    here.append(Broken(page, raw.decode("utf-8", "replace"), why))
             found.extend(sorted(here, key=lambda item: item.link))
         return found
 

@@ -20,10 +20,13 @@ import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 #: How a staged file is created: a new file only (as `open(path, "xb")`), never inherited.
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+#: How a kept file is read to check its bytes: never through a symlink, never blocking.
+_READ_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -88,18 +91,51 @@ def link_into(source: str, target: str) -> None:
             shutil.copy2(source, target, follow_symlinks=False)
 
 
+def carry_all(output: str, staging: str, rels: Iterable[str], made: set[str]) -> None:
+    """`link_into` each of *rels* (output-relative) of the live *output* into the fresh tree
+    *staging*, making its folders (`make_folders`; *made* grows). The commit carries every
+    unchanged file so: one loop, no per-file bookkeeping."""
+    source, target = output + "/", staging + "/"
+    for rel in rels:
+        folder = rel.rpartition("/")[0]
+        if folder and folder not in made:
+            make_folders(staging, folder, made)
+        link_into(source + rel, target + rel)
+
+
 def holding(path: str, digest: str, size: int) -> os.stat_result | None:
-    """The lstat of *path* when it is a regular file of *size* bytes whose sha256 (hex) is
-    *digest*; else None (an unreadable file too)."""
+    """The stat of *path* when it is a regular file of *size* bytes whose sha256 (hex) is
+    *digest*; else None (an unreadable file too).
+
+    One open (never through a symlink, never waiting on a FIFO), one fstat and one read of
+    the whole file (`file_sha256`): after a cache restore every kept file is checked here.
+    """
     try:
-        found = os.lstat(path)
-        if not stat.S_ISREG(found.st_mode) or found.st_size != size:
-            return None
-        with open(path, "rb") as handle:
-            same = hashlib.file_digest(handle, "sha256").hexdigest() == digest
+        handle = os.open(path, _READ_FILE)
     except OSError:
         return None
+    try:
+        found = os.fstat(handle)
+        if not stat.S_ISREG(found.st_mode) or found.st_size != size:
+            return None
+        same = file_sha256(path, handle, size) == digest
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
     return found if same else None
+
+
+def file_sha256(path: str, handle: int, size: int) -> str:
+    """The sha256 (hex) of the bytes of *path*, open as *handle*, read whole (*size* bytes
+    expected; a longer file gives another digest)."""
+    data = os.read(handle, size + 1)
+    while len(data) < size + 1:  # (a short read: rare, but a file may be large)
+        more = os.read(handle, size + 1 - len(data))
+        if not more:
+            break
+        data += more
+    return hashlib.sha256(data).hexdigest()
 
 
 def holds_anything(folder: Path) -> bool:

@@ -309,12 +309,16 @@ class OutputWriter:
             tree.make_folders(os.fspath(self._staging), rel.rpartition("/")[0], self._made)
         return os.path.join(self._staging, rel)
 
-    def _carry(self, rel: str) -> None:
-        """Hard-link the live output's *rel* into staging (a symlink stays a symlink)."""
-        target = self._staged(rel)
-        with _failing(f"cannot carry {rel!r} of {self.output} into the new output (was it "
-                      "changed during the build? then build again)"):
-            tree.link_into(os.path.join(self.output, rel), target)
+    def _carry(self, rels: Iterable[str]) -> None:
+        """Hard-link the live output's *rels* into staging (a symlink stays a symlink)."""
+        self._staged("")
+        try:
+            tree.carry_all(os.fspath(self.output), os.fspath(self._staging), rels, self._made)
+        except OSError as error:
+            rel = os.path.relpath(error.filename or "?", self.output)
+            raise BuildError(f"cannot carry {rel!r} of {self.output} into the new output: "
+                             f"{error.strerror} (was it changed during the build? then build "
+                             "again)") from None
 
     def _carry_git(self) -> None:
         """Hard-link the output's root `.git` (the owner's) into staging, empty folders too."""
@@ -322,8 +326,7 @@ class OutputWriter:
             folders, files = tree.git_entries(os.fspath(self.output))
             for rel in folders:
                 self._staged(rel + "/")  # (makes the folder *rel*)
-            for rel in files:
-                self._carry(rel)
+        self._carry(files)
 
     def commit(self) -> WriteResult:
         """Swap the new site in, or leave the output untouched when nothing changed."""
@@ -341,8 +344,7 @@ class OutputWriter:
         if not written and not removed and not strays and self._had_manifest \
                 and self._manifest_is(manifest):  # the same, all carried
             return self._recorded(result, set())
-        for rel in result.unchanged:
-            self._carry(rel)
+        self._carry(result.unchanged)
         self._carry_git()
         with _failing(f"cannot write the manifest into {self._staging}"):
             tree.write_new(self._staged(MANIFEST_NAME), manifest)
@@ -382,12 +384,17 @@ class OutputWriter:
         (the files in *moved* were linked and unlinked: their ctime changed, so they are
         stat again) and the manifest's, whose ctime is made later than every file's."""
         stats: dict[str, tuple[str, int, int, int]] = {}
-        for path, entry in self._new.items():
-            if path in moved:
-                with _failing(f"cannot read {path!r} of {self.output}"):
-                    found = os.lstat(os.path.join(self.output, path))
-                entry = FileEntry(entry.sha256, found.st_ino, found.st_size, found.st_ctime_ns)
-            stats[path] = (entry.sha256, entry.ino, entry.size, entry.ctime_ns)
+        prefix, path = os.fspath(self.output) + "/", ""
+        try:
+            for path, entry in self._new.items():
+                if path in moved:
+                    found = os.lstat(prefix + path)
+                    stats[path] = (entry.sha256, found.st_ino, found.st_size, found.st_ctime_ns)
+                else:
+                    stats[path] = (entry.sha256, entry.ino, entry.size, entry.ctime_ns)
+        except OSError as error:
+            raise BuildError(f"cannot read {path!r} of {self.output}: {error.strerror}") \
+                from None
         target = os.path.join(self.output, MANIFEST_NAME)
         newest = max((row[3] for row in stats.values()), default=-1)
         with _failing(f"cannot update the manifest of {self.output}"):

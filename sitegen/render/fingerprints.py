@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import marshal
+import sys
 from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
@@ -71,12 +73,40 @@ class Registry:
         self.keys[id(entity)] = key
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+#: Values that `marshal` writes as they are (exact types: a subclass, like Markup, is tagged).
+_RAW = frozenset({str, int, float, bool, type(None), bytes})
+#: marshal's format 2 has no references between objects: the same values give the same
+#: bytes whatever objects they share (format 3+ follows reference counts).
+_MARSHAL_VERSION = 2
+#: The fingerprints' own version and the interpreter's (marshal's), keying every digest.
+_KEY = hashlib.blake2b(
+    f"sitegen fingerprints 2; python {sys.version_info[0]}.{sys.version_info[1]}".encode(),
+    digest_size=32).digest()
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16, key=_KEY).digest()
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return found
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class Fingerprints:
-    """What each read gives in one Site, as a 16-byte fingerprint (memoized per read)."""
+    """What each read gives in one Site, as a 16-byte fingerprint (memoized per read).
+
+    An entity's fingerprint is the digest of its *plain form* (`plain`): its fields as
+    values `marshal` writes at C speed (strings, numbers, lists, tuples), the entities among
+    them by key, everything else tagged by a tuple naming its type. A plain form is a tuple
+    only where a value was tagged, so two values have the same plain form only when a
+    template sees the same in them.
+    """
 
     def __init__(self, registry: Registry, template_source: Callable[[str], str | None],
                  page_context: Callable[[Page], bytes],
@@ -86,6 +116,8 @@ class Fingerprints:
         self._source = template_source
         self._page_context = page_context
         self._known: dict[str, bytes] = {}
+        #: id → (value, plain form) of immutable values, held so that no id is reused
+        self._shared: dict[int, tuple[object, Any]] = {}
 
     def of(self, read: str) -> bytes:
         """The fingerprint of *read* now (a read whose entity is gone gives b"")."""
@@ -99,54 +131,80 @@ class Fingerprints:
         if not tagged:  # an entity's key: the entity whole
             if read.startswith("site."):
                 site = self.registry.objects["site"]
-                return _digest(self.encode(getattr(site, read[5:], None)))
+                return _digest(marshal.dumps(self.plain(getattr(site, read[5:], None)),
+                                             _MARSHAL_VERSION))
             entity = self.registry.objects.get(read)
             if entity is None:
                 return b""
-            return _digest(self.whole(entity, SITE_PARTS if isinstance(entity, Site) else ()))
+            return _digest(marshal.dumps(
+                self.whole(entity, SITE_PARTS if isinstance(entity, Site) else ()),
+                _MARSHAL_VERSION))
         if kind == "T":
             source = self._source(rest)
-            return _digest("absent" if source is None else "source:" + source)
+            return _digest(b"absent" if source is None
+                           else b"source:" + source.encode("utf-8", "surrogatepass"))
         if kind == "I":
-            return _digest(self._image(rest) if self._image is not None else "")
+            return _digest((self._image(rest) if self._image is not None else "").encode(
+                "utf-8", "surrogatepass"))
         page = self.registry.objects.get(rest)
         if kind != "C" or not isinstance(page, Page):
             return b""
         return self._page_context(page)  # a fragment rendered with that page's context
 
-    def whole(self, entity: object, parts: frozenset[str] | tuple[()] = ()) -> str:
-        """Every field of *entity* but its *parts*, entities among them by key."""
-        assert dataclasses.is_dataclass(entity)
-        return type(entity).__name__ + "(" + ",".join(
-            self.encode(getattr(entity, f.name)) for f in dataclasses.fields(entity)
-            if f.name not in parts) + ")"
+    def whole(self, entity: object,
+              parts: frozenset[str] | tuple[()] = ()) -> tuple[str, list[Any]]:
+        """The plain form of every field of *entity* but its *parts*, entities by key."""
+        cls = type(entity)
+        raw, plain = _RAW, self.plain
+        return ("D" + cls.__name__, [value if type(value) in raw else plain(value)
+                               for value in [getattr(entity, name) for name in _field_names(cls)
+                                             if name not in parts]])
 
-    def encode(self, value: object) -> str:
-        """A canonical text of *value*: equal texts mean equal values for a template."""
-        if isinstance(value, (str, int, float, type(None))):  # Markup and bool too
-            return type(value).__name__[0] + repr(value)
-        key = self.registry.keys.get(id(value))
+    def plain(self, value: Any) -> Any:
+        """The plain form of *value* (see the class docstring): equal forms mean equal values
+        for a template."""
+        cls = type(value)
+        if cls in _RAW:
+            return value
+        keys = self.registry.keys
+        key = keys.get(id(value))
         if key is not None:
-            return "E" + key
-        if isinstance(value, (list, tuple)):
-            return "[" + ",".join(self.encode(item) for item in value) + "]"
-        if isinstance(value, dict):
-            return "{" + ",".join(f"{self.encode(k)}:{self.encode(v)}"
-                                  for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
-                                  ) + "}"
-        if isinstance(value, (datetime, date)):
-            return "t" + value.isoformat()
+            return ("E", key)
+        if cls is list:
+            refs = [keys.get(id(item)) for item in value]  # (most lists are of entities)
+            if None not in refs:
+                return ("L", refs)
+            return [item if type(item) in _RAW else self.plain(item) for item in value]
         if isinstance(value, BaseModel):
-            return type(value).__name__ + value.model_dump_json()
+            return ("P" + cls.__name__, cls.__pydantic_serializer__.to_json(value))
+        shared = self._shared.get(id(value))  # (a date or frozen view many entities share)
+        if shared is not None:
+            return shared[1]
+        if isinstance(value, (datetime, date)):
+            form: Any = ("t" + cls.__name__, value.isoformat())
+            self._shared[id(value)] = (value, form)
+            return form
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return self.whole(value)
+            form = self.whole(value)
+            if getattr(cls, "__dataclass_params__").frozen:  # noqa: B009 (its fields stay)
+                self._shared[id(value)] = (value, form)
+            return form
+        if cls is tuple:
+            return ("(", [self.plain(item) for item in value])
+        if isinstance(value, dict):  # (in its order: a template iterating it sees that order)
+            return ("{", [(self.plain(k), self.plain(v)) for k, v in value.items()])
+        if isinstance(value, (set, frozenset)):  # (in an order of its own, not the hash's)
+            return ("S" + cls.__name__, sorted(marshal.dumps(self.plain(item), _MARSHAL_VERSION)
+                                               for item in value))
+        if isinstance(value, (str, int, float)):  # a subclass: Markup, an enum
+            return ("~" + cls.__name__, repr(value))
         if callable(value):  # a method of an entity: whatever it returns comes from its fields
             owner = getattr(value, "__self__", None)
-            return "M" + getattr(value, "__name__", "?") + (
-                self.whole(owner) if dataclasses.is_dataclass(owner) else repr(owner))
-        return type(value).__name__ + repr(value)
+            return ("M" + getattr(value, "__name__", "?"),
+                    self.whole(owner) if dataclasses.is_dataclass(owner) else repr(owner))
+        return ("?" + cls.__name__, repr(value))
 
 
 def context_fingerprint(text: str) -> bytes:
     """The fingerprint of a page's context values (those not read through the model)."""
-    return _digest(text)
+    return _digest(text.encode("utf-8", "surrogatepass"))

@@ -113,6 +113,7 @@ class Renderer:
                           "bodies": bodies.fingerprint if bodies is not None else "",
                           "messages": self.catalogue.fingerprint}
         self._context_fps: dict[str, bytes] = {}
+        self._helper_ids: set[int] = set()  # (the context's helpers, left out of its print)
         self._cards: dict[tuple[str, str, bool], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
@@ -338,24 +339,27 @@ class Renderer:
     def _context_fp(self, page: Page, context: dict[str, object]) -> bytes:
         """Every context value but the helpers (their settings count instead): entities by
         key (their reads are recorded one by one), the body by its key, the rest plain
-        values (strings, numbers, dicts of them: their `repr` is canonical)."""
-        keys = self.registry.keys
-        parts: list[tuple[str, object]] = []
-        for name in sorted(context):
-            value = context[name]
+        values (strings, numbers, dicts of them: their `repr` is canonical), in the
+        context's own order (one for every page: `context` makes it)."""
+        keys, helpers = self.registry.keys, self._helper_ids
+        if not helpers:
+            helpers.update(id(helper) for helper in self.helpers.values())
+        parts: list[object] = [page.template, self._settings]
+        for name, value in context.items():
+            if id(value) in helpers:
+                continue
             if name in ("body", "toc"):  # the body's source and code count instead
                 value = (page.article.body_hash if page.article is not None else
                          page.own_page.body_hash if page.own_page is not None else "")
-            elif isinstance(value, Translator):
+            elif type(value) is Translator:
                 value = value.language  # (its messages count in the settings)
-            elif getattr(value, "sitegen_observed", False):
-                continue
             elif id(value) in keys:
                 value = "E" + keys[id(value)]
-            elif isinstance(value, list):
+            elif type(value) is list:
                 value = ["E" + keys[id(v)] if id(v) in keys else v for v in value]
-            parts.append((name, value))
-        return context_fingerprint(repr((page.template, self._settings, parts)))
+            parts.append(name)
+            parts.append(value)
+        return context_fingerprint(repr(parts))
 
     def _template(self, name: str) -> Template:
         """The compiled template *name*, looked up once per renderer."""

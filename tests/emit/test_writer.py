@@ -69,19 +69,19 @@ def no_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object) -> None:
         raise AssertionError("a file was hashed")
 
-    monkeypatch.setattr(hashlib, "file_digest", refuse)
+    monkeypatch.setattr(tree, "file_sha256", refuse)
 
 
 def count_hashing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Note the name of each file the writer hashes."""
     hashed: list[str] = []
-    real = hashlib.file_digest
+    real = tree.file_sha256
 
-    def counting(handle: object, digest: str) -> object:
-        hashed.append(getattr(handle, "name", "?"))
-        return real(handle, digest)  # type: ignore[arg-type]
+    def counting(path: str, handle: int, size: int) -> str:
+        hashed.append(path)
+        return real(path, handle, size)
 
-    monkeypatch.setattr(hashlib, "file_digest", counting)
+    monkeypatch.setattr(tree, "file_sha256", counting)
     return hashed
 
 
