@@ -75,7 +75,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("images"):
             images, image_stats = prepare_images(
-                config, site, store, writer, find=ImageFinder(site.base_url),
+                config, site, store, writer, find=(parses := ImageFinder(site.base_url)),
                 fetch=options.fetches_images(), refresh=options.refresh,
                 transport=options.service_transport())
         report.images = image_stats.to_report()
@@ -89,7 +89,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             renderer = Renderer(config, site, themes, asset_url=assets.url,
                                 assets_fingerprint=assets.fingerprint(),
                                 beacon=beacon_settings(config, key, assets), bodies=bodies,
-                                images=images)
+                                images=images, parsed=parses)
             if options.before_render is not None:  # (the preview's first pages, and tests')
                 options.before_render(renderer)
             renderer.warn_metadata()

@@ -25,9 +25,9 @@ from sitegen.model.views import Page
 from sitegen.render.pages import Renderer
 from sitegen.store import Store
 
-#: A page's reads as a render worker sends them: known read numbers, new reads, its context
-#: fingerprint, and the fingerprints of reads that worker had not sent before.
-Packed = tuple[bytes, list[str], bytes, dict[str, bytes]]
+#: A page's reads as a render worker sends them: known read numbers, new reads, and its
+#: context fingerprint.
+Packed = tuple[bytes, list[str], bytes]
 
 
 class Ledger:
@@ -43,8 +43,7 @@ class Ledger:
         self.ids = {read: number for number, (read, _) in self.reads.items()}
         self.next_id = max(self.reads, default=0) + 1
         self.pages: dict[str, tuple[bytes, bytes, bytes]] = {}
-        self.sent: set[str] = set()  # reads whose fingerprint this process has sent (`pack`)
-        self.fingerprints_now: dict[str, bytes] = {}  # what the workers sent
+        self.fingerprinted: set[int] = set()  # reads fingerprinted in this build (`rendered`)
 
     def plan(self, pages: Iterable[Page], writer: OutputWriter) -> list[Page]:
         """The pages to render; the writer keeps every other one (see the module docstring)."""
@@ -71,28 +70,25 @@ class Ledger:
         """What a render worker sends back of *page*'s reads (see `rendered`).
 
         Reads the last build made already have a number (the worker knows them from
-        the fork): only those are sent as numbers, the others as text. The context
-        fingerprint, and the fingerprint of each read this process has not sent yet,
-        are taken in the worker too (so the workers share that work).
+        the fork): only those are sent as numbers, the others as text, with the page's
+        context fingerprint (taken in the worker). No read's fingerprint is taken here:
+        each worker would take it again for the reads they share (most of them).
         """
-        ids, sent, fingerprints = self.ids, self.sent, self.renderer.fingerprints
-        known, unknown, fps = array("I"), [], {}
+        ids = self.ids
+        known, unknown = array("I"), []
         for read in reads:
             number = ids.get(read)
             if number is None:
                 unknown.append(read)
             else:
                 known.append(number)
-            if read not in sent:
-                sent.add(read)
-                fps[read] = fingerprints.of(read)
-        return known.tobytes(), unknown, self.renderer.context_fingerprint(page), fps
+        return known.tobytes(), unknown, self.renderer.context_fingerprint(page)
 
     def rendered(self, path: str, packed: Packed, digest: str) -> None:
         """Note what the page *path* read as it was rendered in this build, and its bytes'
-        sha256."""
-        known, unknown, context, fps = packed
-        self.fingerprints_now.update(fps)
+        sha256; each read new to this build is fingerprinted here, once (in the building
+        process, while the workers render on)."""
+        known, unknown, context = packed
         numbers = array("I", known)
         for read in unknown:
             number = self.ids.get(read)
@@ -101,6 +97,11 @@ class Ledger:
                 self.reads[number] = (read, b"")
                 self.next_id += 1
             numbers.append(number)
+        fingerprints, taken = self.renderer.fingerprints, self.fingerprinted
+        for number in numbers:
+            if number not in taken:
+                taken.add(number)
+                fingerprints.of(self.reads[number][0])
         self.pages[path] = (digest.encode(), context, numbers.tobytes())
 
     def save(self, store: Store) -> None:
@@ -111,11 +112,11 @@ class Ledger:
         used: set[int] = set()
         for _, _, numbers in self.pages.values():
             used.update(array("I", numbers))
-        fingerprints, known = self.renderer.fingerprints, self.fingerprints_now
+        fingerprints = self.renderer.fingerprints
         reads: dict[int, tuple[str, bytes]] = {}
         for number, (read, fp) in self.reads.items():
             if number in used:
-                now = known.get(read) or fingerprints.of(read)
+                now = fingerprints.of(read)
                 if now != fp or number not in self.previous_reads:
                     reads[number] = (read, now)
         stale = self.previous_reads - used

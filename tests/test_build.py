@@ -400,6 +400,32 @@ def test_force_renders_every_page_with_no_request_offline(
     assert pages["rendered"] == pages["html"] == report.html_pages
 
 
+def test_each_read_is_fingerprinted_once_whatever_the_workers_share(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render workers share most reads (the site, the templates, the articles on lists):
+    each read's fingerprint is taken once per build, not once per worker that made it."""
+    from sitegen.render import pool
+    from sitegen.render.fingerprints import Fingerprints
+
+    taken = tmp_path / "taken.txt"  # (appended to by the building process and its workers)
+    real = Fingerprints._compute
+
+    def compute(self: Fingerprints, read: str) -> bytes:
+        with taken.open("a") as file:
+            file.write(read.replace("\n", " ") + "\n")
+        return real(self, read)
+
+    monkeypatch.setattr(Fingerprints, "_compute", compute)
+    monkeypatch.setattr(pool, "PARALLEL_THRESHOLD", 2)  # (a pool, whatever the site's size)
+    monkeypatch.setattr(pool, "CHUNK_SIZE", 4)  # (both workers take many chunks)
+    monkeypatch.chdir(tmp_path)
+    config = demo_config(None, tmp_path)
+    report = run_build(config, BuildOptions(output=tmp_path / "out", demo=True, force=True))
+    assert report.rendered > 100
+    reads = taken.read_text().splitlines()
+    assert "site" in reads and len(reads) == len(set(reads))
+
+
 def test_force_renders_the_article_bodies_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SPEC: `--force` rebuilds derived data (the rendered bodies kept in the store)."""

@@ -9,8 +9,10 @@ body's top level is <h2> (the page title is the only <h1>) and each deeper level
 is one below its parent, never skipping one; they get ids unique per page; fenced code goes
 through a code renderer (the theme's `blocks/code.html`). `ImageFinder` lends this
 parse to the images stage, which runs before the render: a body's image URLs, as its HTML
-writes them. It must never let raw HTML, a script or an unsafe URL through, and never do I/O
-(but `ImageFinder.key`'s read of its own code).
+writes them; it keeps each token stream it made until the render takes it
+(`MarkdownRenderer(parsed=finder.take)`), so a new body is parsed once per build. It must
+never let raw HTML, a script or an unsafe URL through, and never do I/O (but
+`ImageFinder.key`'s read of its own code).
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ THEME_IDS = frozenset({
 })
 
 INLINE_CACHE_SIZE = 20_000
+#: How much markdown source `ImageFinder` keeps the parses of for the render, in characters:
+#: a token tree takes ~28 bytes per source character (52 KiB for a 1,800-character body), so
+#: at most ~60 MB; a first build of more new bodies with images parses the rest twice.
+HELD_CHARACTERS = 2_000_000
 # Characters that can start inline markdown (or an entity / autolink), and hard breaks.
 _INLINE_SYNTAX = re.compile(r"[\\*_\[\]!`<>&~]| {2,}\n|https?:|\t")
 _LINE_SPACE = re.compile(r"[ \t]*\n[ \t]*")
@@ -48,6 +54,8 @@ CodeRenderer = Callable[[str, "str | None"], str]
 #: (src, alt, index of the image in the body) → its HTML, "" to drop it to its alt text, or
 #: None to write it as a plain lazy `<img>` (`Renderer.body_image`).
 ImageRenderer = Callable[[str, str, int], "str | None"]
+#: A source's tokens as the parse left them, and its headings: `Parsed(source)`, or None.
+Parsed = Callable[[str], "tuple[list[Token], HeadingIds] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +120,12 @@ class MarkdownRenderer:
     """A configured markdown-it instance; safe to reuse for any number of documents."""
 
     def __init__(self, base_url: str = "", code: CodeRenderer | None = None,
-                 image: ImageRenderer | None = None) -> None:
+                 image: ImageRenderer | None = None, parsed: Parsed | None = None) -> None:
         self.base_url = base_url
         self.code = code
         self.image = image
+        #: Where a whole document's parse may be waiting already (`ImageFinder.take`).
+        self.parsed = parsed
         self._md: MarkdownIt | None = None
         self._inline_cache: dict[str, str] = {}
 
@@ -162,11 +172,21 @@ class MarkdownRenderer:
 
     # --- public ---------------------------------------------------------------
 
+    def parse(self, source: str, ids: HeadingIds) -> list[Token]:
+        """*source*'s tokens, sanitized, its headings noted in *ids* (markdown-it's `parse`)."""
+        return self.md.parse(source, {"ids": ids})
+
     def render(self, source: str, ids: HeadingIds | None = None) -> tuple[str, list[Heading]]:
-        """A whole document: (HTML, table of contents)."""
-        ids = ids if ids is not None else HeadingIds()
-        start = len(ids.toc)
-        html = self.md.render(source, {"ids": ids})
+        """A whole document: (HTML, table of contents). A document of its own (no *ids*)
+        is rendered from the tokens `parsed` holds for it, when it holds them."""
+        held = self.parsed(source) if ids is None and self.parsed is not None else None
+        if held is not None:
+            (tokens, ids), start = held, 0
+        else:
+            ids = ids if ids is not None else HeadingIds()
+            start = len(ids.toc)
+            tokens = self.parse(source, ids)
+        html = self.md.renderer.render(tokens, self.md.options, {"ids": ids})
         return html, ids.toc[start:]
 
     def inline(self, source: str) -> str:
@@ -264,10 +284,18 @@ class ImageFinder:
     """The image URLs of a markdown body, as its rendered HTML writes them: the render's
     own parse (`MarkdownRenderer`: the same rules, its images' URLs checked as the render
     checks them), handed to the images stage (`sitegen.images.collect.FindImages`), which
-    must know them before any body is rendered."""
+    must know them before any body is rendered.
+
+    Each parse is kept (by source) until the render takes it (`take`, the renderer's
+    `parsed`) or `drop` is called: only bodies with image syntax are parsed, only those
+    the store had no URLs for (new ones), up to `HELD_CHARACTERS` of source, and render
+    workers inherit them at the fork.
+    """
 
     def __init__(self, base_url: str = "") -> None:
         self.markdown = MarkdownRenderer(base_url)
+        self._held: dict[str, tuple[list[Token], HeadingIds]] = {}
+        self._room = HELD_CHARACTERS
 
     @property
     def key(self) -> str:
@@ -281,9 +309,23 @@ class ImageFinder:
         if "![" not in source:  # no image syntax at all: nothing to parse
             return ()
         urls: dict[str, None] = {}
-        for token in self.markdown.md.parse(source, {"ids": HeadingIds()}):
+        ids = HeadingIds()
+        tokens = self.markdown.parse(source, ids)
+        if len(source) <= self._room:
+            self._held[source], self._room = (tokens, ids), self._room - len(source)
+        for token in tokens:
             for child in token.children or ():
                 src = str(child.attrGet("src") or "") if child.type == "image" else ""
                 if src:
                     urls[src] = None
         return tuple(urls)
+
+    def take(self, source: str) -> tuple[list[Token], HeadingIds] | None:
+        """The parse kept for *source*, once (it is dropped): for a renderer of the same
+        base URL only (links are sanitized against it as they are parsed)."""
+        return self._held.pop(source, None)
+
+    def drop(self) -> None:
+        """Forget every parse kept (the render is over)."""
+        self._held.clear()
+        self._room = HELD_CHARACTERS

@@ -34,7 +34,7 @@ from sitegen.render.feeds import FeedContent, build_date, clean_xml
 from sitegen.render.fingerprints import Fingerprints, Registry, context_fingerprint
 from sitegen.render.i18n import Catalogue, Translator
 from sitegen.render.images import ShownImages
-from sitegen.render.markdown import Heading, HeadingIds, MarkdownRenderer
+from sitegen.render.markdown import Heading, HeadingIds, ImageFinder, MarkdownRenderer
 from sitegen.render.reads import Recorder
 from sitegen.render.seo import page_meta, site_warnings
 from sitegen.render.themes import ThemeSet
@@ -76,7 +76,7 @@ class Renderer:
         self, config: Config, site: Site, themes: ThemeSet, *,
         asset_url: Callable[[str], str] = static_asset_url, assets_fingerprint: str = "",
         beacon: BeaconSettings | None = None, bodies: BodyCache | None = None,
-        images: ImageMap | None = None,
+        images: ImageMap | None = None, parsed: ImageFinder | None = None,
     ) -> None:
         self.config = config
         self.site = site
@@ -92,8 +92,11 @@ class Renderer:
                                          self.context_fingerprint, self.images.fingerprint)
         self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url),
                                     image=shown.body_image)
+        #: The images stage's parses of new bodies, rendered from instead of parsing again.
+        self.parsed = parsed if parsed and parsed.markdown.base_url == site.base_url else None
         self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code,
-                                         image=shown.body_image)
+                                         image=shown.body_image,
+                                         parsed=self.parsed.take if self.parsed else None)
         self.blocks.markdown = self.markdown
         if bodies is not None:  # a body's HTML holds its images: their entries key it
             bodies.extra = lambda body_hash: self.images.digest(
@@ -140,12 +143,12 @@ class Renderer:
             self.preload_bodies([article])
             cached = self._bodies.get(article.body_hash)
         if cached is None:
-            ids = HeadingIds()
             if article.body_kind == "blocks":
-                html = self.blocks.render(article.blocks, ids)
+                ids = HeadingIds()
+                html, toc = self.blocks.render(article.blocks, ids), ids.toc
             else:
-                html, _ = self.markdown.render(article.content, ids)
-            cached = (Markup(html), list(ids.toc))
+                html, toc = self.markdown.render(article.content)
+            cached = (Markup(html), list(toc))
             self._bodies[article.body_hash] = cached
             self.fresh_bodies[article.body_hash] = (html, cached[1])
         return cached
@@ -165,10 +168,13 @@ class Renderer:
             self.fresh_bodies[body_hash] = (html, toc)
 
     def save_bodies(self, keep: Iterable[ArticleView]) -> None:
-        """Store the bodies rendered in this build; drop stored bodies of other articles."""
+        """Store the bodies rendered in this build; drop stored bodies of other articles
+        (and the parses kept for bodies: the render is over)."""
         if self.store is not None:
             self.store.save(self.fresh_bodies, (a.body_hash for a in keep))
         self.fresh_bodies = {}
+        if self.parsed is not None:
+            self.parsed.drop()
 
     def article_html(self, article: ArticleView) -> str:
         """The sanitized body HTML of *article*."""
@@ -323,9 +329,8 @@ class Renderer:
         """The sanitized body of an own page: its Markdown rendered as an article's is."""
         cached = self._bodies.get(own.body_hash)
         if cached is None:
-            ids = HeadingIds()
-            html, _ = self.markdown.render(own.content, ids)
-            cached = self._bodies[own.body_hash] = (Markup(html), list(ids.toc))
+            html, toc = self.markdown.render(own.content)
+            cached = self._bodies[own.body_hash] = (Markup(html), list(toc))
         return cached
 
     def context_fingerprint(self, page: Page) -> bytes:
@@ -376,7 +381,8 @@ class Renderer:
         """The HTML bytes of *page*, and every read its templates made."""
         template = self._template(page.template)
         context = self.context(page)
-        self._context_fps.setdefault(page.path, self._context_fp(page, context))
+        if page.path not in self._context_fps:  # (the plan took most: not again)
+            self._context_fps[page.path] = self._context_fp(page, context)
         try:
             with self.env.recording(self.registry.keys) as recorder:
                 recorder.reads.add("T\x00" + page.template)

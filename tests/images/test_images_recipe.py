@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
+from sitegen.render import pool
+from sitegen.render.markdown import HeadingIds, MarkdownRenderer
 from tests.images.imagehost import ImageHost
-from tests.images.sites import build, config, workspace
+from tests.images.sites import build, config, page_of, workspace
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sitegen"
 STAGE = sorted((PACKAGE / "images").glob("*.py"))
@@ -57,6 +59,44 @@ def test_no_function_of_the_stage_is_complex() -> None:
          str(PACKAGE / "fetch" / "images.py")],
         capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_new_body_is_parsed_once_in_its_first_build_the_render_takes_that_parse(
+        tmp_path: Path, host: ImageHost, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The images stage's parse of a new markdown body (an article's, an own page's) is
+    the one the render renders from: one parse per new body in the build that first sees
+    it, and the same bytes as a build that parses it again (`--force` finds its image
+    URLs stored, so only the render parses)."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "about.md").write_text(f'+++\ntitle = "About"\n+++\n\n## Who\n\n'
+                                    f"![A picture]({host.url('/a.png')})\n")
+    data = workspace(f"## First\n\n![One]({host.url('/a.png')})\n\n## First\n\n"
+                     f"![Two]({host.url('/wide.png')}) and [a link](https://example.com/).\n\n"
+                     "## Last\n")  # (three headings: the page shows its table of contents)
+    cfg, out = config(tmp_path, api=host.origin), tmp_path / "_site"
+    parses: list[str] = []
+    real = MarkdownRenderer.parse
+
+    def counted(self: MarkdownRenderer, source: str, ids: HeadingIds) -> Any:
+        parses.append(source)
+        return real(self, source, ids)
+
+    monkeypatch.setattr(MarkdownRenderer, "parse", counted)
+    monkeypatch.setattr(pool, "PARALLEL_THRESHOLD", 10**9)  # (parses counted in-process)
+    first = build(cfg, out, data)
+    assert first.images is not None and first.images["failed"] == 0
+    assert sum("![One]" in p for p in parses) == 1
+    assert sum("![A picture]" in p for p in parses) == 1
+    page, about = page_of(out), (out / "about" / "index.html").read_text()
+    body = page.split('id="article-body"', 1)[1].split("</div>", 1)[0]
+    assert body.count("<picture>") == 2 and 'id="first-2"' in body and "<picture>" in about
+    assert 'href="#first-2"' in page  # (the table of contents the parse noted)
+    parses.clear()
+    again = build(cfg, out, data, force=True)
+    assert sum("![One]" in p for p in parses) == 1
+    assert again.rendered == first.rendered and page_of(out) == page
+    assert (out / "about" / "index.html").read_text() == about
 
 
 def test_a_body_is_parsed_for_its_images_once_in_its_life_own_pages_too(
