@@ -96,8 +96,8 @@ class PreviewSession:
                 self._failed(error)
                 return
             self._channel.built()
+            settle_heap()  # (before the line: `serve` starts watching right after it)
             log.info("built %s in %.2f s", _pages(summary), summary.seconds)
-            settle_heap()
 
     def apply(self, changes: ChangeSet) -> None:
         """Rebuild for one batch of source changes (the watcher's callback)."""
