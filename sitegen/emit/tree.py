@@ -7,7 +7,7 @@ staging as a hard link (`link_into`), lists what in the live output sitegen did 
 write (`foreign_entries`), tells whether a file holds given bytes (`holding`), swaps
 staging and output in one step (`exchange_dirs`) and removes what an interrupted
 build left beside the output (`recover_leftovers`).
-Failures are `OSError`s; the writer turns them into one-line errors. It must never
+Failures are `OSError`s; the writer turns them into one-line errors (`failing`). It must never
 write outside the output folder and its `.NAME.sitegen-*` siblings, and never follow
 a symlink.
 """
@@ -20,8 +20,11 @@ import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from sitegen.errors import BuildError
 
 #: How a staged file is created: a new file only (as `open(path, "xb")`), never inherited.
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -265,3 +268,12 @@ def recover_leftovers(output: Path) -> None:
     for name in sorted(os.listdir(output.parent)):
         if name.startswith(prefix) and name != lock:
             remove_tree(output.parent / name)
+
+
+@contextmanager
+def failing(what: str) -> Iterator[None]:
+    """Turn an OSError into the one-line BuildError `<what>: <the system's reason>`."""
+    try:
+        yield
+    except OSError as error:
+        raise BuildError(f"{what}: {error.strerror}") from None

@@ -31,8 +31,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,15 +42,6 @@ from sitegen.errors import BuildError
 from sitegen.folders import check_output
 
 log = logging.getLogger("sitegen.emit")
-
-@contextmanager
-def _failing(what: str) -> Iterator[None]:
-    """Turn an OSError into the one-line BuildError `<what>: <the system's reason>`."""
-    try:
-        yield
-    except OSError as error:
-        raise BuildError(f"{what}: {error.strerror}") from None
-
 
 @dataclass(frozen=True)
 class Staged:
@@ -116,7 +106,7 @@ class OutputWriter:
                              "choose another output folder")
         self._lock.acquire()
         try:
-            with _failing(f"cannot remove what an interrupted build left beside {self.output}"):
+            with tree.failing(f"cannot remove what an interrupted build left beside {self.output}"):
                 tree.recover_leftovers(self.output)
             self._had_manifest = self._is_sitegens()
         except BaseException:
@@ -140,7 +130,7 @@ class OutputWriter:
     def _is_sitegens(self) -> bool:
         """Whether the output holds a sitegen manifest; any other non-empty one is refused."""
         path = self.output / MANIFEST_NAME
-        with _failing(f"cannot read {path} (check its permissions)"):
+        with tree.failing(f"cannot read {path} (check its permissions)"):
             if self._previous and os.path.lexists(path):
                 return True  # (the record says whose it is: the manifest is not parsed)
             found = os.path.isfile(path) and not os.path.islink(path) and \
@@ -204,8 +194,7 @@ class OutputWriter:
 
     def source(self, path: str) -> str | None:
         """The file holding the new site's *path* until the commit (staged or kept)."""
-        rel = safe_relpath(path)
-        if rel not in self._new:
+        if (rel := safe_relpath(path)) not in self._new:
             return None
         return os.path.join(self.output if rel in self._carried else self._staging, rel)
 
@@ -227,10 +216,8 @@ class OutputWriter:
         return True
 
     def write(self, path: str, data: bytes) -> str:
-        """Add *path* to the new site with *data*; the same bytes as an intact file keep it.
-
-        Returns the bytes' sha256 (hex), as the manifest records it.
-        """
+        """Add *path* to the new site with *data* (the same bytes as an intact file keep
+        it); returns the bytes' sha256 (hex), as the manifest records it."""
         rel = self._claim(path)
         staged = self.stage(rel, data)
         self.adopt(rel, staged)
@@ -256,7 +243,7 @@ class OutputWriter:
             return Staged(same, kept=True)  # (no record, but these very bytes: a lost store)
         if not self._made:
             self._staged("")
-        with _failing(f"cannot write {rel!r} into {self._staging}"):
+        with tree.failing(f"cannot write {rel!r} into {self._staging}"):
             written = tree.write_staged(os.fspath(self._staging), rel, data)
         return Staged(FileEntry(digest, written.st_ino, written.st_size, written.st_ctime_ns),
                       kept=False)
@@ -300,7 +287,7 @@ class OutputWriter:
 
     def _staged(self, rel: str) -> str:
         """The staging path of *rel*, with the staging folder and *rel*'s folders made."""
-        with _failing(f"cannot write {rel!r} into {self._staging}"):
+        with tree.failing(f"cannot write {rel!r} into {self._staging}"):
             if not self._made:
                 os.mkdir(self._staging, 0o755)
                 if self.output.is_dir():
@@ -317,12 +304,12 @@ class OutputWriter:
         except OSError as error:
             rel = os.path.relpath(error.filename or "?", self.output)
             raise BuildError(f"cannot carry {rel!r} of {self.output} into the new output: "
-                             f"{error.strerror} (was it changed during the build? then build "
-                             "again)") from None
+                             f"{error.strerror} (was it changed during the build? build again)") \
+                from None
 
     def _carry_git(self) -> None:
         """Hard-link the output's root `.git` (the owner's) into staging, empty folders too."""
-        with _failing(f"cannot carry the .git folder of {self.output} into the new output"):
+        with tree.failing(f"cannot carry the .git folder of {self.output} into the new output"):
             folders, files = tree.git_entries(os.fspath(self.output))
             for rel in folders:
                 self._staged(rel + "/")  # (makes the folder *rel*)
@@ -346,9 +333,9 @@ class OutputWriter:
             return self._recorded(result, set())
         self._carry(result.unchanged)
         self._carry_git()
-        with _failing(f"cannot write the manifest into {self._staging}"):
+        with tree.failing(f"cannot write the manifest into {self._staging}"):
             tree.write_new(self._staged(MANIFEST_NAME), manifest)
-        with _failing(f"cannot swap the new output into {self.output}"):
+        with tree.failing(f"cannot swap the new output into {self.output}"):
             previous = tree.exchange_dirs(self._staging, self.output)
         result.touched_output = True
         if previous is not None:  # (what cannot be removed now, the next build removes)
@@ -397,7 +384,7 @@ class OutputWriter:
                 from None
         target = os.path.join(self.output, MANIFEST_NAME)
         newest = max((row[3] for row in stats.values()), default=-1)
-        with _failing(f"cannot update the manifest of {self.output}"):
+        with tree.failing(f"cannot update the manifest of {self.output}"):
             made = os.lstat(target)
             while made.st_ctime_ns <= newest:  # a later clock tick than every file's, so a
                 time.sleep(0.002)  # file edited in the tick it was recorded is not trusted

@@ -335,17 +335,15 @@ class Renderer:
 
     def context_fingerprint(self, page: Page) -> bytes:
         """What *page*'s context holds beside the model it reads (see `render.reads`)."""
-        found = self._context_fps.get(page.path)
-        if found is None:
+        if (found := self._context_fps.get(page.path)) is None:
             found = self._context_fps[page.path] = self._context_fp(
                 page, self.context(page, body=False))
         return found
 
     def _context_fp(self, page: Page, context: dict[str, object]) -> bytes:
-        """Every context value but the helpers (their settings count instead): entities by
-        key (their reads are recorded one by one), the body by its key, the rest plain
-        values (strings, numbers, dicts of them: their `repr` is canonical), in the
-        context's own order (one for every page: `context` makes it)."""
+        """Every context value but the helpers (their settings count): entities by key
+        (their reads are recorded one by one), the body by its key, the rest plain values
+        (their `repr` is canonical), in the order `context` makes for every page."""
         keys, helpers = self.registry.keys, self._helper_ids
         if not helpers:
             helpers.update(id(helper) for helper in self.helpers.values())
@@ -362,14 +360,12 @@ class Renderer:
                 value = "E" + keys[id(value)]
             elif type(value) is list:
                 value = ["E" + keys[id(v)] if id(v) in keys else v for v in value]
-            parts.append(name)
-            parts.append(value)
+            parts += (name, value)
         return context_fingerprint(repr(parts))
 
     def _template(self, name: str) -> Template:
         """The compiled template *name*, looked up once per renderer."""
-        template = self._templates.get(name)
-        if template is None:
+        if (template := self._templates.get(name)) is None:
             template = self._templates[name] = self.env.get_template(name)
         return template
 
