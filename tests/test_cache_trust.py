@@ -6,14 +6,11 @@ point 5): see the second half."""
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import shutil
 import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jinja2 import FileSystemBytecodeCache
@@ -23,6 +20,7 @@ from sitegen.cli import main
 from sitegen.config import resolve_config
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.render.themes import ThemeSet
+from tests.clireport import cli_report
 
 STORE_FILES = {"store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.sqlite-journal"}
 
@@ -62,7 +60,7 @@ def _seed(key: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     environment: the per-user key), with search and images."""
     if key not in _SEEDS:
         root = tmp_path_factory.mktemp("seed")
-        _cli(root, "build", "-q", "--demo", "-o", "out")
+        cli_report(root, "build", "-q", "--demo", "-o", "out")
         _SEEDS[key] = root
     return _SEEDS[key]
 
@@ -77,21 +75,6 @@ def site(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mon
     seed = _seed(key, tmp_path_factory)
     shutil.copytree(seed, tmp_path / "site", symlinks=True)
     return tmp_path / "site"
-
-
-def _cli(root: Path, *args: str) -> dict[str, Any]:
-    """`sitegen ARGS --report` in *root*; the report."""
-    report = root / "report.json"
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        assert main([*args, "--report", str(report)]) == 0
-    finally:
-        os.chdir(cwd)
-    found = json.loads(report.read_text())
-    report.unlink()
-    assert isinstance(found, dict)
-    return found
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -122,10 +105,10 @@ def _edit_fileset(change: Callable[[dict[str, bytes]], dict[str, bytes]],
 
 def test_a_tampered_stored_body_never_reaches_the_output(site: Path) -> None:
     assert _edit_rows(site, "body", lambda v: v.replace(b"</p>", b"</p>" + SCRIPT, 1)) > 0
-    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
+    report = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
     assert report["pages"]["rendered"] == report["pages"]["html"]
     assert not [p for p, data in _files(site / "fresh").items() if SCRIPT in data]
-    again = _cli(site, "build", "-q", "--demo", "--offline", "-o", "again")  # stored again
+    again = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "again")  # stored again
     assert _files(site / "again") == _files(site / "fresh") and again["pages"]["rendered"]
 
 
@@ -135,7 +118,7 @@ def test_a_tampered_stored_search_bundle_never_reaches_the_output(site: Path) ->
                 for name, data in files.items()}
 
     assert _edit_rows(site, "search", _edit_fileset(poison)) == 3  # (one per shard)
-    _cli(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
+    cli_report(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
     bundle = {p: d for p, d in _files(site / "fresh").items() if p.startswith("pagefind/")}
     assert bundle and not [p for p, data in bundle.items() if b"poisoned" in data]
     assert bundle == {p: d for p, d in _files(site / "out").items() if p.startswith("pagefind/")}
@@ -146,7 +129,7 @@ def test_a_tampered_stored_image_variant_never_reaches_the_output(site: Path) ->
         return {name: b"poisoned " + SCRIPT for name in files}
 
     assert _edit_rows(site, "imagevariants", _edit_fileset(poison)) > 0
-    _cli(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
+    cli_report(site, "build", "-q", "--demo", "--offline", "-o", "fresh")  # CI: no output
     media = {p: d for p, d in _files(site / "fresh").items() if p.startswith("media/")}
     assert media and not [p for p, data in media.items() if b"poisoned" in data]
     assert media == {p: d for p, d in _files(site / "out").items() if p.startswith("media/")}
@@ -159,10 +142,10 @@ def test_a_stray_file_survives_neither_a_build_nor_force(site: Path) -> None:
         (out / "evil.js").write_bytes(SCRIPT)
         (out / "night-train-to-vienna" / "steal.html").write_bytes(SCRIPT)
         (out / ".well-known" / "x").mkdir(parents=True, exist_ok=True)
-        _cli(site, "build", "-q", "--demo", "--offline", "-o", "out", *flags)
+        cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out", *flags)
         assert _files(out) == clean, flags
         assert not (out / ".well-known").exists()
-        _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")  # nothing to do
+        cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")  # nothing to do
         assert _files(out) == clean
 
 
@@ -178,19 +161,19 @@ def test_a_tampered_page_is_written_again_even_with_its_manifest_and_store_edite
     manifest.write_text(manifest.read_text().replace(old, new))
     with sqlite3.connect(site / ".sitegen" / "demo" / "store.sqlite") as db:
         db.execute("UPDATE pages SET sha = ? WHERE sha = ?", (new.encode(), old.encode()))
-    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    report = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
     assert _files(out) == clean and report["pages"]["rendered"] >= 1
-    quick = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    quick = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
     assert set(quick["timings"]) == {"unchanged"}  # the no-change stage answers
     page.write_bytes(page.read_bytes().replace(b"<html", b"<HTML", 1))  # the same size
-    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")  # not the fast path
+    report = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")  # (no fast path)
     assert _files(out) == clean and report["pages"]["rendered"] == 1
 
 
 def test_a_cache_restored_by_tar_renders_nothing_then_repairs_what_was_changed(
         site: Path, tmp_path: Path) -> None:
     """As CI restores a cache: GNU tar, mtimes to the second, new inodes and ctimes."""
-    _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
     built = _files(site / "out")
     archive, restored = tmp_path / "cache.tar", tmp_path / "restored"
     subprocess.run(["tar", "--format=gnu", "-cf", str(archive), "-C", str(site),
@@ -198,12 +181,12 @@ def test_a_cache_restored_by_tar_renders_nothing_then_repairs_what_was_changed(
     restored.mkdir()
     subprocess.run(["tar", "-xf", str(archive), "-C", str(restored)], check=True, timeout=300)
     assert (restored / "out" / "index.html").stat().st_mtime_ns % 10**9 == 0
-    report = _cli(restored, "build", "-q", "--demo", "--offline", "-o", "out")
+    report = cli_report(restored, "build", "-q", "--demo", "--offline", "-o", "out")
     assert report["pages"]["rendered"] == 0 and report["pages"]["written"] == 0
     assert _files(restored / "out") == built
     page = restored / "out" / "index.html"
     page.write_bytes(page.read_bytes().replace(b"</body>", SCRIPT + b"</body>"))
     (restored / "out" / "media" / "stray.js").write_bytes(SCRIPT)
-    report = _cli(restored, "build", "-q", "--demo", "--offline", "-o", "out")
+    report = cli_report(restored, "build", "-q", "--demo", "--offline", "-o", "out")
     assert _files(restored / "out") == built and report["pages"]["rendered"] == 1
     assert report["pages"]["removed"] == 1

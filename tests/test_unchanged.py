@@ -4,7 +4,6 @@ answered at once, and any change of the output anywhere (deep in `pagefind/` too
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
@@ -15,8 +14,8 @@ from typing import Any
 import pytest
 
 from sitegen.build import BuildOptions, ConfigFile, run_build
-from sitegen.cli import main
 from sitegen.report import BuildReport
+from tests.clireport import cli_report
 
 _SEED: list[Path] = []
 
@@ -28,7 +27,7 @@ def copied(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("SITEGEN_CACHE_KEY", "a-secret-only-the-build-has")
     if not _SEED:
         seed = tmp_path_factory.mktemp("seed")
-        _cli(seed, "build", "-q", "--demo", "-o", "out")
+        cli_report(seed, "build", "-q", "--demo", "-o", "out")
         _SEED.append(seed)
     root = tmp_path / "site"
     shutil.copytree(_SEED[0], root, symlinks=True)
@@ -39,25 +38,10 @@ def copied(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
 def site(copied: Path) -> Path:
     """*copied*, the no-change record made in it by an offline build."""
     root = copied
-    first = _cli(root, "build", "-q", "--demo", "--offline", "-o", "out")
+    first = cli_report(root, "build", "-q", "--demo", "--offline", "-o", "out")
     assert not _replayed(first)  # a copy: new inodes and ctimes, as a restored cache
-    assert _replayed(_cli(root, "build", "-q", "--demo", "--offline", "-o", "out"))
+    assert _replayed(cli_report(root, "build", "-q", "--demo", "--offline", "-o", "out"))
     return root
-
-
-def _cli(root: Path, *args: str) -> dict[str, Any]:
-    """`sitegen ARGS --report` in *root*; the report."""
-    report = root / "report.json"
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        assert main([*args, "--report", str(report)]) == 0
-    finally:
-        os.chdir(cwd)
-    found = json.loads(report.read_text())
-    report.unlink()
-    assert isinstance(found, dict)
-    return found
 
 
 def _replayed(report: dict[str, Any]) -> bool:
@@ -124,10 +108,10 @@ def test_any_change_of_the_output_means_build_and_is_repaired(
     target = _deepest(out)
     assert len(target.relative_to(out).parts) >= 3  # (deep in a shard's bundle)
     change(target)
-    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    report = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
     assert not _replayed(report) and "commit" in report["timings"]
     assert {p: found[0] for p, found in _files(out).items()} == clean
-    assert _replayed(_cli(site, "build", "-q", "--demo", "--offline", "-o", "out"))
+    assert _replayed(cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out"))
 
 
 def test_a_tampered_record_is_not_trusted(site: Path) -> None:
@@ -135,16 +119,16 @@ def test_a_tampered_record_is_not_trusted(site: Path) -> None:
         (value,) = db.execute("SELECT value FROM derived WHERE kind = 'nochange'").fetchone()
         db.execute("UPDATE derived SET value = ? WHERE kind = 'nochange'",
                    (bytes(value).replace(b'"articles": ', b'"articles": 9'),))
-    report = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    report = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
     assert not _replayed(report)
 
 
 def test_a_forced_offline_build_is_recorded_for_the_next(copied: Path) -> None:
     """`build --offline --force` then `build --offline`: the second is answered at once."""
     site = copied
-    forced = _cli(site, "build", "-q", "--demo", "--offline", "--force", "-o", "out")
+    forced = cli_report(site, "build", "-q", "--demo", "--offline", "--force", "-o", "out")
     assert forced["pages"]["rendered"] == forced["pages"]["html"] > 0
-    again = _cli(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    again = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
     assert _replayed(again) and again["pages"]["rendered"] == 0
     assert again["pages"]["unchanged"] == forced["pages"]["files"]
 
