@@ -74,8 +74,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         report.articles, report.html_pages = len(site.articles), len(site.pages)
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("images"):
+            parses = ImageFinder(site.base_url)  # (kept: the render renders from its parses)
             images, image_stats = prepare_images(
-                config, site, store, writer, find=(parses := ImageFinder(site.base_url)),
+                config, site, store, writer, find=parses,
                 fetch=options.fetches_images(), refresh=options.refresh,
                 transport=options.service_transport())
         report.images = image_stats.to_report()
