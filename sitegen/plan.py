@@ -20,6 +20,7 @@ from array import array
 from collections.abc import Iterable
 
 from sitegen.codeprint import code_fingerprint
+from sitegen.cores import shared
 from sitegen.emit.writer import OutputWriter
 from sitegen.model.views import Page
 from sitegen.render.pages import Renderer
@@ -28,6 +29,10 @@ from sitegen.store import Store
 #: A page's reads as a render worker sends them: known read numbers, new reads, and its
 #: context fingerprint.
 Packed = tuple[bytes, list[str], bytes]
+#: A restored file its bytes show intact: path, sha256, inode, size, ctime (`OutputWriter.vouch`).
+Found = tuple[str, str, int, int, int]
+#: From this many pages kept, the plan's checks are shared out over the cores (fewer: here).
+SHARED_FROM = 500
 
 
 class Ledger:
@@ -47,12 +52,13 @@ class Ledger:
 
     def plan(self, pages: Iterable[Page], writer: OutputWriter) -> list[Page]:
         """The pages to render; the writer keeps every other one (see the module docstring)."""
+        pages = list(pages)
+        contexts = self._check(pages, writer)
         changed: set[int] | None = None  # found when first needed (not for a new output)
         todo: list[Page] = []
         for page in pages:
             row = self.previous.get(page.path)
-            if (row is None or row[0] != (writer.recorded(page.path) or "").encode()
-                    or row[1] != self.renderer.context_fingerprint(page)):
+            if row is None or row[1] != contexts.get(page.path):
                 todo.append(page)
                 continue
             if changed is None:
@@ -65,6 +71,32 @@ class Ledger:
             else:
                 self.pages[page.path] = row
         return todo
+
+    def _check(self, pages: list[Page], writer: OutputWriter) -> dict[str, bytes]:
+        """The context fingerprint of each page the last build made these very bytes of, with
+        every read's fingerprint and the restored files' hashes taken on the way: the
+        per-page and per-read work of the plan, shared out over the cores (`cores.shared`)."""
+        recorded = writer.recorded
+        kept = [page for page in pages if (row := self.previous.get(page.path)) is not None
+                and row[0] == (recorded(page.path) or "").encode()]
+        if not kept:
+            return {}
+        renderer, fingerprints = self.renderer, self.renderer.fingerprints
+        reads = [read for read, _ in self.reads.values()]
+
+        def share(part: int, parts: int) -> tuple[list[bytes], list[bytes], list[Found]]:
+            return ([renderer.context_fingerprint(page) for page in kept[part::parts]],
+                    [fingerprints.of(read) for read in reads[part::parts]],
+                    writer.hashed_intact(page.path for page in kept[part::parts]))
+
+        results = shared(share, None if len(kept) >= SHARED_FROM else 1)
+        contexts: dict[str, bytes] = {}
+        for part, (context, read_fps, found) in enumerate(results):
+            mine = slice(part, None, len(results))
+            contexts.update(zip((page.path for page in kept[mine]), context, strict=True))
+            fingerprints.take(dict(zip(reads[mine], read_fps, strict=True)))
+            writer.vouch(found)
+        return contexts
 
     def pack(self, page: Page, reads: frozenset[str]) -> Packed:
         """What a render worker sends back of *page*'s reads (see `rendered`).

@@ -148,15 +148,17 @@ class OutputWriter:
         return self._paths
 
     def intact(self, path: str) -> bool:
-        """True when the previous build wrote *path* and the file is still what it wrote.
+        """True when the previous build wrote *path* and the file is still what it wrote: its
+        recorded stat (a ctime older than the recorded manifest's), else its bytes' sha256."""
+        verdict = self._verdict(path)
+        if isinstance(verdict, FileEntry):  # known good now: record its stat for the next build
+            self._previous[path] = verdict
+        return verdict is not False
 
-        A regular file whose inode, size and ctime are those recorded (and that ctime is
-        older than the recorded manifest's: no edit can hide in its clock tick) is; any
-        other (a restored cache: new inodes and ctimes) has its bytes hashed and compared
-        with the recorded sha256.
-        """
-        entry = self._previous.get(path)
-        if entry is None:
+    def _verdict(self, path: str) -> bool | FileEntry:
+        """`intact`'s answer, changing nothing; a file only its bytes show intact gives its
+        entry as it stands now."""
+        if (entry := self._previous.get(path)) is None:
             return False
         full = os.path.join(self.output, path)
         try:
@@ -168,17 +170,20 @@ class OutputWriter:
                 0 <= entry.ctime_ns < self._horizon_ns:
             return True
         hashed = tree.holding(full, entry.sha256, entry.size)
-        if hashed is not None:  # known good now: record its stat for the next build
-            self._previous[path] = FileEntry(entry.sha256, hashed.st_ino, hashed.st_size,
-                                             hashed.st_ctime_ns)
-        return hashed is not None
+        return False if hashed is None else \
+            FileEntry(entry.sha256, hashed.st_ino, hashed.st_size, hashed.st_ctime_ns)
 
-    def _holding(self, rel: str, digest: str, size: int) -> FileEntry | None:
-        """The entry of the output's *rel* when it is a regular file holding the bytes
-        whose sha256 is *digest* (hashed: compared with bytes this build made), else None."""
-        found = tree.holding(os.path.join(self.output, rel), digest, size)
-        return None if found is None else \
-            FileEntry(digest, found.st_ino, found.st_size, found.st_ctime_ns)
+    def hashed_intact(self, paths: Iterable[str]) -> list[tuple[str, str, int, int, int]]:
+        """Of *paths*, those only their bytes show `intact` (a restored cache), each with its
+        entry as it stands now: what `vouch` takes from a forked process."""
+        return [(path, *found) for path in paths
+                if isinstance(found := self._verdict(path), FileEntry)]
+
+    def vouch(self, found: Iterable[tuple[str, str, int, int, int]]) -> None:
+        """Record *found* (`hashed_intact`) as `intact` would have: the next `intact` of those
+        files is one `lstat` again, which still sees any later change."""
+        self._previous.update((path, FileEntry(sha, ino, size, ctime))
+                              for path, sha, ino, size, ctime in found)
 
     def recorded(self, path: str) -> str | None:
         """The sha256 the store records for *path* (None: the last build did not write it)."""
@@ -239,8 +244,9 @@ class OutputWriter:
         old = self._previous.get(rel)
         if old is not None and old.sha256 == digest and self.intact(rel):
             return Staged(self._previous[rel], kept=True)  # (with the stat `intact` confirmed)
-        if old is None and (same := self._holding(rel, digest, len(data))) is not None:
-            return Staged(same, kept=True)  # (no record, but these very bytes: a lost store)
+        if old is None and (same := tree.holding(os.path.join(self.output, rel), digest,
+                                                 len(data))) is not None:  # (a lost store)
+            return Staged(FileEntry(digest, same.st_ino, same.st_size, same.st_ctime_ns), True)
         if not self._made:
             self._staged("")
         with tree.failing(f"cannot write {rel!r} into {self._staging}"):

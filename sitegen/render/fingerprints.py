@@ -126,6 +126,11 @@ class Fingerprints:
             found = self._known[read] = self._compute(read)
         return found
 
+    def take(self, found: dict[str, bytes]) -> None:
+        """Take the fingerprints of reads another process computed (`of` in a forked copy of
+        this build: `sitegen.cores`)."""
+        self._known.update(found)
+
     def _compute(self, read: str) -> bytes:
         kind, tagged, rest = read.partition("\x00")
         if not tagged:  # an entity's key: the entity whole
