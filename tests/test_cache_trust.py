@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from jinja2 import FileSystemBytecodeCache
 
-from sitegen import fileset
+from sitegen import cores, fileset, plan
 from sitegen.cli import main
 from sitegen.config import resolve_config
 from sitegen.emit.manifest import MANIFEST_NAME
@@ -170,9 +170,15 @@ def test_a_tampered_page_is_written_again_even_with_its_manifest_and_store_edite
     assert _files(out) == clean and report["pages"]["rendered"] == 1
 
 
+@pytest.mark.parametrize("forked", [False, True], ids=["checked-here", "checks-forked"])
 def test_a_cache_restored_by_tar_renders_nothing_then_repairs_what_was_changed(
-        site: Path, tmp_path: Path) -> None:
-    """As CI restores a cache: GNU tar, mtimes to the second, new inodes and ctimes."""
+        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool) -> None:
+    """As CI restores a cache: GNU tar, mtimes to the second, new inodes and ctimes; the
+    plan's checks in this process, or shared out over forked ones as on a large site."""
+    monkeypatch.setattr(plan, "SHARED_FROM", 1 if forked else 10**9)
+    forks: list[int] = []
+    fork = cores._fork
+    monkeypatch.setattr(cores, "_fork", lambda *args: forks.append(1) or fork(*args))
     cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
     built = _files(site / "out")
     archive, restored = tmp_path / "cache.tar", tmp_path / "restored"
@@ -181,8 +187,10 @@ def test_a_cache_restored_by_tar_renders_nothing_then_repairs_what_was_changed(
     restored.mkdir()
     subprocess.run(["tar", "-xf", str(archive), "-C", str(restored)], check=True, timeout=300)
     assert (restored / "out" / "index.html").stat().st_mtime_ns % 10**9 == 0
+    forks.clear()
     report = cli_report(restored, "build", "-q", "--demo", "--offline", "-o", "out")
     assert report["pages"]["rendered"] == 0 and report["pages"]["written"] == 0
+    assert len(forks) == (min(cores.core_count(), 4) - 1 if forked else 0)
     assert _files(restored / "out") == built
     page = restored / "out" / "index.html"
     page.write_bytes(page.read_bytes().replace(b"</body>", SCRIPT + b"</body>"))

@@ -19,6 +19,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sitegen import plan
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import load_config
 from sitegen.emit.manifest import MANIFEST_NAME
@@ -141,12 +142,25 @@ EDITS = st.tuples(st.sampled_from(["retitle", "new", "delete", "move", "retag", 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
-@given(st.lists(st.lists(EDITS, min_size=1, max_size=3), min_size=1, max_size=3))
+@given(st.lists(st.lists(EDITS, min_size=1, max_size=3), min_size=1, max_size=3),
+       st.booleans())
 def test_every_incremental_build_equals_a_fresh_one(tmp_path_factory: Any,
-                                                    steps: list[list[tuple[str, int]]]) -> None:
+                                                    steps: list[list[tuple[str, int]]],
+                                                    forked: bool) -> None:
+    """Every build equals a fresh one, with the plan's checks in the building process or
+    shared out over forked ones (as on a site of `plan.SHARED_FROM` pages or more)."""
     import os
 
     os.environ["SITEGEN_API_KEY"] = KEY
+    shared_from = plan.SHARED_FROM
+    plan.SHARED_FROM = 1 if forked else 10**9
+    try:
+        _equals_a_fresh_one(tmp_path_factory, steps)
+    finally:
+        plan.SHARED_FROM = shared_from
+
+
+def _equals_a_fresh_one(tmp_path_factory: Any, steps: list[list[tuple[str, int]]]) -> None:
     data = generate_workspace(24, seed=5)
     site = {"title": "Exact", "per_page": 4, "mark": "MARK 0", "language": "en",
             "description": "Exact"}

@@ -14,6 +14,7 @@ module must never touch the file system.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -81,6 +82,11 @@ class FileEntry(NamedTuple):
     ino: int = -1
     size: int = -1
     ctime_ns: int = -1
+
+    @classmethod
+    def of(cls, sha256: str, found: os.stat_result) -> FileEntry:
+        """The entry of a file whose bytes hash to *sha256*, as *found* (its stat) now."""
+        return cls(sha256, found.st_ino, found.st_size, found.st_ctime_ns)
 
 
 #: What `json.dumps(text, ensure_ascii=False)` returns for a str (the json module's own

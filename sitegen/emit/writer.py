@@ -42,6 +42,8 @@ from sitegen.errors import BuildError
 from sitegen.folders import check_output
 
 log = logging.getLogger("sitegen.emit")
+_TICK_NS = 20_000_000  # (longer than the coarse clock tick a file's ctime is taken from)
+
 
 @dataclass(frozen=True)
 class Staged:
@@ -92,6 +94,7 @@ class OutputWriter:
         self._paths: frozenset[str] = frozenset(self._previous)
         #: files recorded with a ctime from here on are checked by content
         self._horizon_ns = manifest[2] if manifest is not None else -1
+        self._vouched: set[str] = set()  # files hashed in this build, their stat taken
         self._new: dict[str, FileEntry] = {}  # every path of the new site
         self._carried: set[str] = set()  # those taken unchanged from the live output
         self._folders: set[str] = set()  # the folders the new site's paths need
@@ -149,15 +152,15 @@ class OutputWriter:
 
     def intact(self, path: str) -> bool:
         """True when the previous build wrote *path* and the file is still what it wrote: its
-        recorded stat (a ctime older than the recorded manifest's), else its bytes' sha256."""
+        recorded stat (a ctime older than the recorded manifest's, or a stat `vouch`ed for
+        in this build), else its bytes' sha256."""
         verdict = self._verdict(path)
         if isinstance(verdict, FileEntry):  # known good now: record its stat for the next build
             self._previous[path] = verdict
         return verdict is not False
 
     def _verdict(self, path: str) -> bool | FileEntry:
-        """`intact`'s answer, changing nothing; a file only its bytes show intact gives its
-        entry as it stands now."""
+        """`intact`'s answer, changing nothing (a file its bytes show intact: its entry now)."""
         if (entry := self._previous.get(path)) is None:
             return False
         full = os.path.join(self.output, path)
@@ -167,23 +170,23 @@ class OutputWriter:
             return False
         if stat.S_ISREG(found.st_mode) and found.st_size == entry.size and \
                 (found.st_ino, found.st_ctime_ns) == (entry.ino, entry.ctime_ns) and \
-                0 <= entry.ctime_ns < self._horizon_ns:
+                (0 <= entry.ctime_ns < self._horizon_ns or path in self._vouched):
             return True
         hashed = tree.holding(full, entry.sha256, entry.size)
-        return False if hashed is None else \
-            FileEntry(entry.sha256, hashed.st_ino, hashed.st_size, hashed.st_ctime_ns)
+        return hashed is not None and FileEntry.of(entry.sha256, hashed)
 
     def hashed_intact(self, paths: Iterable[str]) -> list[tuple[str, str, int, int, int]]:
-        """Of *paths*, those only their bytes show `intact` (a restored cache), each with its
-        entry as it stands now: what `vouch` takes from a forked process."""
+        """Of *paths*, those only their bytes show `intact`, for `vouch` (in a forked process),
+        whose ctime is older than the hashing: any later change shows in their stat."""
+        before = time.time_ns() - _TICK_NS
         return [(path, *found) for path in paths
-                if isinstance(found := self._verdict(path), FileEntry)]
+                if isinstance(found := self._verdict(path), FileEntry) and found[3] < before]
 
     def vouch(self, found: Iterable[tuple[str, str, int, int, int]]) -> None:
-        """Record *found* (`hashed_intact`) as `intact` would have: the next `intact` of those
-        files is one `lstat` again, which still sees any later change."""
-        self._previous.update((path, FileEntry(sha, ino, size, ctime))
-                              for path, sha, ino, size, ctime in found)
+        """Take *found* (`hashed_intact`) as checked: their `intact` is one `lstat` now."""
+        for path, sha, ino, size, ctime in found:
+            self._previous[path] = FileEntry(sha, ino, size, ctime)
+            self._vouched.add(path)
 
     def recorded(self, path: str) -> str | None:
         """The sha256 the store records for *path* (None: the last build did not write it)."""
@@ -246,13 +249,12 @@ class OutputWriter:
             return Staged(self._previous[rel], kept=True)  # (with the stat `intact` confirmed)
         if old is None and (same := tree.holding(os.path.join(self.output, rel), digest,
                                                  len(data))) is not None:  # (a lost store)
-            return Staged(FileEntry(digest, same.st_ino, same.st_size, same.st_ctime_ns), True)
+            return Staged(FileEntry.of(digest, same), kept=True)
         if not self._made:
             self._staged("")
         with tree.failing(f"cannot write {rel!r} into {self._staging}"):
             written = tree.write_staged(os.fspath(self._staging), rel, data)
-        return Staged(FileEntry(digest, written.st_ino, written.st_size, written.st_ctime_ns),
-                      kept=False)
+        return Staged(FileEntry.of(digest, written), kept=False)
 
     def adopt(self, path: str, staged: Staged) -> None:
         """Name *path* as `stage` left it (claimed by `write` or `reserve`)."""
@@ -380,11 +382,8 @@ class OutputWriter:
         prefix, path = os.fspath(self.output) + "/", ""
         try:
             for path, entry in self._new.items():
-                if path in moved:
-                    found = os.lstat(prefix + path)
-                    stats[path] = (entry.sha256, found.st_ino, found.st_size, found.st_ctime_ns)
-                else:
-                    stats[path] = (entry.sha256, entry.ino, entry.size, entry.ctime_ns)
+                stats[path] = FileEntry.of(entry.sha256, os.lstat(prefix + path)) \
+                    if path in moved else entry
         except OSError as error:
             raise BuildError(f"cannot read {path!r} of {self.output}: {error.strerror}") \
                 from None

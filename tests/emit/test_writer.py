@@ -238,6 +238,33 @@ def test_a_file_edited_in_the_manifests_clock_tick_is_checked_by_content(
         assert all(writer.intact(path) for path in SITE)  # the edit is not seen: as designed
 
 
+def test_files_hashed_in_a_forked_process_are_vouched_for_and_a_later_change_still_seen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "_site"
+    first = build(out, SITE)
+    for path, data in SITE.items():  # as a cache restore leaves them: new inodes and ctimes
+        (out / path).unlink()
+        (out / path).write_bytes(data)
+    time.sleep(0.1)  # (their ctimes now older than the hashing, by more than a clock tick)
+    record = (first.stats, first.manifest)
+    with OutputWriter(out, record=record) as checker:  # (the plan's forked copy)
+        hashed = count_hashing(monkeypatch)
+        (out / "feed.xml").unlink()  # changed just before the hashing: not vouched for
+        (out / "feed.xml").write_bytes(SITE["feed.xml"])
+        found = checker.hashed_intact(sorted(SITE))
+        assert len(hashed) == len(SITE) and not checker.keep("new.html")
+    assert [row[0] for row in found] == ["a/index.html", "b/index.html", "index.html"]
+    with OutputWriter(out, record=record) as writer:
+        hashed = count_hashing(monkeypatch)
+        writer.vouch(found)
+        assert writer.intact("index.html") and writer.keep("b/index.html")
+        assert hashed == []  # one lstat each: their bytes were hashed in the other process
+        assert writer.intact("feed.xml") and len(hashed) == 1  # (hashed here, as before)
+        page = out / "a/index.html"
+        page.write_bytes(SITE["a/index.html"].upper())  # same size, after it was vouched for
+        assert not writer.intact("a/index.html")
+
+
 def test_the_manifest_is_a_later_clock_tick_than_every_file_the_commit_wrote(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "_site"
