@@ -132,20 +132,34 @@ class Store:
         """(id, JSON record) of every stored article, by id."""
         yield from self._query("SELECT id, record FROM articles ORDER BY id")
 
+    def _article_rows(self, ids: list[str]) -> dict[str, str]:
+        """The stored records of the articles *ids* (those stored)."""
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start:start + _CHUNK]
+            found.update(self._query(f"SELECT id, record FROM articles WHERE id IN "
+                                     f"({','.join('?' * len(chunk))})", tuple(chunk)))
+        return found
+
     def rest_records(self) -> dict[str, str]:
         """JSON records of the workspace's other lists by kind (see the module docstring)."""
         return {str(k): str(v) for k, v in self._query("SELECT kind, record FROM rest")}
 
-    def save_content(self, meta: Mapping[str, str], articles: Mapping[str, str],
+    def save_content(self, meta: Mapping[str, str], articles: Mapping[str, str | None],
                      rest: Mapping[str, str]) -> bool:
         """Make the stored content exactly *articles* and *rest*, with *meta*; True if it changed.
 
-        Rows are compared with what is stored, so an unchanged sync writes nothing but its
+        An article given as None keeps its stored row (the caller read it from there); the
+        others are compared with what is stored, so an unchanged sync writes nothing but its
         meta, and the content version grows only when a record changed.
         """
-        stored = dict(self._query("SELECT id, record FROM articles"))
-        changed = [(i, r) for i, r in articles.items() if stored.get(i) != r]
-        gone = [(i,) for i in stored.keys() - articles.keys()]
+        ids = {str(i) for (i,) in self._query("SELECT id FROM articles")}
+        given = {i: r for i, r in articles.items() if r is not None}
+        if any(r is None and i not in ids for i, r in articles.items()):
+            raise KeyError("an article given as stored is not in the store")
+        stored = self._article_rows([i for i in given if i in ids])
+        changed = [(i, r) for i, r in given.items() if stored.get(i) != r]
+        gone = [(i,) for i in ids - articles.keys()]
         old_rest = self.rest_records()
         rest_changed = dict(rest) != old_rest
         updates = dict(meta)

@@ -62,14 +62,25 @@ def peek_config_store(config: Config) -> Store | None:
     return peek_store(config.cache_path, config_source(config), config.api.key_env)
 
 
-def save_workspace(store: Store, workspace: Workspace) -> bool:
-    """Make *store* hold exactly *workspace* (one transaction); True if its content changed."""
+def save_workspace(store: Store, workspace: Workspace, stored: Workspace | None = None) -> bool:
+    """Make *store* hold exactly *workspace* (one transaction); True if its content changed.
+
+    An article that is the very record of *stored* (the workspace `load_workspace` gave from
+    this store) is its stored row already: it is not written out again, so a sync that
+    changed one article writes one.
+    """
     meta = {"api_version": workspace.api_version,
             "articles_exact": "true" if workspace.articles_exact else "false"}
-    articles = {article.id: article.model_dump_json() for article in workspace.articles}
+    known = {id(article) for article in stored.articles} if stored is not None else set()
+    articles = {article.id: None if id(article) in known else article.model_dump_json()
+                for article in workspace.articles}
     rest = {kind: _REST[kind].dump_json(value).decode()
             for kind in REST_KINDS if (value := getattr(workspace, kind)) is not None}
-    return store.save_content(meta, articles, rest)
+    try:
+        return store.save_content(meta, articles, rest)
+    except KeyError:  # (a row went away since it was read: another sync; write them all)
+        return store.save_content(meta, {article.id: article.model_dump_json()
+                                         for article in workspace.articles}, rest)
 
 
 def load_workspace(store: Store) -> Workspace | None:

@@ -212,7 +212,7 @@ def sync(config: Config, store: Store, *, key: str | None,
         previous = _stored(store)  # kept for what the listings could not read
     workspace = merged_workspace(structure, kept, previous, stats, exact=exact)
     ledger.detail_saved = stats.details_saved
-    changed = save_workspace(store, workspace)
+    changed = save_workspace(store, workspace, previous)
     return SyncResult(workspace, ledger, False, stats, changed)
 
 

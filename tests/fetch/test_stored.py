@@ -126,6 +126,35 @@ def test_the_content_version_grows_only_when_the_content_changes(tmp_path: Path)
     assert loaded is not None and [a.title for a in loaded.articles] == ["Article 0", "Renamed"]
 
 
+def test_a_sync_writes_only_the_articles_that_are_not_the_stored_records(
+        tmp_path: Path) -> None:
+    """The articles a sync kept from the store are its rows already: only the others are
+    written (a stored row in another layout stays as it is), and the content is exact."""
+    with open_store(tmp_path, SOURCE) as store:
+        save_workspace(store, workspace(3))
+        with store.transaction():  # (the same record in another layout: what an older
+            for article_id, record in list(store.article_records()):  # sitegen wrote)
+                store.db.execute("UPDATE articles SET record = ? WHERE id = ?",
+                                 (" " + record, article_id))
+        loaded = load_workspace(store)
+        assert loaded is not None
+        renamed = loaded.articles[1].model_copy(update={"title": "Renamed"})
+        synced = loaded.model_copy(update={"articles": [loaded.articles[0], renamed]})
+        assert save_workspace(store, synced, loaded)
+        rows = dict(store.article_records())
+        assert rows[loaded.articles[0].id].startswith(" ")  # kept: not written again
+        assert rows[renamed.id] == renamed.model_dump_json()
+        assert set(rows) == {loaded.articles[0].id, renamed.id}  # the third one gone
+        assert load_workspace(store) == synced
+        reloaded = load_workspace(store)
+        assert reloaded is not None and not save_workspace(store, reloaded, reloaded)
+        store.db.execute("DELETE FROM articles WHERE id = ?", (renamed.id,))  # (another sync)
+        again = load_workspace(store)
+        assert again is not None and len(again.articles) == 1
+        assert save_workspace(store, synced, synced)  # a row it kept has gone: all written
+        assert load_workspace(store) == synced
+
+
 class Stalling:
     """A store's connection that acts after the first write inside a transaction."""
 
