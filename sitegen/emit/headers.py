@@ -13,7 +13,8 @@ hosts' own short default (revalidate on every visit: both hosts send
 merged into the assets' rule on both hosts. The Content-Security-Policy allows
 exactly what sitegen's pages load: their own stylesheets, scripts (the beacon) and
 icons; images and video files from https (article images may live anywhere);
-YouTube's privacy-enhanced and Vimeo's players in frames; `style` attributes (topic
+YouTube's privacy-enhanced and Vimeo's players in frames (the themes' video stand-ins
+load one on a click); `style` attributes (topic
 colours); connections to the site itself (pages make none, but tools such as
 Lighthouse fetch robots.txt from the page) and, with a beacon, to the service's
 origin only. With `[search]`, scripts may also compile WebAssembly (`'wasm-unsafe-eval'`:
