@@ -119,6 +119,9 @@ def test_each_result_is_a_heading_link_and_its_excerpt_does_not_repeat_the_title
         for title, excerpt, _marks in results:
             assert title, results  # a heading (h2 under the page's h1) holding the link
             assert title.lower() not in excerpt.lower(), (title, excerpt)
+            words, start = title.lower().split(), excerpt.lower().split()
+            ends = [" ".join(words[i:]) for i in range(len(words) - 1)]  # 2 words or more
+            assert not any(" ".join(start).startswith(end) for end in ends), (title, excerpt)
             titled += WORD in title.lower()
         assert any(marks for _, _, marks in results), results  # the word, marked
         assert titled >= 1, results  # a title holding the word: its excerpt began with it

@@ -85,23 +85,39 @@
     });
   };
 
-  // The pieces without the title when the excerpt begins with it.
-  var withoutTitle = function (parts, title) {
-    var titleWords = (title.toLowerCase().match(WORD) || []);
-    var text = parts.map(function (part) { return part.text; }).join("");
-    if (!titleWords.length) {
-      return parts;
+  // How many characters of the excerpt's text are the title's: the indexed text begins
+  // with the title (the page's heading), and an excerpt of its first words holds all or the
+  // end of it ("… Jar of Sauerkraut." of "Your First Jar of Sauerkraut").
+  var titled = function (text, title, content) {
+    var whole = (content || "").replace(/\s+/g, " ").trim();
+    var head = title.replace(/\s+/g, " ").trim();
+    var start = whole.indexOf(text.replace(/\s+/g, " ").trim());
+    if (head && whole.indexOf(head) === 0 && start >= 0) {
+      return Math.max(0, head.length - start);
     }
+    var words = head.toLowerCase().match(WORD) || [];  // (no content: the words alone)
     WORD.lastIndex = 0;
     var end = 0;
-    for (var i = 0; i < titleWords.length; i += 1) {
+    for (var i = 0; i < words.length; i += 1) {
       var found = WORD.exec(text);
-      if (!found || found[0].toLowerCase() !== titleWords[i]) {
-        return parts;
+      if (!found || found[0].toLowerCase() !== words[i]) {
+        WORD.lastIndex = 0;
+        return 0;
       }
       end = WORD.lastIndex;
     }
     WORD.lastIndex = 0;
+    return end;
+  };
+
+  // The pieces without the title's part, and the punctuation after it.
+  var withoutTitle = function (parts, title, content) {
+    var text = parts.map(function (part) { return part.text; }).join("");
+    var end = titled(text.replace(/^\s+/, ""), title, content);
+    if (!end) {
+      return parts;
+    }
+    end += text.length - text.replace(/^\s+/, "").length;
     while (end < text.length && !/[\p{L}\p{N}]/u.test(text[end])) {
       end += 1;
     }
@@ -128,7 +144,7 @@
     link.textContent = title;
     heading.appendChild(link);
     item.appendChild(heading);
-    var parts = withoutTitle(pieces(data.excerpt), title);
+    var parts = withoutTitle(pieces(data.excerpt), title, data.content);
     if (parts.length) {
       var excerpt = document.createElement("p");
       excerpt.className = "search-result__excerpt";
