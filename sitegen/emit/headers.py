@@ -4,13 +4,17 @@ Role: say how long each kind of file may be cached and which security headers ev
 response carries. Theme assets under `static/` and the site's images under `media/` have
 content-hashed names (see `emit.assets`, `images.stage`), so they are cached for a year and
 marked immutable (nothing else is ever written there: `emit.ownfiles` refuses an owner's
-file in those folders, as the rule cannot tell it apart); pages keep the
+file in those folders, as the rule cannot tell it apart); Pagefind's scripts and
+stylesheets (its UI files, each bundle's `pagefind.js` and worker) keep fixed names, and a
+`pagefind.js` older than the index it reads fails (Pagefind says so: "you likely have a
+cached pagefind.js file"), so they are cached ten minutes, then revalidated; pages keep the
 hosts' own short default (revalidate on every visit: both hosts send
 `max-age=0, must-revalidate`), because a second Cache-Control rule on `/*` would be
 merged into the assets' rule on both hosts. The Content-Security-Policy allows
 exactly what sitegen's pages load: their own stylesheets, scripts (the beacon) and
 icons; images and video files from https (article images may live anywhere);
-YouTube's privacy-enhanced and Vimeo's players in frames; `style` attributes (topic
+YouTube's privacy-enhanced and Vimeo's players in frames (the themes' video stand-ins
+load one on a click); `style` attributes (topic
 colours); connections to the site itself (pages make none, but tools such as
 Lighthouse fetch robots.txt from the page) and, with a beacon, to the service's
 origin only. With `[search]`, scripts may also compile WebAssembly (`'wasm-unsafe-eval'`:
@@ -42,6 +46,17 @@ _SEARCH_HASHED = re.compile(r"pagefind/[^/]+/(?:" + "|".join(SEARCH_HASHED) + ")
 #: Every output folder where only sitegen writes (`emit.ownfiles` refuses an owner's file
 #: in them): files named by a hash of their bytes, and the search bundles.
 HASHED_FOLDERS = (HASHED_FOLDER, MEDIA_FOLDER, SEARCH_FOLDER)
+#: Pagefind's scripts and stylesheets, which keep their names from version to version:
+#: its UI files at `pagefind/`, and each bundle's (`pagefind/<shard>/`) search script.
+SEARCH_UI_FILES = ("pagefind-ui.js", "pagefind-ui.css", "pagefind-modular-ui.js",
+                   "pagefind-modular-ui.css", "pagefind-component-ui.js",
+                   "pagefind-component-ui.css", "pagefind-highlight.js")
+SEARCH_BUNDLE_FILES = ("pagefind.js", "pagefind-worker.js")
+#: Their Cache-Control: a short while, then asked again.
+SHORT = "public, max-age=600, must-revalidate"
+_SEARCH_SHORT = re.compile(
+    r"pagefind/(?:" + "|".join(map(re.escape, SEARCH_UI_FILES)) + r"|[^/]+/(?:"
+    + "|".join(map(re.escape, SEARCH_BUNDLE_FILES)) + r"))$")
 
 
 def cache_control(path: str) -> str:
@@ -51,7 +66,9 @@ def cache_control(path: str) -> str:
     exactly as Netlify or Cloudflare Pages would with `_headers`.
     """
     hashed = path.startswith((HASHED_FOLDER, MEDIA_FOLDER)) or _SEARCH_HASHED.match(path)
-    return IMMUTABLE if hashed else REVALIDATE
+    if hashed:
+        return IMMUTABLE
+    return SHORT if _SEARCH_SHORT.match(path) else REVALIDATE
 
 
 def origin_of(url: str) -> str:
@@ -94,6 +111,9 @@ def render_headers(base_path: str, beacon_endpoint: str | None, *,
     search_folders = [f"{SEARCH_FOLDER}:shard/{name}/" for name in SEARCH_HASHED]
     for folder in [HASHED_FOLDER, MEDIA_FOLDER, *(search_folders if search else [])]:
         lines += [f"{base}/{folder}*", f"  Cache-Control: {IMMUTABLE}"]
+    search_files = [*SEARCH_UI_FILES, *(f":shard/{name}" for name in SEARCH_BUNDLE_FILES)]
+    for name in search_files if search else []:  # (exact paths: no rule above matches them)
+        lines += [f"{base}/{SEARCH_FOLDER}{name}", f"  Cache-Control: {SHORT}"]
     lines.append("")
     return "\n".join(lines).encode("utf-8")
 

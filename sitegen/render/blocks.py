@@ -54,11 +54,17 @@ _VIDEO_TYPES = {".mp4": "video/mp4", ".webm": "video/webm", ".ogg": "video/ogg",
 
 @dataclass(frozen=True, slots=True)
 class Video:
-    """How a video URL is shown: an embed (youtube/vimeo), a <video> file, or a plain link."""
+    """How a video URL is shown: an embed (youtube/vimeo), a <video> file, or a plain link.
+
+    An embed's `src` is its player's address and `page` the video's page on its platform
+    (the link a stand-in offers, which works without JavaScript), `platform` its name.
+    """
 
     kind: Literal["youtube", "vimeo", "file", "link"]
     src: str
     mime: str = ""
+    page: str = ""
+    platform: str = ""
 
 
 def _youtube_id(url: str, host: str) -> str | None:
@@ -90,13 +96,15 @@ def classify_video(raw: str) -> Video | None:
     except ValueError:
         return Video("link", url)
     if youtube:
-        return Video("youtube", f"https://www.youtube-nocookie.com/embed/{youtube}")
+        return Video("youtube", f"https://www.youtube-nocookie.com/embed/{youtube}",
+                     page=f"https://www.youtube.com/watch?v={youtube}", platform="YouTube")
     if host in {"vimeo.com", "www.vimeo.com", "player.vimeo.com"}:
         segments = [s for s in path.split("/") if s]
         if segments[:1] == ["video"]:
             segments = segments[1:]
         if segments and _VIMEO_ID.match(segments[0]):
-            return Video("vimeo", f"https://player.vimeo.com/video/{segments[0]}?dnt=1")
+            return Video("vimeo", f"https://player.vimeo.com/video/{segments[0]}?dnt=1",
+                         page=f"https://vimeo.com/{segments[0]}", platform="Vimeo")
     for ext, mime in _VIDEO_TYPES.items():
         if path.endswith(ext):
             return Video("file", url, mime)
@@ -250,4 +258,4 @@ class BlockRenderer:
             return None
         title = " ".join((block.title or "").split()) or "Video"
         return BlockView(type="video", kind=video.kind, src=video.src, mime=video.mime,
-                         title=title)
+                         page=video.page, platform=video.platform, title=title)

@@ -2,8 +2,10 @@
 
 Role: feed readers strip `<iframe>`s and resolve relative references against the
 feed's `xml:base` (the site's root), so the sanitized body HTML the pages show is
-adjusted for feeds: each video `<iframe>` (with its `<figure>`) becomes a link to
-the video, named by its title; each same-document reference (`href="#part"`, which
+adjusted for feeds: each video stand-in (the theme's `<figure class="video
+video--facade" data-player=… data-title=…>`, whose play button needs the page's script)
+and each video `<iframe>` (with its `<figure>`) becomes a plain link to the video's
+page, named by its title; each same-document reference (`href="#part"`, which
 the W3C feed validator flags, and which would point at the site's home page) becomes
 the article's absolute URL with that fragment. The input is sitegen's own sanitized
 HTML (attributes double-quoted and escaped); this module must never add markup from
@@ -18,6 +20,7 @@ from markupsafe import Markup, escape
 
 _FIGURE = re.compile(r'<figure\b[^>]*>\s*(<iframe\b[^>]*>\s*</iframe>)\s*</figure>', re.S)
 _IFRAME = re.compile(r"<iframe\b[^>]*>\s*</iframe>", re.S)
+_FACADE = re.compile(r'<figure class="video video--facade\b[^"]*"[^>]*>.*?</figure>', re.S)
 _ATTR = re.compile(r'\s([a-z-]+)="([^"]*)"')
 _EMBEDS = (
     (re.compile(r"^https://www\.youtube(?:-nocookie)?\.com/embed/([A-Za-z0-9_-]{11})"),
@@ -28,7 +31,9 @@ _FRAGMENT = re.compile(r'href="#')
 
 
 def _video_link(iframe: str) -> str:
-    attrs = dict(_ATTR.findall(iframe))
+    attrs = dict(_ATTR.findall(iframe.split(">", 1)[0]))
+    if "data-player" in attrs:  # a stand-in (its start tag)
+        attrs = {"src": attrs["data-player"], "title": attrs.get("data-title", "")}
     src = Markup(attrs.get("src", "")).unescape()
     if not src.startswith("https://"):
         return ""
@@ -43,6 +48,8 @@ def _video_link(iframe: str) -> str:
 
 def feed_html(html: str, url: str) -> str:
     """*html* (an article body) as a feed entry carries it; *url* is the article's."""
+    if "video--facade" in html:
+        html = _FACADE.sub(lambda m: _video_link(m.group(0)), html)
     if "<iframe" in html:
         html = _FIGURE.sub(lambda m: _video_link(m.group(1)), html)
         html = _IFRAME.sub(lambda m: _video_link(m.group(0)), html)

@@ -7,8 +7,8 @@ shows it); `chromium` launches Debian's Chromium, never a browser a tool downloa
 
 from __future__ import annotations
 
-import fnmatch
 import functools
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +21,14 @@ from playwright.sync_api import Browser, sync_playwright
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--no-first-run"]
 THEMES = ("default", "magazine")
+
+
+def rule_pattern(path: str) -> re.Pattern[str]:
+    """A `_headers` path as both hosts read it: `*` matches anything, a `:name` segment one
+    segment."""
+    parts = re.split(r"(\*|:[A-Za-z_][A-Za-z0-9_]*)", path)
+    return re.compile("".join(".*" if part == "*" else "[^/]+" if part.startswith(":")
+                              else re.escape(part) for part in parts) + r"\Z")
 
 
 def header_rules(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -45,7 +53,7 @@ class _HeadersHandler(SimpleHTTPRequestHandler):
     def end_headers(self) -> None:
         path = self.path.split("?", 1)[0]
         for pattern, headers in self.rules:
-            if fnmatch.fnmatchcase(path, pattern):
+            if rule_pattern(pattern).match(path):
                 for name, value in headers:
                     self.send_header(name, value)
         super().end_headers()

@@ -293,8 +293,8 @@ def test_search_works_in_the_preview(browser: Browser, preview: Preview) -> None
     try:
         opened = context.new_page()
         opened.goto(preview.url.rstrip("/") + "/search/")
-        opened.locator(".pagefind-ui__search-input").fill(word)
-        first = opened.locator(".pagefind-ui__result-link").first
+        opened.locator("#search-input").fill(word)
+        first = opened.locator(".search-result__link").first
         first.wait_for(timeout=WAIT_MS)
         assert first.get_attribute("href") == url
         assert opened.request.get(preview.url.rstrip("/") + url).status == 200

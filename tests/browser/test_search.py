@@ -121,19 +121,20 @@ def test_a_word_of_one_article_finds_it_first(
         page.wait_for_url(base + "/search/")
         policy = response.headers.get("content-security-policy", "")
         assert "'wasm-unsafe-eval'" in policy
-        box = page.locator(".pagefind-ui__search-input")
+        box = page.locator("#search-input")
         box.fill(word)
-        first = page.locator(".pagefind-ui__result-link").first
+        first = page.locator(".search-result__link").first
         first.wait_for(timeout=15000)
         assert first.get_attribute("href") == url, (word, url)
-        text = page.locator(".pagefind-ui__result").first.inner_text()
+        text = page.locator(".search-result").first.inner_text()
         assert word in text.lower()
-        # The UI takes the theme's colours (Pagefind UI's CSS variables).
-        colour = page.evaluate("getComputedStyle(document.querySelector('.pagefind-ui'))"
-                               ".getPropertyValue('--pagefind-ui-text').trim()")
-        theirs = page.evaluate("getComputedStyle(document.documentElement)"
-                               ".getPropertyValue('--text').trim()")
-        assert colour == "var(--text)" or colour == theirs, colour
+        # The results take the theme's colours: the excerpt its muted text.
+        colour = page.evaluate("getComputedStyle(document.querySelector("
+                               "'.search-result__excerpt')).color")
+        theirs = page.evaluate("(() => { const p = document.createElement('p');"
+                               " p.style.color = 'var(--muted)'; document.body.append(p);"
+                               " const c = getComputedStyle(p).color; p.remove(); return c; })()")
+        assert colour == theirs, (colour, theirs)
         assert errors == [], errors
     finally:
         context.close()
@@ -147,7 +148,7 @@ def test_a_query_in_the_address_runs(served: dict[str, tuple[str, Path]],
     try:
         page = context.new_page()
         page.goto(f"{base}/search/?q={word}")
-        first = page.locator(".pagefind-ui__result-link").first
+        first = page.locator(".search-result__link").first
         first.wait_for(timeout=15000)
         assert first.get_attribute("href") == url
     finally:
@@ -174,7 +175,7 @@ def test_a_word_of_one_article_is_found_first_whichever_shard_holds_it(
                 continue
             tried += 1
             page.goto(f"{base}/search/?q={word}")
-            first = page.locator(".pagefind-ui__result-link").first
+            first = page.locator(".search-result__link").first
             first.wait_for(timeout=15000)
             assert first.get_attribute("href") == url, (shard, word, url)
         assert tried >= 3 and errors == [], (tried, errors)

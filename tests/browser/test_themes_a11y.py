@@ -3,7 +3,7 @@
 The demo workspace is built once per theme (`default`, `magazine`) and served over
 loopback with its `_headers` rules applied; every page kind a reader lands on — home,
 articles with every block type and in French and German, a second list page, topic, tag,
-author, social, 404, search (Pagefind's UI showing results) — is checked with
+author, social, 404, search (showing results) — is checked with
 axe-core (every rule, at 375 and 1280 px, in the light and the dark colour scheme),
 whose `axe.min.js` comes from the `axe-playwright-python` test dependency, and the
 whole output with the current Nu HTML checker (`tests/vnu.py`). A second
@@ -130,9 +130,9 @@ def test_axe_finds_no_violation(
         for name, path in PAGES.items():
             response = page.goto(sites[theme] + path)
             assert response is not None and response.status == 200, f"{theme} {path}"
-            if name == "search":  # Pagefind's UI, with results shown
-                page.locator(".pagefind-ui__search-input").fill("sauerkraut")
-                page.locator(".pagefind-ui__result-link").first.wait_for(timeout=15000)
+            if name == "search":  # with results shown
+                page.locator("#search-input").fill("sauerkraut")
+                page.locator(".search-result__link").first.wait_for(timeout=15000)
             page.add_script_tag(content=axe)
             options: dict[str, Any] = {"resultTypes": ["violations"]}
             results = page.evaluate("options => axe.run(document, options)", options)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sitegen.deploy.objects import content_type, object_headers, website_redirects
 from sitegen.deploy.plan import plan_deploy, reconcile
-from sitegen.emit.headers import IMMUTABLE, REVALIDATE, render_headers
+from sitegen.emit.headers import IMMUTABLE, REVALIDATE, SHORT, render_headers
 from sitegen.storefile import open_store
 
 SITE = {"index.html": "h1", "new/index.html": "n1", "static/style.ab12.css": "c2",
@@ -55,19 +55,25 @@ def test_headers_follow_the_headers_file_rule() -> None:
     assert content_type("_redirects") == "text/plain; charset=utf-8"
 
 
-def test_every_immutable_glob_of_the_headers_file_is_the_deploy_rule() -> None:
-    """What `_headers` caches for a year (search on) is what deploy uploads as immutable."""
+def test_every_cache_rule_of_the_headers_file_is_the_deploy_rule() -> None:
+    """What `_headers` caches for a year or a short while (search on) is what deploy
+    uploads with that Cache-Control; anything else revalidates."""
     import fnmatch
 
     lines = render_headers("", None, search=True).decode().splitlines()
-    globs = [lines[i - 1].lstrip("/").replace(":shard", "*") for i, line in enumerate(lines)
-             if line.strip() == f"Cache-Control: {IMMUTABLE}"]  # (`:shard`: one segment)
-    assert {"static/*", "media/*", "pagefind/*/fragment/*", "pagefind/*/index/*"} <= set(globs)
+    rules = {value: [lines[i - 1].lstrip("/").replace(":shard", "*")  # (`:shard`: one segment)
+                     for i, line in enumerate(lines) if line.strip() == f"Cache-Control: {value}"]
+             for value in (IMMUTABLE, SHORT)}
+    assert {"static/*", "media/*", "pagefind/*/fragment/*", "pagefind/*/index/*"} <= set(
+        rules[IMMUTABLE])
+    assert {"pagefind/pagefind-ui.js", "pagefind/*/pagefind.js"} <= set(rules[SHORT])
     for path in ("static/app.1a2b.js", "pagefind/en-0/fragment/en_3f2.pf_fragment",
                  "pagefind/de-3/index/en_9c1.pf_index", "pagefind/en-0/pagefind.js",
                  "pagefind/pagefind-ui.js", "pagefind/shards.json", "a/index.html",
-                 "media/abc-480.webp", "feed.xml"):
-        expected = IMMUTABLE if any(fnmatch.fnmatch(path, g) for g in globs) else REVALIDATE
+                 "media/abc-480.webp", "feed.xml", "pagefind/en-0/pagefind-worker.js",
+                 "pagefind/en-0/pagefind-entry.json"):
+        expected = next((value for value, globs in rules.items()
+                         if any(fnmatch.fnmatch(path, g) for g in globs)), REVALIDATE)
         assert object_headers(path)["CacheControl"] == expected, path
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sitegen.emit.headers import (
     IMMUTABLE,
     REVALIDATE,
+    SHORT,
     cache_control,
     content_security_policy,
     origin_of,
@@ -29,7 +30,26 @@ def test_headers_file_rules() -> None:
     searching = render_headers("", None, search=True).decode()
     assert [line for line in searching.splitlines() if line.startswith("/")] == [
         "/*", "/static/*", "/media/*", "/pagefind/:shard/fragment/*", "/pagefind/:shard/index/*",
-        "/pagefind/:shard/filter/*"]
+        "/pagefind/:shard/filter/*", "/pagefind/pagefind-ui.js", "/pagefind/pagefind-ui.css",
+        "/pagefind/pagefind-modular-ui.js", "/pagefind/pagefind-modular-ui.css",
+        "/pagefind/pagefind-component-ui.js", "/pagefind/pagefind-component-ui.css",
+        "/pagefind/pagefind-highlight.js", "/pagefind/:shard/pagefind.js",
+        "/pagefind/:shard/pagefind-worker.js"]
+    ui = searching[searching.index("/pagefind/pagefind-ui.js"):]
+    assert ui.splitlines()[1] == "  Cache-Control: public, max-age=600, must-revalidate"
+
+
+def test_pagefind_scripts_are_cached_briefly_for_deploy_too() -> None:
+    """Pagefind's scripts and stylesheets keep their names from version to version: a
+    short lifetime, then revalidation, never immutable; its hashed chunks a year."""
+    for path in ("pagefind/pagefind-ui.js", "pagefind/pagefind-ui.css",
+                 "pagefind/en-0/pagefind.js", "pagefind/fr-3/pagefind-worker.js"):
+        assert cache_control(path) == SHORT, path
+    assert cache_control("pagefind/en-0/fragment/en_309ee5d.pf_fragment") == IMMUTABLE
+    for path in ("pagefind/en-0/pagefind-entry.json", "pagefind/shards.json",
+                 "pagefind/en-0/wasm.en.pagefind", "pagefind/a/b/pagefind.js",
+                 "pagefind-ui.js"):
+        assert cache_control(path) == REVALIDATE, path
 
 
 def test_hashed_images_are_immutable_for_deploy_too_and_nothing_else_under_media_is_made(

@@ -49,5 +49,5 @@ def test_the_preview_serves_the_demo_s_images_and_its_search(tmp_path: Path) -> 
             wasm = next((output / "pagefind" / shard).glob("wasm.*.pagefind"))
             assert web.get(f"/pagefind/{shard}/{wasm.name}").content == wasm.read_bytes()
             search = web.get("/search/")
-            assert search.status_code == 200 and "/pagefind/pagefind-ui.js" in search.text
+            assert search.status_code == 200 and 'data-bundle="/pagefind/"' in search.text
             assert web.get("/pagefind/pagefind-ui.js").status_code == 200

@@ -20,6 +20,23 @@ def test_video_iframes_become_links_named_by_the_video_title() -> None:
     assert out.startswith("<p>Intro</p>")
 
 
+def test_video_stand_ins_become_links_named_by_the_video_title() -> None:
+    body = ('<p>Intro</p>\n<figure class="video video--facade video--youtube" data-player="'
+            'https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ" data-title="Fish &amp; chips">\n'
+            '  <div class="video__frame">\n    <p class="video__title">Fish &amp; chips</p>\n'
+            '    <button class="video__play" type="button" hidden>Play</button>\n  </div>\n'
+            '  <figcaption class="video__caption"><a class="video__link" href="https://www.'
+            'youtube.com/watch?v=dQw4w9WgXcQ">Watch on YouTube</a></figcaption>\n</figure>\n'
+            '<figure class="video video--facade video--vimeo" data-player="https://player.vimeo.'
+            'com/video/123?dnt=1" data-title="Clouds"><div class="video__frame"></div></figure>'
+            '<figure class="figure"><img src="/a.png" alt=""></figure>')
+    out = feed_html(body, URL)
+    assert "<button" not in out and "video__" not in out
+    assert out == ('<p>Intro</p>\n<p><a href="https://www.youtube.com/watch?v=dQw4w9WgXcQ">▶ '
+                   'Fish &amp; chips</a></p>\n<p><a href="https://vimeo.com/123">▶ Clouds</a></p>'
+                   '<figure class="figure"><img src="/a.png" alt=""></figure>')
+
+
 def test_same_document_references_point_at_the_article() -> None:
     out = feed_html('<a href="#part-2">Part 2</a> <a href="/other/">x</a>', URL)
     assert out == '<a href="https://site.test/a-post/#part-2">Part 2</a> <a href="/other/">x</a>'

@@ -75,8 +75,13 @@ def test_classify_video(url: str, kind: str, src: str) -> None:
 
 def test_video_markup(blocks: BlockRenderer) -> None:
     html = render(blocks, {"type": "video", "url": "https://youtu.be/dQw4w9WgXcQ", "title": "T"})
-    assert 'src="https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ"' in html
-    assert 'loading="lazy"' in html and 'title="T"' in html
+    # a stand-in: the player's address for the theme's script, no frame before a click
+    assert 'data-player="https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ"' in html
+    assert "<iframe" not in html and 'data-title="T"' in html
+    assert '<p class="video__title">T</p>' in html
+    assert '<a class="video__link" href="https://www.youtube.com/watch?v=dQw4w9WgXcQ"' in html
+    vimeo = render(blocks, {"type": "video", "url": "https://vimeo.com/42", "title": "V"})
+    assert 'href="https://vimeo.com/42"' in vimeo and "Watch on Vimeo" in vimeo
     file = render(blocks, {"type": "video", "url": "https://cdn.test/a.ogg"})
     assert '<video controls preload="none"' in file and 'type="video/ogg"' in file
     assert classify_video("javascript:alert(1)") is None

@@ -1,28 +1,51 @@
 /* sitegen: the search page's script (a file, so a strict Content-Security-Policy holds).
-   The index is in shards (one Pagefind bundle each, under the bundle folder): shards.json
-   lists each language's shards, the language with the most pages first. This starts
-   Pagefind's UI (pagefind-ui.js, loaded before this file) in #search on the first shard of
-   the page's <html lang> and merges the others (Pagefind's mergeIndex: results of all
-   shards ranked together), with the bundle's folder and the site's base path from the
-   element's data- attributes, and runs the query of a `?q=` link. Each shard scores its
-   pages by its own statistics, and one without the word offers near matches (known words
-   the word begins with: "in" for "infrastructure"): a high termSimilarity keeps those far
-   below any exact match, and the title's metadata weighs nothing (near matches in it
-   escape that penalty; the themes index the title as the page's heading instead), so a
-   word found in one shard ranks first as it would in one index. Pagefind labels its box
-   with a title only: the page's visible heading labels it instead. */
+   It enables the page's search box (disabled without JavaScript, where the page says
+   search needs it) and searches as one types, or the query of a `?q=` link, through
+   Pagefind's JS API (the shard's pagefind.js). The index is in shards (one Pagefind bundle
+   each, under the form's data-bundle folder): shards.json lists each language's shards,
+   the language with the most pages first; the first shard of the page's <html lang> is
+   loaded and the others merged (mergeIndex: results of all shards ranked together). Each
+   shard scores its pages by its own statistics, and one without the word offers near
+   matches (known words the word begins with: "in" for "infrastructure"): a high
+   termSimilarity keeps those far below any exact match, and the title's metadata weighs
+   nothing (near matches in it escape that penalty; the themes index the title as the
+   page's heading instead), so a word found in one shard ranks first as it would in one
+   index.
+   Results are drawn in one step, a batch at a time, into the region the page reserves
+   (no layout shift): each title a heading link, its excerpt below without the title
+   (the indexed text begins with the heading, so an excerpt of its first words repeats
+   it). An excerpt is Pagefind's text with <mark> around the words found; it is read
+   into inert nodes, and only its text and marks are kept. */
 (function () {
   "use strict";
-  var element = document.getElementById("search");
-  if (!element || typeof window.PagefindUI !== "function") {
+  var form = document.getElementById("search-form");
+  var input = document.getElementById("search-input");
+  var status = document.getElementById("search-status");
+  var list = document.getElementById("search-results");
+  var more = document.getElementById("search-more");
+  if (!form || !input || !status || !list || !more || !window.fetch || !window.DOMParser) {
     return;
   }
-  var bundle = element.getAttribute("data-bundle");
+  var bundle = form.getAttribute("data-bundle");
+  var base = form.getAttribute("data-base");
+  var lang = document.documentElement.lang || "en";
+  var BATCH = 10;
+  // (each merged index takes its own options)
+  var ranking = { termSimilarity: 10, metaWeights: { title: 0 } };
+  var plural = window.Intl && Intl.PluralRules ? new Intl.PluralRules(lang) : null;
+  var WORD = /[\p{L}\p{N}]+/gu;
+
+  var message = function (name, values) {
+    var text = form.getAttribute("data-" + name) || "";
+    return text.replace(/\{(\w+)\}/g, function (whole, key) {
+      return Object.prototype.hasOwnProperty.call(values, key) ? values[key] : whole;
+    });
+  };
 
   var shardsOf = function (listed) {
     var languages = (listed && listed.languages) || {};
-    var lang = (document.documentElement.lang || "").toLowerCase();
-    var found = languages[lang] || languages[lang.split("-")[0]];
+    var code = lang.toLowerCase();
+    var found = languages[code] || languages[code.split("-")[0]];
     if (!found) {
       var first = Object.keys(languages)[0];
       found = first ? languages[first] : null;
@@ -30,54 +53,206 @@
     return found && found.shards && found.shards.length ? found.shards : null;
   };
 
-  var label = function () {
-    var input = element.querySelector("input");
-    if (input) {
-      input.setAttribute("aria-labelledby", "search-title");
+  var loading = null;
+  var load = function () {
+    if (loading === null) {
+      loading = fetch(bundle + "shards.json")
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .catch(function () { return null; })
+        .then(function (listed) {
+          var shards = shardsOf(listed) || [];
+          var first = shards.length ? bundle + shards[0] + "/" : bundle;
+          return import(first + "pagefind.js").then(function (pagefind) {
+            var ready = pagefind.options({ baseUrl: base, ranking: ranking });
+            shards.slice(1).forEach(function (shard) {
+              ready = ready.then(function () {
+                return pagefind.mergeIndex(bundle + shard + "/",
+                                           { baseUrl: base, ranking: ranking });
+              });
+            });
+            return ready.then(function () { return pagefind; });
+          });
+        });
     }
-    return Boolean(input);
+    return loading;
   };
 
-  // (each merged index takes its own options)
-  var ranking = { termSimilarity: 10, metaWeights: { title: 0 } };
-
-  var start = function (shards) {
-    var options = {
-      element: "#search",
-      bundlePath: shards ? bundle + shards[0] + "/" : bundle,
-      baseUrl: element.getAttribute("data-base"),
-      showImages: false,
-      showSubResults: false,
-      autofocus: true,
-      ranking: ranking
-    };
-    if (shards && shards.length > 1) {
-      options.mergeIndex = shards.slice(1).map(function (shard) {
-        return { bundlePath: bundle + shard + "/", ranking: ranking };
-      });
-    }
-    var ui = new window.PagefindUI(options);
-    if (!label()) {
-      new MutationObserver(function (changes, observer) {
-        if (label()) {
-          observer.disconnect();
-        }
-      }).observe(element, { childList: true, subtree: true });
-    }
-    var query = new URLSearchParams(window.location.search).get("q");
-    if (query) {
-      ui.triggerSearch(query);
-    }
-  };
-
-  fetch(bundle + "shards.json")
-    .then(function (response) {
-      return response.ok ? response.json() : null;
-    })
-    .catch(function () {
-      return null;
-    })
-    .then(function (listed) {
-      start(shardsOf(listed));
+  // The excerpt's pieces ({text, mark}) from Pagefind's HTML, parsed inert.
+  var pieces = function (html) {
+    var body = new DOMParser().parseFromString(html || "", "text/html").body;
+    return Array.prototype.map.call(body.childNodes, function (node) {
+      return { text: node.textContent || "", mark: node.nodeName === "MARK" };
     });
+  };
+
+  // How many characters of the excerpt's text are the title's: the indexed text begins
+  // with the title (the page's heading), and an excerpt of its first words holds all or the
+  // end of it ("… Jar of Sauerkraut." of "Your First Jar of Sauerkraut").
+  var titled = function (text, title, content) {
+    var whole = (content || "").replace(/\s+/g, " ").trim();
+    var head = title.replace(/\s+/g, " ").trim();
+    var start = whole.indexOf(text.replace(/\s+/g, " ").trim());
+    if (head && whole.indexOf(head) === 0 && start >= 0) {
+      return Math.max(0, head.length - start);
+    }
+    var words = head.toLowerCase().match(WORD) || [];  // (no content: the words alone)
+    WORD.lastIndex = 0;
+    var end = 0;
+    for (var i = 0; i < words.length; i += 1) {
+      var found = WORD.exec(text);
+      if (!found || found[0].toLowerCase() !== words[i]) {
+        WORD.lastIndex = 0;
+        return 0;
+      }
+      end = WORD.lastIndex;
+    }
+    WORD.lastIndex = 0;
+    return end;
+  };
+
+  // The pieces without the title's part, and the punctuation after it.
+  var withoutTitle = function (parts, title, content) {
+    var text = parts.map(function (part) { return part.text; }).join("");
+    var end = titled(text.replace(/^\s+/, ""), title, content);
+    if (!end) {
+      return parts;
+    }
+    end += text.length - text.replace(/^\s+/, "").length;
+    while (end < text.length && !/[\p{L}\p{N}]/u.test(text[end])) {
+      end += 1;
+    }
+    var kept = [];
+    parts.forEach(function (part) {
+      var cut = Math.min(end, part.text.length);
+      end -= cut;
+      if (part.text.length > cut) {
+        kept.push({ text: part.text.slice(cut), mark: part.mark });
+      }
+    });
+    return kept;
+  };
+
+  var result = function (data) {
+    var title = (data.meta && data.meta.title) || data.url;
+    var item = document.createElement("li");
+    item.className = "search-result";
+    var heading = document.createElement("h2");
+    heading.className = "search-result__title";
+    var link = document.createElement("a");
+    link.className = "search-result__link";
+    link.href = data.url;
+    link.textContent = title;
+    heading.appendChild(link);
+    item.appendChild(heading);
+    var parts = withoutTitle(pieces(data.excerpt), title, data.content);
+    if (parts.length) {
+      var excerpt = document.createElement("p");
+      excerpt.className = "search-result__excerpt";
+      parts.forEach(function (part) {
+        var node = document.createTextNode(part.text);
+        if (part.mark) {
+          var mark = document.createElement("mark");
+          mark.appendChild(node);
+          node = mark;
+        }
+        excerpt.appendChild(node);
+      });
+      item.appendChild(excerpt);
+    }
+    return item;
+  };
+
+  var searched = 0;
+  var found = [];
+  var shown = 0;
+  var term = "";
+
+  var say = function () {
+    var count = found.length;
+    var values = { n: count.toLocaleString(lang), q: term };
+    if (!count) {
+      status.textContent = message("none", values);
+    } else {
+      var rule = plural && plural.select(count) === "one" ? "one" : "other";
+      status.textContent = message(rule, values);
+    }
+  };
+
+  // The next batch of results, drawn in one step once all of its data is in.
+  var next = function (id, fresh) {
+    var batch = found.slice(shown, shown + BATCH);
+    return Promise.all(batch.map(function (hit) { return hit.data(); }))
+      .then(function (data) {
+        if (id !== searched) {
+          return;
+        }
+        var items = document.createDocumentFragment();
+        data.forEach(function (entry) { items.appendChild(result(entry)); });
+        if (fresh) {
+          list.replaceChildren(items);
+          say();
+        } else {
+          list.appendChild(items);
+        }
+        shown += batch.length;
+        more.hidden = shown >= found.length;
+      });
+  };
+
+  var run = function (query) {
+    var id = (searched += 1);
+    term = query.trim();
+    if (!term) {
+      found = [];
+      shown = 0;
+      list.replaceChildren();
+      status.textContent = "";
+      more.hidden = true;
+      return;
+    }
+    load()
+      .then(function (pagefind) { return pagefind.search(term); })
+      .then(function (search) {
+        if (id !== searched || !search) {
+          return null;
+        }
+        found = search.results;
+        shown = 0;
+        return next(id, true);
+      })
+      .catch(function (error) {
+        status.textContent = "";
+        window.console.error(error);
+      });
+  };
+
+  var timer = 0;
+  input.addEventListener("input", function () {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(function () { run(input.value); }, 250);
+  });
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    window.clearTimeout(timer);
+    run(input.value);
+  });
+  more.addEventListener("click", function () {
+    var first = shown;
+    next(searched, false).then(function () {
+      var link = list.children[first] && list.children[first].querySelector("a");
+      if (link) {
+        link.focus();
+      }
+    });
+  });
+
+  input.disabled = false;
+  var query = new URLSearchParams(window.location.search).get("q");
+  if (query) {
+    input.value = query;
+    run(query);
+  } else {
+    input.focus();
+    load();
+  }
 })();
