@@ -22,6 +22,7 @@ from sitegen.fetch.fields import Record
 from sitegen.fetch.records import Article, Cluster
 from sitegen.model.body import article_body
 from sitegen.model.kinds import kind_of, layout_files, layout_pages
+from sitegen.model.languages import native_name
 from sitegen.model.own import menu_of, own_page_views
 from sitegen.model.related import link_neighbours, link_related
 from sitegen.model.slugs import (
@@ -298,7 +299,7 @@ def build_site(config: Config, workspace: Workspace,
         code = view.language
         if code not in languages:
             slug = device_safe(slugify(code) or "und", "lang")
-            languages[code] = LanguageView(id=code, name=code, slug=slug,
+            languages[code] = LanguageView(id=code, name=native_name(code), slug=slug,
                                            url=kind_of("language").url_for(slug=slug))
         languages[code].articles.append(view)
 

@@ -78,7 +78,8 @@ class TagView(Section):
 
 @dataclass(eq=False, slots=True)
 class LanguageView(Section):
-    """A language section (`id` and `name` are the language code)."""
+    """A language section: `id` is the language code, `name` the language's own name for
+    itself, capitalised ("Français"; `sitegen.model.languages`)."""
 
 
 @dataclass(eq=False, slots=True)
