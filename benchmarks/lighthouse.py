@@ -4,10 +4,11 @@ Builds the demo workspace in each theme (`default`, `magazine`) into a temporary
 serves each output over loopback with its `_headers` rules applied (as Netlify or
 Cloudflare Pages would: caching, Content-Security-Policy, nosniff, Referrer-Policy), and
 runs Lighthouse 12 (npm `lighthouse`, pinned in package.json: `npm ci` first) with
-Debian's Chromium on home, an article, a topic, a tag, a second list page and the 404
-page, with the mobile (default) and desktop presets. Prints the four category scores
-per page; every one should be 100, except SEO on 404 (`noindex` by design). Not a test:
-it takes minutes and its figures go into benchmarks/README.md ("Lighthouse").
+Debian's Chromium on home, an article, a topic, a tag, a second list page, the 404
+page, an author, a French article, the French language page and a social post, with
+the mobile (default) and desktop presets. Prints the four category scores per page;
+every one should be 100, except SEO on 404 (`noindex` by design). Not a test: it takes
+minutes and its figures go into benchmarks/README.md ("Lighthouse").
 
     .venv/bin/python benchmarks/lighthouse.py [--chromium /usr/bin/chromium] [--only home]
 """
@@ -38,6 +39,10 @@ PAGES = {
     "tag": "/tags/shell/",
     "page 2": "/page/2/",
     "404": "/404.html",
+    "author": "/authors/mara-lindqvist/",
+    "article-fr": "/le-levain-sans-dogme/",
+    "lang-fr": "/lang/fr/",
+    "social-post": "/social/night-trains-are-back/",
 }
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
