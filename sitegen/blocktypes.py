@@ -70,6 +70,8 @@ class ImageBlock(BlockRecord):
     type: Literal["image"] = "image"
     url: str
     caption: Text = None
+    #: The image's own text alternative (not in the API reference: read when a record has it).
+    alt: Text = None
 
 
 class ListBlock(BlockRecord):

@@ -142,6 +142,8 @@ class AuthorIdentity(Record):
     name: Text = None
     bio: Text = None
     imageUrl: Text = None
+    #: The language its bio is written in (not shown: read when a record has it).
+    language: Text = None
     createdAt: Timestamp = None
     updatedAt: Timestamp = None
 

@@ -5,7 +5,9 @@ one known block, else its markdown `content`), keep unknown blocks (drawn by
 `blocks/unknown.html`) and drop media blocks whose URL is unsafe (each a repair
 sentence for the caller to warn about), and derive what the model needs from the
 body: word count (each block's plain text, from the block registry
-`sitegen.blocktypes`), first image, and a content hash render caches key on.
+`sitegen.blocktypes`), first image and its text alternative, and a content hash render
+caches key on (with the article's title folded in when an image may take its text
+alternative from it: `titled_hash`).
 Must never do I/O, log, or render HTML.
 """
 
@@ -29,7 +31,8 @@ from sitegen.urls import safe_http_url
 WORDS_PER_MINUTE = 220
 # A tuple, not `A | B`: isinstance with a union builds the union on every call (~10x slower).
 _MEDIA_BLOCKS = (ImageBlock, VideoBlock)
-_MD_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)")
+_MD_IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*<?([^)\s>]+)")
+_MD_MARKS = re.compile(r"[*_`~\\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,11 @@ class Body:
     image: str
     hash: str
     repairs: list[str]
+    #: The first image's text alternative (its alt, else its caption; "" when neither).
+    image_alt: str = ""
+    #: Whether an image of the body may have neither alt nor caption: its text alternative
+    #: then comes from its context, the title among it (`titled_hash`).
+    titled: bool = False
 
     @property
     def reading_minutes(self) -> int:
@@ -54,12 +62,22 @@ def _markdown_hash(content: str) -> str:
     return hashlib.sha256(b"markdown" + content.encode("utf-8")).hexdigest()[:32]
 
 
-def _first_markdown_image(content: str) -> str:
+def _first_markdown_image(content: str) -> tuple[str, str]:
+    """The first usable image URL of a markdown body and its alt text, without markup."""
     for match in _MD_IMAGE.finditer(content):
-        url = safe_http_url(match.group(1))
+        url = safe_http_url(match.group(2))
         if url is not None:
-            return url
-    return ""
+            return url, " ".join(_MD_MARKS.sub("", match.group(1)).split())
+    return "", ""
+
+
+def titled_hash(body: Body, title: str) -> str:
+    """The hash render caches key *body* on: its own, with *title* folded in when an image
+    of it may take its text alternative from the title (`Body.titled`), so a rendered body
+    holds no stale title."""
+    if not body.titled:
+        return body.hash
+    return hashlib.sha256(f"{body.hash}\x00{title}".encode()).hexdigest()[:32]
 
 
 def article_body(article: Article) -> Body:
@@ -76,6 +94,8 @@ def article_body(article: Article) -> Body:
         unknown: dict[str, int] = {}
         words = known = 0
         image: str | None = None
+        image_alt = ""
+        titled = False
         digest = hashlib.sha256(b"blocks")
         for block in article.blocks:
             if isinstance(block, UnknownBlock):
@@ -88,8 +108,11 @@ def article_body(article: Article) -> Body:
                         repairs.append(f"article {article.id}: {block.type} block with an "
                                        "unusable URL was left out")
                         continue
-                    if isinstance(block, ImageBlock) and image is None:
-                        image = url  # (as a valid URL: what cards and share tags show)
+                    if isinstance(block, ImageBlock):
+                        alt = " ".join((block.alt or block.caption or "").split())
+                        titled = titled or not alt
+                        if image is None:
+                            image, image_alt = url, alt  # (a valid URL: cards, share tags)
                 known += 1
             words += len(plain_text(block).split())
             kept.append(block)
@@ -102,9 +125,10 @@ def article_body(article: Article) -> Body:
             repairs.append(f"article {article.id}: block type {label}{times} {shown}")
         if known:
             return Body("blocks", kept, content, words, image or "", digest.hexdigest()[:32],
-                        repairs)
+                        repairs, image_alt, titled)
     else:
         repairs = []
     words = len(content.split())
-    image = _first_markdown_image(content)
-    return Body("markdown", [], content, words, image, _markdown_hash(content), repairs)
+    image, image_alt = _first_markdown_image(content)
+    return Body("markdown", [], content, words, image, _markdown_hash(content), repairs,
+                image_alt, "![" in content)

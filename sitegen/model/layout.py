@@ -61,7 +61,9 @@ def _paginated(site: Site, kind: Kind, base: str, title: str, obj: object | None
             next_url=page_url(base, number + 1) if number < total else None,
             feed_url=feed_url, language=language,
             social_posts=cast("list[SocialPostView]", list(chunk) if posts else []),
-            updated=newest(shown)))
+            updated=newest(shown) if not posts else max(
+                (p.updated for p in cast("list[SocialPostView]", chunk) if p.updated),
+                default=None)))
     return pages
 
 
@@ -116,8 +118,8 @@ def social(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
 def social_posts(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
     """One page per social post."""
     return [Page(kind=kind.name, path=post.path, url=post.url, template=kind.template,
-                 title=post.title, obj=post, language=site.language, feed_url=site.feed_url)
-            for post in site.social_posts]
+                 title=post.title, obj=post, language=site.language, feed_url=site.feed_url,
+                 updated=post.updated) for post in site.social_posts]
 
 
 def search(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:

@@ -37,7 +37,8 @@ def own_page_views(sources: Sequence[PageSource]) -> list[OwnPage]:
             raise ConfigError(f"{source.name} and {taken[slug]} both want the URL {url}: set "
                               "another slug in the front matter of one of them")
         taken[slug] = source.name
-        body_hash = hashlib.sha256(("own\x00" + source.content).encode()).hexdigest()
+        titled = source.title + "\x00" if "![" in source.content else ""  # (`titled_hash`)
+        body_hash = hashlib.sha256(f"own\x00{titled}{source.content}".encode()).hexdigest()
         views.append(OwnPage(
             slug=slug, url=url, path=url_to_path(url), title=source.title,
             description=source.description, menu=source.menu, template=source.template,

@@ -20,8 +20,9 @@ from sitegen.config import Config
 from sitegen.errors import ConfigError
 from sitegen.fetch.fields import Record
 from sitegen.fetch.records import Article, Cluster
-from sitegen.model.body import article_body
+from sitegen.model.body import article_body, titled_hash
 from sitegen.model.kinds import kind_of, layout_files, layout_pages
+from sitegen.model.languages import native_name
 from sitegen.model.own import menu_of, own_page_views
 from sitegen.model.related import link_neighbours, link_related
 from sitegen.model.slugs import (
@@ -145,8 +146,8 @@ def article_view(config: Config, article: Article, choose: SlugChoice,
         description=description, language=language, tags=[],
         keywords=[k for k in keywords if k][:20], published=published, updated=updated,
         reading_minutes=body.reading_minutes, body_kind=body.kind, blocks=body.blocks,
-        content=body.content, body_hash=body.hash, image=body.image,
-        model=_text(article.model),
+        content=body.content, body_hash=titled_hash(body, title), image=body.image,
+        image_alt=body.image_alt, model=_text(article.model),
     )
 
 
@@ -270,6 +271,7 @@ def build_site(config: Config, workspace: Workspace,
             url=kind_of("agent").url_for(slug=s),
             description=_text(getattr(r, "description", None)),
             model=_text(getattr(r, "model", None)),
+            language=_language(getattr(r, "language", None), config.site.language, "")[0],
         ),
         lambda r: getattr(r, "name", None), "agent", late,
     )
@@ -281,6 +283,7 @@ def build_site(config: Config, workspace: Workspace,
             id=str(getattr(r, "id", "")), name=_text(getattr(r, "name", None)) or s, slug=s,
             url=kind_of("author").url_for(slug=s), bio=(getattr(r, "bio", None) or "").strip(),
             image=safe_http_url(getattr(r, "imageUrl", None)) or "",
+            language=_language(getattr(r, "language", None), config.site.language, "")[0],
         ),
         lambda r: getattr(r, "name", None), "author identity", late,
     )
@@ -298,7 +301,7 @@ def build_site(config: Config, workspace: Workspace,
         code = view.language
         if code not in languages:
             slug = device_safe(slugify(code) or "und", "lang")
-            languages[code] = LanguageView(id=code, name=code, slug=slug,
+            languages[code] = LanguageView(id=code, name=native_name(code), slug=slug,
                                            url=kind_of("language").url_for(slug=slug))
         languages[code].articles.append(view)
 

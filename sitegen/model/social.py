@@ -61,6 +61,13 @@ def _promoted(record: SocialPost, articles: _Articles, base_url: str) -> Article
     return None
 
 
+def _alt_in(article: ArticleView | None, image: str) -> str:
+    """The text alternative *article* gives *image* when it shows it first ("" otherwise)."""
+    if article is not None and image and article.image == image:
+        return article.image_alt
+    return ""
+
+
 def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
                  base_url: str) -> list[SocialPostView]:
     """The posts (newest first), each with its page URL and promoted article."""
@@ -79,10 +86,13 @@ def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
         wanted = slugify(record.slug) or slugify(title) or "post-" + short_hash(record.id)
         slug = allocator.allocate(device_safe(wanted, "post"))
         url = f"/social/{slug}/"
+        promoted = _promoted(record, found, base_url)
+        share = by_slot["landscape"] or image
         posts.append(SocialPostView(
             id=record.id, title=title, slug=slug, content=(record.content or "").strip(),
-            image=image, published=record.createdAt or record.updatedAt, url=url,
-            path=url_to_path(url), slot=chosen, share_image=by_slot["landscape"] or image,
-            article=_promoted(record, found, base_url)))
+            image=image, published=record.createdAt or record.updatedAt,
+            updated=record.updatedAt or record.createdAt, url=url,
+            path=url_to_path(url), slot=chosen, share_image=share, article=promoted,
+            image_alt=_alt_in(promoted, image), share_alt=_alt_in(promoted, share)))
     posts.sort(key=lambda p: (p.published or EPOCH, p.id), reverse=True)
     return posts

@@ -51,9 +51,11 @@ class Section:
 
 @dataclass(eq=False, slots=True)
 class AgentView(Section):
-    """An agent with at least one published article."""
+    """An agent with at least one published article; `language` is the one it writes in
+    (its record's, else the site's): its description's."""
 
     model: str = ""
+    language: str = ""
 
 
 @dataclass(eq=False, slots=True)
@@ -65,10 +67,12 @@ class ClusterView(Section):
 
 @dataclass(eq=False, slots=True)
 class AuthorView(Section):
-    """An author identity (voice persona); `image` is a safe URL or empty."""
+    """An author identity (an AI voice persona); `image` is a safe URL or empty; `language`
+    the one its bio is written in (its record's, else the site's default)."""
 
     bio: str = ""
     image: str = ""
+    language: str = ""
 
 
 @dataclass(eq=False, slots=True)
@@ -78,7 +82,8 @@ class TagView(Section):
 
 @dataclass(eq=False, slots=True)
 class LanguageView(Section):
-    """A language section (`id` and `name` are the language code)."""
+    """A language section: `id` is the language code, `name` the language's own name for
+    itself, capitalised ("Français"; `sitegen.model.languages`)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -101,7 +106,8 @@ class SocialPostView:
 
     `image` is the selected slot's image (safe URL or ""), `share_image` the one of the
     shape link previews want (landscape when there is one), `article` the published
-    article it promotes (None when the record names none of the site's).
+    article it promotes (None when the record names none of the site's), `updated` its
+    last change (the sitemap's `lastmod`; None when the record has no date).
     """
 
     id: str
@@ -115,6 +121,11 @@ class SocialPostView:
     slot: str = ""
     share_image: str = ""
     article: ArticleView | None = field(default=None, repr=False)
+    updated: datetime | None = None
+    #: `image`'s text alternative when the promoted article shows the same image with one.
+    image_alt: str = ""
+    #: `share_image`'s, likewise.
+    share_alt: str = ""
 
 
 @dataclass(eq=False, slots=True)
@@ -163,6 +174,8 @@ class ArticleView:
     content: str = field(repr=False)
     body_hash: str
     image: str
+    #: `image`'s text alternative (its alt, else its caption; "" when it has neither).
+    image_alt: str = ""
     #: The model that wrote it (the record's, else its agent's; "" when neither says).
     model: str = ""
     # The links of the site graph stay out of repr (else one article prints the whole site).

@@ -235,12 +235,13 @@ class BlockRenderer:
             return None
         caption = " ".join((block.caption or "").split())
         index, ids.images = ids.images, ids.images + 1
-        # The caption beside the image is its text alternative (WAI: an image with an
-        # adjacent text alternative gets alt=""), so screen readers read it once.
-        shown = self.image(src, "", index) if self.image is not None else None
+        # Its own alt, else its caption, else its context (the section's heading, the
+        # page's title): never blank, since a body's image is content, not decoration.
+        alt = " ".join((block.alt or "").split()) or caption or ids.context_alt()
+        shown = self.image(src, alt, index) if self.image is not None else None
         if shown == "":  # it could not be used and has no URL of its own: the caption
             src = ""
-        return BlockView(type="image", src=src, caption=caption, alt="",
+        return BlockView(type="image", src=src, caption=caption, alt=alt,
                          picture=Markup(shown or ""), eager=index == 0)
 
     def _list(self, block: ListBlock, ids: HeadingIds) -> BlockView | None:

@@ -7,7 +7,9 @@ video--facade" data-player=… data-title=…>`, whose play button needs the pag
 and each video `<iframe>` (with its `<figure>`) becomes a plain link to the video's
 page, named by its title; each same-document reference (`href="#part"`, which
 the W3C feed validator flags, and which would point at the site's home page) becomes
-the article's absolute URL with that fragment. The input is sitegen's own sanitized
+the article's absolute URL with that fragment; and each root-relative `src`, `href` and
+`srcset` URL (the site's images and links) becomes absolute on the site's origin, since
+many readers ignore `xml:base`. The input is sitegen's own sanitized
 HTML (attributes double-quoted and escaped); this module must never add markup from
 anything but those escaped attribute values, and never do I/O.
 """
@@ -15,6 +17,7 @@ anything but those escaped attribute values, and never do I/O.
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
@@ -28,6 +31,9 @@ _EMBEDS = (
     (re.compile(r"^https://player\.vimeo\.com/video/([0-9]{1,12})"), "https://vimeo.com/{}"),
 )
 _FRAGMENT = re.compile(r'href="#')
+_ROOTED = re.compile(r'\s(src|href)="/(?!/)')
+_SRCSET = re.compile(r'\ssrcset="([^"]*)"')
+_CANDIDATE = re.compile(r'(^|,\s*)/(?!/)')
 
 
 def _video_link(iframe: str) -> str:
@@ -55,4 +61,16 @@ def feed_html(html: str, url: str) -> str:
         html = _IFRAME.sub(lambda m: _video_link(m.group(0)), html)
     if 'href="#' in html:
         html = _FRAGMENT.sub(lambda m: f'href="{escape(url)}#', html)
-    return html
+    return absolute(html, url)
+
+
+def absolute(html: str, url: str) -> str:
+    """*html* with its root-relative `src`, `href` and `srcset` URLs made absolute on the
+    origin of *url* (an absolute http(s) URL; "/blog/x" → "https://host/blog/x")."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return html
+    origin = str(escape(f"{parts.scheme}://{parts.netloc}"))
+    html = _ROOTED.sub(lambda m: f' {m.group(1)}="{origin}/', html)
+    return _SRCSET.sub(lambda m: ' srcset="' + _CANDIDATE.sub(
+        lambda c: f"{c.group(1)}{origin}/", m.group(1)) + '"', html)

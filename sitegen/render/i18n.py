@@ -117,11 +117,12 @@ class Translator:
             found = self._formatted[value] = str(format_decimal(value, locale=self._locale))
         return found
 
-    def count(self, value: int, one: str, other: str) -> str:
+    def count(self, value: int, one: str, other: str, **values: object) -> str:
         """*value* with the message for its CLDR plural category: `t.count(n, "{n} article",
-        "{n} articles")` ("1 article", "3 articles"; the locale decides what "one" is)."""
+        "{n} articles")` ("1 article", "3 articles"; the locale decides what "one" is);
+        *values* fill the message's other fields."""
         message = one if self._locale.plural_form(value) == "one" else other
-        return self(message, n=self.number(value))
+        return self(message, n=self.number(value), **values)
 
     def minutes(self, value: int) -> str:
         """Reading time: "3 min read" in this language."""

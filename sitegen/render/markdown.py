@@ -4,7 +4,8 @@ Role: render untrusted markdown with "commonmark" + tables + strikethrough and
 raw HTML off. Links and images keep only http(s), mailto and relative URLs (any
 other link becomes its text, any other image its alt text); external links get
 rel="noopener noreferrer"; images go through the `image` hook (processed images
-as a sized `<picture>`), else load lazily but for the body's first; headings are renumbered so the
+as a sized `<picture>`), else load lazily but for the body's first, and an image
+with no alt text takes its context's (`HeadingIds.context_alt`); headings are renumbered so the
 body's top level is <h2> (the page title is the only <h1>) and each deeper level
 is one below its parent, never skipping one; they get ids unique per page; fenced code goes
 through a code renderer (the theme's `blocks/code.html`). `ImageFinder` lends this
@@ -78,6 +79,17 @@ class HeadingIds:
     open: list[tuple[int, int]] = field(default_factory=list)
     #: Images rendered so far in this body (the first is not lazy).
     images: int = 0
+    #: The title of the page the body is on: the text alternative of an image with no alt
+    #: (nor caption) before the body's first heading (`context_alt`).
+    title: str = ""
+
+    def context_alt(self, heading: str | None = None) -> str:
+        """The text alternative of an image that has none of its own: the heading of the
+        section it is in (*heading*, else the last one noted so far), else the title of
+        the page (an image before any heading). A guess from context, never a blank."""
+        if heading is None:
+            heading = self.toc[-1].text if self.toc else ""
+        return heading or self.title
 
     def level(self, source: int) -> int:
         """The rendered level of the next heading of source level *source*.
@@ -176,9 +188,11 @@ class MarkdownRenderer:
         """*source*'s tokens, sanitized, its headings noted in *ids* (markdown-it's `parse`)."""
         return self.md.parse(source, {"ids": ids})
 
-    def render(self, source: str, ids: HeadingIds | None = None) -> tuple[str, list[Heading]]:
+    def render(self, source: str, ids: HeadingIds | None = None,
+               title: str = "") -> tuple[str, list[Heading]]:
         """A whole document: (HTML, table of contents). A document of its own (no *ids*)
-        is rendered from the tokens `parsed` holds for it, when it holds them."""
+        is rendered from the tokens `parsed` holds for it, when it holds them; *title* is
+        its page's (`HeadingIds.title`)."""
         held = self.parsed(source) if ids is None and self.parsed is not None else None
         if held is not None:
             (tokens, ids), start = held, 0
@@ -186,6 +200,8 @@ class MarkdownRenderer:
             ids = ids if ids is not None else HeadingIds()
             start = len(ids.toc)
             tokens = self.parse(source, ids)
+        if title:
+            ids.title = title
         html = self.md.renderer.render(tokens, self.md.options, {"ids": ids})
         return html, ids.toc[start:]
 
@@ -216,6 +232,9 @@ class MarkdownRenderer:
         for index, token in enumerate(tokens):
             if token.type == "inline" and token.children:
                 token.children = self._clean_inline(token.children)
+                for child in token.children:  # (the heading an image is under: its context)
+                    if child.type == "image":
+                        child.meta["section"] = ids.toc[-1].text if ids.toc else ""
             elif token.type == "heading_open":
                 level = ids.level(int(token.tag[1]))
                 inline = tokens[index + 1] if index + 1 < len(tokens) else None
@@ -262,11 +281,18 @@ class MarkdownRenderer:
         token = tokens[idx]
         ids: HeadingIds = env.get("ids") or HeadingIds()
         index, ids.images = ids.images, ids.images + 1
+        own = renderer.renderInlineAsText(token.children or [], options, env).strip()
+        if not own:
+            from markdown_it.token import Token
+
+            text = Token("text", "", 0)
+            text.content = ids.context_alt(token.meta.get("section", ""))
+            token.children = [text]
         if self.image is not None:
             alt = renderer.renderInlineAsText(token.children or [], options, env)
             html = self.image(str(token.attrGet("src") or ""), alt, index)
-            if html is not None:
-                return html or str(escape(alt))
+            if html is not None:  # (dropped: its own alt text stays, a guessed one not)
+                return html or (str(escape(alt)) if own else "")
         if index == 0:
             token.attrs.pop("loading", None)
             token.attrSet("fetchpriority", "high")

@@ -109,8 +109,8 @@ class Renderer:
         self._templates: dict[str, Template] = {}
         self.catalogue = Catalogue(themes.message_tables(), observe=self.env.observe_format,
                                    defaults=kind_messages())
-        #: The publisher's logo in JSON-LD: the theme's page icon.
-        self.logo = site.absolute(asset_url("favicon.svg"))
+        #: The publisher's logo in JSON-LD: the theme's page icon as a raster (`logo.png`).
+        self.logo = site.absolute(asset_url("logo.png"))
         self.build_date = build_date()  # (an empty feed's date)
         self._settings = {"assets": assets_fingerprint, "base": self._base_path,
                           "bodies": bodies.fingerprint if bodies is not None else "",
@@ -144,10 +144,10 @@ class Renderer:
             cached = self._bodies.get(article.body_hash)
         if cached is None:
             if article.body_kind == "blocks":
-                ids = HeadingIds()
+                ids = HeadingIds(title=article.title)
                 html, toc = self.blocks.render(article.blocks, ids), ids.toc
             else:
-                html, toc = self.markdown.render(article.content)
+                html, toc = self.markdown.render(article.content, title=article.title)
             cached = (Markup(html), list(toc))
             self._bodies[article.body_hash] = cached
             self.fresh_bodies[article.body_hash] = (html, cached[1])
@@ -296,7 +296,7 @@ class Renderer:
             "site": site,
             "page": page,
             "meta": page_meta(site, page, self.logo, self.shown.share_image,
-                              self.translator(page.language)),
+                              self.translator(page.language), self.images.bodies),
             "lang": page.language or site.language,
             "t": self.translator(page.language),
             "i18n": helpers["i18n"],
@@ -329,7 +329,7 @@ class Renderer:
         """The sanitized body of an own page: its Markdown rendered as an article's is."""
         cached = self._bodies.get(own.body_hash)
         if cached is None:
-            html, toc = self.markdown.render(own.content)
+            html, toc = self.markdown.render(own.content, title=own.title)
             cached = self._bodies[own.body_hash] = (Markup(html), list(toc))
         return cached
 

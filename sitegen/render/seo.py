@@ -1,13 +1,15 @@
 """What a page tells search engines and link previews: title, description, canonical, JSON-LD.
 
-Role: compute, per page, the document title, meta description, keywords,
-canonical absolute URL (none on the 404 page, which has no address of its own),
-OpenGraph/Twitter image, its alt text and type, robots directive, and the JSON-LD
-object (BlogPosting on articles, Blog/CollectionPage elsewhere; the publisher with
-its logo; each page kind's types, robots directive and interface title come from the
-page kinds registry, `sitegen.model.kinds`); and, once per build, what the build
-should warn about (`site_warnings`:
-SVG share images, no site description). The English words of structural pages
+Role: compute, per page, the document title, meta description (a tag page's its own:
+how many articles and the first titles), keywords, canonical absolute URL (none on the
+404 page, which has no address of its own), OpenGraph/Twitter image, its alt text (the
+image's own, never the page's title; none when the image has none) and type, robots
+directive, and the JSON-LD object (BlogPosting on articles, with its image — the hero,
+else the body's first the site shows — and its author, an AI persona, described as
+one; Blog/CollectionPage elsewhere; the publisher with its raster logo; each page
+kind's types, robots directive and interface title come from the page kinds registry,
+`sitegen.model.kinds`); and, once per build, what the build should warn about
+(`site_warnings`: SVG share images, no site description). The English words of structural pages
 (the index and 404 titles, "page 2", list descriptions) go through the page's
 translator. The values are plain data; templates
 escape them, and JSON-LD goes through the `jsonld` filter. Must never build
@@ -16,13 +18,21 @@ markup, log (pages render in workers) or do I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sitegen.model.kinds import Kind, kind_of
-from sitegen.model.views import ArticleView, Page, Section, SectionIndex, Site, SocialPostView
+from sitegen.model.views import (
+    ArticleView,
+    Page,
+    Section,
+    SectionIndex,
+    Site,
+    SocialPostView,
+    TagView,
+)
 from sitegen.render.filters import iso_date
-from sitegen.render.i18n import english
+from sitegen.render.i18n import Translator, english
 
 MAX_DESCRIPTION = 300
 
@@ -62,7 +72,7 @@ def _clip(text: str) -> str:
 
 
 def _article_ld(site: Site, kind: Kind, article: ArticleView, canonical: str, image: str,
-                logo: str) -> dict[str, object]:
+                logo: str, t: Callable[..., str]) -> dict[str, object]:
     publisher: dict[str, object] = {"@type": "Organization", "name": site.title,
                                     "url": site.base_url + "/"}
     if logo:
@@ -85,8 +95,10 @@ def _article_ld(site: Site, kind: Kind, article: ArticleView, canonical: str, im
     if article.keywords:
         data["keywords"] = ", ".join(article.keywords)
     if article.author is not None:
+        # A Person (what search engines want of an article's author), said to be what it is.
         data["author"] = {"@type": "Person", "name": article.author.name,
-                          "url": site.absolute(article.author.url)}
+                          "url": site.absolute(article.author.url),
+                          "description": t("An AI persona of {site}", site=site.title)}
     elif article.agent is not None:
         data["author"] = {"@type": "Organization", "name": article.agent.name,
                           "url": site.absolute(article.agent.url)}
@@ -97,11 +109,13 @@ def _article_ld(site: Site, kind: Kind, article: ArticleView, canonical: str, im
 
 def page_meta(site: Site, page: Page, logo: str = "",
               shown: Callable[[str], str] | None = None,
-              t: Callable[..., str] = english) -> PageMeta:
+              t: Callable[..., str] = english,
+              body_images: Mapping[str, Sequence[str]] | None = None) -> PageMeta:
     """The SEO values of *page*; *logo* is the publisher's logo (an absolute URL) or "";
     *shown* maps an image URL as written to the one the site serves (its largest processed
     file, `Renderer.share_image`; "" when it has none); *t* translates interface text into
-    the page's language."""
+    the page's language; *body_images* gives the image URLs of a body, by its hash (an
+    article whose first image cannot be shown offers its next one)."""
     canonical = site.absolute(page.url)
     kind = kind_of(page.kind)
 
@@ -113,13 +127,15 @@ def page_meta(site: Site, page: Page, logo: str = "",
     suffix = f" – {site.title}"
     if article is not None:
         image = absolute_image(article.image)
+        others = body_images.get(article.body_hash, ()) if body_images is not None else ()
+        found = next((i for i in map(absolute_image, others) if i), "") if not image else ""
         return PageMeta(
             title=article.title + suffix,
             description=_clip(article.description or site.description),
-            canonical=canonical, og_type=kind.og_type, image=image,
+            canonical=canonical, og_type=kind.og_type, image=image or found,
             keywords=", ".join(article.keywords), robots=kind.robots,
-            jsonld=_article_ld(site, kind, article, canonical, image, logo),
-            image_alt=article.title if image else "",
+            jsonld=_article_ld(site, kind, article, canonical, image or found, logo, t),
+            image_alt=article.image_alt if image else "",
         )
     post = page.obj if isinstance(page.obj, SocialPostView) else None
     if post is not None:
@@ -137,11 +153,13 @@ def page_meta(site: Site, page: Page, logo: str = "",
         return PageMeta(title=post.title + suffix,
                         description=_clip(post.content or site.description),
                         canonical=canonical, og_type=kind.og_type, image=image, keywords="",
-                        robots=kind.robots, jsonld=ld)
+                        robots=kind.robots, jsonld=ld, image_alt=post.share_alt if image else "")
     description = site.description
     own = page.own_page
     if own is not None:
         description = own.description or site.description
+    elif isinstance(page.obj, TagView):
+        description = _tag_description(site, page, page.obj, t)
     elif isinstance(page.obj, Section):
         description = page.obj.description or t("Articles: {name} – {site}",
                                                  name=page.obj.name, site=site.title)
@@ -164,8 +182,22 @@ def page_meta(site: Site, page: Page, logo: str = "",
         title=title, description=_clip(description),
         canonical=canonical if kind.canonical else "", og_type=kind.og_type, image=image,
         keywords="", robots=kind.robots, jsonld=jsonld if kind.seo else {},
-        image_alt=first.title if first is not None else "", alternates=_alternates(site, page),
+        image_alt=first.image_alt if first is not None and image else "",
+        alternates=_alternates(site, page),
     )
+
+
+def _tag_description(site: Site, page: Page, tag: TagView, t: Callable[..., str]) -> str:
+    """A tag page's own description: how many articles carry the tag, and the titles of
+    the page's first three ("3 articles tagged shell on Notes: A; B; C"), in its language."""
+    one, other = ("{n} article tagged {tag} on {site}: {titles}",
+                  "{n} articles tagged {tag} on {site}: {titles}")
+    values: dict[str, object] = {"tag": tag.name, "site": site.title,
+                                 "titles": "; ".join(a.title for a in page.articles[:3])}
+    n = len(tag.articles)
+    if isinstance(t, Translator):
+        return t.count(n, one, other, **values)
+    return t(one if n == 1 else other, n=n, **values)
 
 
 def _alternates(site: Site, page: Page) -> tuple[tuple[str, str], ...]:

@@ -38,6 +38,20 @@ def test_video_stand_ins_become_links_named_by_the_video_title() -> None:
 
 
 def test_same_document_references_point_at_the_article() -> None:
-    out = feed_html('<a href="#part-2">Part 2</a> <a href="/other/">x</a>', URL)
-    assert out == '<a href="https://site.test/a-post/#part-2">Part 2</a> <a href="/other/">x</a>'
+    out = feed_html('<a href="#part-2">Part 2</a> <a href="other/">x</a>', URL)
+    assert out == '<a href="https://site.test/a-post/#part-2">Part 2</a> <a href="other/">x</a>'
     assert feed_html("<p>plain</p>", URL) == "<p>plain</p>"
+
+
+def test_root_relative_urls_become_absolute_on_the_site_s_origin() -> None:
+    body = ('<picture><source type="image/webp" srcset="/blog/media/a-480.webp 480w, '
+            '/blog/media/a-960.webp 960w"><img src="/blog/media/a.jpg" srcset="/blog/media/'
+            'a-480.jpg 480w,/blog/media/a-960.jpg 960w" alt="A"></picture> <a href="/blog/tags/'
+            'x/">x</a> <a href="//cdn.test/y">y</a> <a href="https://e.test/">e</a>')
+    out = feed_html(body, "https://site.test/blog/a-post/")
+    assert ('srcset="https://site.test/blog/media/a-480.webp 480w, '
+            'https://site.test/blog/media/a-960.webp 960w"') in out
+    assert ('<img src="https://site.test/blog/media/a.jpg" srcset="https://site.test/blog/'
+            'media/a-480.jpg 480w,https://site.test/blog/media/a-960.jpg 960w"') in out
+    assert '<a href="https://site.test/blog/tags/x/">' in out
+    assert '<a href="//cdn.test/y">' in out and '<a href="https://e.test/">' in out

@@ -32,6 +32,18 @@ def test_unsafe_images_become_alt_text_and_safe_ones_are_lazy_but_the_first() ->
     assert "bad" in html
 
 
+def test_an_image_with_no_alt_takes_its_section_heading_else_the_page_title() -> None:
+    source = ("![](https://i.test/a.png)\n\n## Where to sleep\n\n![](https://i.test/b.png)\n\n"
+              "![A bunk, made](https://i.test/c.png)\n\n## Later\n")
+    html, _ = MarkdownRenderer().render(source, title="Night trains")
+    assert 'src="https://i.test/a.png" alt="Night trains"' in html
+    assert 'src="https://i.test/b.png" alt="Where to sleep"' in html
+    assert 'src="https://i.test/c.png" alt="A bunk, made"' in html
+    dropped = MarkdownRenderer(image=lambda src, alt, index: "")
+    html, _ = dropped.render("![](https://i.test/a.png)", title="Night trains")
+    assert "Night trains" not in html
+
+
 def test_allowed_links_and_rel_on_external_only() -> None:
     html, _ = md.render("[a](https://other.test/) [b](/local/) [c](mailto:a@b.c) "
                         "[d](https://site.example.test/x/)")

@@ -28,12 +28,34 @@ def test_404_has_no_canonical_and_articles_have_image_alts_and_a_publisher_logo(
     with_image = next(p for p in renderer.site.pages if p.article and p.article.image)
     html = renderer.render(with_image).decode()
     assert with_image.article is not None
-    title = with_image.article.title.replace("'", "&#39;")
-    assert f'<meta property="og:image:alt" content="{title}">' in html
-    assert f'<meta name="twitter:image:alt" content="{title}">' in html
+    alt = with_image.article.image_alt.replace("'", "&#39;")  # the image's, not the title
+    assert alt and alt != with_image.article.title
+    assert f'<meta property="og:image:alt" content="{alt}">' in html
+    assert f'<meta name="twitter:image:alt" content="{alt}">' in html
     data = json.loads(re.search(r'ld\+json">(.*?)</script>', html).group(1))  # type: ignore[union-attr]
-    assert data["publisher"]["logo"] == {
-        "@type": "ImageObject", "url": "https://site.example.test/static/x.favicon.svg"}
+    assert data["publisher"]["logo"] == {  # a raster: search engines read no SVG logo
+        "@type": "ImageObject", "url": "https://site.example.test/static/x.logo.png"}
+
+
+def test_an_image_with_no_alt_gives_no_share_alt_and_a_body_image_its_context(
+        tmp_path: Path) -> None:
+    arts = [article(1, title="Jars", content="Intro.\n\n## Salt\n\n![](https://img.test/a.png)"),
+            article(2, title="Bread", content="![A loaf, *sliced*](https://img.test/b.png)")]
+    config = make_config(tmp_path, description="A site.")
+    site = build_site(config, make_workspace(arts))
+    renderer = Renderer(config, site, ThemeSet(config))
+    html = {p.article.title: renderer.render(p).decode() for p in site.pages if p.article}
+    assert 'property="og:image" content="https://img.test/a.png"' in html["Jars"]
+    assert "og:image:alt" not in html["Jars"] and "twitter:image:alt" not in html["Jars"]
+    assert 'src="https://img.test/a.png" alt="Salt"' in html["Jars"]  # its section's heading
+    assert '<meta property="og:image:alt" content="A loaf, sliced">' in html["Bread"]
+    # the title an image may take its alt from keys the body: a new title, a new body key
+    renamed = build_site(config, make_workspace([{**arts[0], "title": "Jars, again"}]))
+    assert renamed.articles[0].body_hash != site.articles[1].body_hash
+    blocks = [{"type": "image", "url": "https://img.test/c.png", "caption": "A crumb"}]
+    captioned = [build_site(config, make_workspace([article(3, title=title, blocks=blocks)]))
+                 for title in ("Crumb", "Crumbs")]  # (its caption names it: no title needed)
+    assert captioned[0].articles[0].body_hash == captioned[1].articles[0].body_hash
 
 
 def test_svg_share_images_and_an_empty_description_warn_once(
