@@ -4,16 +4,25 @@ The demo workspace is built once per theme and served over loopback with its `_h
 rules (as `test_themes_a11y` serves it). What a visitor would see is measured from the
 boxes Chromium lays out, never from the HTML alone:
 
+- no card or lead story draws a single letter larger than its own headline, and a card
+  without a picture is, on a phone, no taller than its words and its padding;
+- at 1280 px the cards of a row end evenly: no card has a stretch of blank space (below its
+  content, or a hole where a line is pushed to the bottom) more than 8 px taller than the
+  fullest card of its row has;
 - at 375 px the header is at most two rows of text (its name, links and Search, each
   line of each counted), Tab reaches every link of it and a focused link is never hidden
   (at least 24 px of it in view: Chromium scrolls a link only partly in view no further),
-  and a magazine article shows body text on the first 375×667 screen.
+  and a magazine article shows body text on the first 375×667 screen;
+- at 1280×800 no image in the first screen of a list page waits to be lazy-loaded;
+- at 1280 px each card picture's chosen file is at most twice as wide as it is shown
+  (`sizes` matches the grid), and at 375 px a byline's author name stays on one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
@@ -33,6 +42,8 @@ LISTS = {
     "author": "/authors/mara-lindqvist/",
 }
 ARTICLE = "/makefile-readme-that-runs/"
+#: Every card of a page, and the lead story of magazine's home.
+CARDS = ".card, .lead-story"
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +83,128 @@ def _open(browser: Browser, width: int, height: int = 800) -> Page:
     context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(60_000)
     return context.new_page()
+
+
+# -- point 3: no giant letters; a card without a picture is as tall as its words ------------
+
+#: [card, text, font size, headline size] of every single letter a card draws (its text or a
+#: ::before/::after `content`, an `attr()` resolved) larger than the card's headline.
+_BIG_LETTERS = """sel => [...document.querySelectorAll(sel)].flatMap(card => {
+  const title = card.querySelector('.card__title, .lead-story__title');
+  const limit = parseFloat(getComputedStyle(title).fontSize);
+  const found = [];
+  for (const el of [card, ...card.querySelectorAll('*')]) {
+    const own = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.data).join('');
+    const texts = [[own, getComputedStyle(el)]];
+    for (const pseudo of ['::before', '::after']) {
+      const style = getComputedStyle(el, pseudo);
+      let text = style.content;
+      const attr = /^attr\\(([\\w-]+)\\)$/.exec(text);
+      if (attr) text = el.getAttribute(attr[1]) || '';
+      else if (/^["'].*["']$/.test(text)) text = text.slice(1, -1);
+      else text = '';
+      if (style.display !== 'none') texts.push([text, style]);
+    }
+    for (const [text, style] of texts) {
+      const size = parseFloat(style.fontSize);
+      if (/^\\p{L}$/u.test(text.trim()) && size > limit)
+        found.push([title.textContent.trim(), text.trim(), size, limit]);
+    }
+  }
+  return found; })"""
+
+#: [headline, card height, height its words and padding need] of each card without a picture
+#: (no <img>) taller than its text (first text box's top to last one's bottom) and padding.
+_TALL_TEXT_CARDS = """sel => [...document.querySelectorAll(sel)]
+  .filter(card => !card.querySelector('img')).map(card => {
+    const boxes = [...card.querySelectorAll('*')]
+      .filter(el => [...el.childNodes].some(n => n.nodeType === 3 && n.data.trim()))
+      .map(el => el.getBoundingClientRect()).filter(r => r.height > 0);
+    const style = getComputedStyle(card), box = card.getBoundingClientRect();
+    const frame = ['paddingTop', 'paddingBottom', 'borderTopWidth', 'borderBottomWidth']
+      .reduce((sum, name) => sum + parseFloat(style[name]), 0);
+    const need = Math.max(...boxes.map(r => r.bottom)) - Math.min(...boxes.map(r => r.top)) + frame;
+    const title = card.querySelector('.card__title, .lead-story__title').textContent.trim();
+    return [title, box.height, need];
+  })"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_cards_draw_no_giant_letters_and_text_cards_fit_their_words(
+        sites: dict[str, str], browser: Browser, theme: str) -> None:
+    problems: list[str] = []
+    text_cards = 0
+    for width in (375, 1280):
+        page = _open(browser, width)
+        try:
+            for name, path in {**LISTS, "article": ARTICLE}.items():
+                page.goto(sites[theme] + path)
+                for title, letter, size, limit in page.evaluate(_BIG_LETTERS, CARDS):
+                    problems.append(f"{width} px {name}: {title!r} draws {letter!r} at "
+                                    f"{size:.0f} px, its headline {limit:.0f} px")
+                if width != 375:
+                    continue
+                for title, height, need in page.evaluate(_TALL_TEXT_CARDS, CARDS):
+                    text_cards += 1
+                    if height > need + 8:
+                        problems.append(f"375 px {name}: the card {title!r} is {height:.0f} px "
+                                        f"tall, its words and padding need {need:.0f} px")
+        finally:
+            page.context.close()
+    assert text_cards > 0, "no card without a picture was measured"
+    assert not problems, f"{theme}:\n" + "\n".join(problems)
+
+
+# -- point 4: the cards of a row end evenly --------------------------------------------------
+
+#: Per card: [top, headline, blank px] — the tallest stretch of its content box that the
+#: boxes of its content (its children; a wrapper that holds blocks is looked into) leave
+#: blank: the room below its content, or a hole above a line pushed to the bottom.
+_BLANK = """() => [...document.querySelectorAll('.cards > .card')].map(card => {
+  const leaf = el => el.matches('p, h1, h2, h3, h4, h5, h6, img, .byline, .art, .chip, .label');
+  const kids = el => [...el.children].flatMap(k =>
+    getComputedStyle(k).display === 'contents' ? [...k.children] : [k]);
+  const boxes = el => {
+    const blocks = kids(el).filter(k => !['none', 'inline'].includes(getComputedStyle(k).display));
+    if (el !== card && (leaf(el) || !blocks.length)) return [el.getBoundingClientRect()];
+    return blocks.flatMap(boxes);
+  };
+  const style = getComputedStyle(card), box = card.getBoundingClientRect();
+  const top = box.top + parseFloat(style.borderTopWidth) + parseFloat(style.paddingTop);
+  const bottom = box.bottom - parseFloat(style.borderBottomWidth) - parseFloat(style.paddingBottom);
+  const spans = boxes(card).filter(r => r.height > 0)
+    .map(r => [Math.max(r.top, top), Math.min(r.bottom, bottom)])
+    .filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  let hole = 0, end = top;
+  for (const [a, b] of spans) { hole = Math.max(hole, a - end); end = Math.max(end, b); }
+  return [Math.round(box.top + scrollY), card.querySelector('.card__title').textContent.trim(),
+          Math.max(hole, bottom - end)];
+})"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_cards_of_a_row_end_evenly(sites: dict[str, str], browser: Browser,
+                                       theme: str) -> None:
+    page = _open(browser, 1280)
+    problems: list[str] = []
+    rows_seen = 0
+    try:
+        for name, path in LISTS.items():
+            page.goto(sites[theme] + path)
+            rows: dict[int, list[tuple[str, float]]] = {}
+            for top, title, blank in page.evaluate(_BLANK):
+                row = next((r for r in rows if abs(r - top) <= 2), top)
+                rows.setdefault(row, []).append((title, blank))
+            for cards in rows.values():
+                rows_seen += len(cards) > 1
+                fullest = min(blank for _, blank in cards)
+                problems += [f"{name}: {title!r} has {blank - fullest:.0f} px more blank space "
+                             "than the fullest card of its row"
+                             for title, blank in cards if blank - fullest > 8]
+    finally:
+        page.context.close()
+    assert rows_seen >= 5, "too few rows of several cards were measured"
+    assert not problems, f"{theme}:\n" + "\n".join(problems)
 
 
 # -- point 5: the phone header is two rows ---------------------------------------------------
@@ -143,3 +276,92 @@ def test_the_phone_header_is_two_rows_and_every_link_is_reachable(
     assert not problems, f"{theme}:\n" + "\n".join(problems)
 
 
+# -- point 8: no image of a list's first screen is lazy --------------------------------------
+
+_LAZY_IN_VIEW = """() => [...document.images].filter(img => {
+  const r = img.getBoundingClientRect();
+  return r.width > 0 && r.bottom > 0 && r.top < innerHeight && r.left < innerWidth
+    && img.loading === 'lazy'; }).map(img => [img.className, img.currentSrc || img.src])"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_no_image_in_a_wide_lists_first_screen_is_lazy(
+        sites: dict[str, str], browser: Browser, theme: str) -> None:
+    page = _open(browser, 1280, 800)
+    problems: list[str] = []
+    try:
+        for name, path in LISTS.items():
+            page.goto(sites[theme] + path)
+            problems += [f"{name}: {cls} {src}" for cls, src in page.evaluate(_LAZY_IN_VIEW)]
+    finally:
+        page.context.close()
+    assert not problems, f"{theme}: lazy images in the first 1280×800 screen:\n" + \
+        "\n".join(problems)
+
+
+# -- point 11: card pictures fetched at their size; names kept whole -------------------------
+
+#: [file, its width (from the srcset's `w`), shown width] of each card picture, once loaded.
+_CHOSEN = """async () => {
+  const imgs = [...document.querySelectorAll('.card img, .lead-story img')]
+    .filter(img => !img.closest('.byline'));
+  for (const img of imgs) {
+    img.scrollIntoView();
+    if (!img.complete || !img.currentSrc) await new Promise(done => {
+      img.addEventListener('load', done, {once: true});
+      img.addEventListener('error', done, {once: true}); });
+  }
+  return imgs.map(img => { const src = img.currentSrc;
+    const entry = (img.closest('picture') || img).outerHTML.match(
+      new RegExp(src.split('/').pop().replace(/[.]/g, '[.]') + ' (\\\\d+)w'));
+    return [src, entry ? +entry[1] : null, img.getBoundingClientRect().width]; }); }"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_card_pictures_are_fetched_no_wider_than_twice_their_size(
+        sites: dict[str, str], browser: Browser, theme: str) -> None:
+    page = _open(browser, 1280)
+    try:
+        page.goto(sites[theme] + "/")
+        chosen: list[Any] = page.evaluate(_CHOSEN)
+    finally:
+        page.context.close()
+    assert chosen, "no card picture on the home page"
+    wide = [f"{src} is {width} px wide, shown at {shown:.0f} px"
+            for src, width, shown in chosen if width is None or width > 2 * shown]
+    assert not wide, f"{theme}:\n" + "\n".join(wide)
+
+
+#: [name, lines] of each card's author name: the text after the last "·" of its meta line
+#: (default) or its byline's name (magazine), as a range over that text.
+_NAME_LINES = """() => [...document.querySelectorAll('.card .meta, .card .byline__name')]
+  .map(el => {
+    const nodes = []; const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    while (walk.nextNode()) nodes.push(walk.currentNode);
+    const node = nodes.filter(n => n.data.trim() && n.data.trim() !== '·').pop();
+    if (!node) return null;
+    const text = node.data.replace(/\\s+$/, ''), start = text.length - text.trimStart().length;
+    const range = document.createRange();
+    range.setStart(node, start); range.setEnd(node, text.length);
+    const tops = new Set([...range.getClientRects()].filter(r => r.width > 0)
+      .map(r => Math.round(r.top)));
+    return [text.trim(), tops.size]; }).filter(Boolean)"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_a_bylines_author_name_stays_on_one_line(sites: dict[str, str], browser: Browser,
+                                                 theme: str) -> None:
+    page = _open(browser, 375, 667)
+    problems: list[str] = []
+    names = 0
+    try:
+        for name, path in LISTS.items():
+            page.goto(sites[theme] + path)
+            for author, lines in page.evaluate(_NAME_LINES):
+                names += 1
+                if lines != 1:
+                    problems.append(f"{name}: {author!r} spans {lines} lines")
+    finally:
+        page.context.close()
+    assert names > 0, "no author name was measured"
+    assert not problems, f"{theme}:\n" + "\n".join(problems)
