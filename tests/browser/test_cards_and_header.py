@@ -15,11 +15,13 @@ boxes Chromium lays out, never from the HTML alone:
   and a magazine article shows body text on the first 375×667 screen;
 - at 1280×800 no image in the first screen of a list page waits to be lazy-loaded;
 - at 1280 px each card picture's chosen file is at most twice as wide as it is shown
-  (`sizes` matches the grid), and at 375 px a byline's author name stays on one line.
+  (`sizes` matches the grid), and at 375 px a byline's author name stays on one line;
+- every page waits for one stylesheet only, under 14 kB gzipped (one round trip).
 """
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from typing import Any
@@ -364,4 +366,26 @@ def test_a_bylines_author_name_stays_on_one_line(sites: dict[str, str], browser:
     finally:
         page.context.close()
     assert names > 0, "no author name was measured"
+    assert not problems, f"{theme}:\n" + "\n".join(problems)
+
+
+#: The stylesheets the head links (each one holds the first paint back).
+_BLOCKING = """() => [...document.querySelectorAll('head link[rel~="stylesheet"]')]
+  .filter(l => !l.media || matchMedia(l.media).matches).map(l => l.href)"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_a_page_waits_for_one_small_stylesheet(sites: dict[str, str], browser: Browser,
+                                               theme: str) -> None:
+    page = _open(browser, 375, 667)
+    problems: list[str] = []
+    try:
+        for name, path in {**LISTS, "article": ARTICLE}.items():
+            page.goto(sites[theme] + path)
+            links = page.evaluate(_BLOCKING)
+            sizes = [len(gzip.compress(page.request.get(href).body())) for href in links]
+            if len(links) != 1 or sum(sizes) > 14_000:
+                problems.append(f"{name}: {len(links)} stylesheets, {sizes} bytes gzipped")
+    finally:
+        page.context.close()
     assert not problems, f"{theme}:\n" + "\n".join(problems)

@@ -102,7 +102,7 @@ def test_every_demo_page_kind_renders(tmp_path: Path, demo_workspace: Workspace)
     config = magazine(tmp_path, per_page=5)
     site, _, pages = render_all(config, demo_workspace)
     assert {p.kind for p in site.pages} == KINDS
-    stylesheet = '<link rel="stylesheet" href="/static/style.css">'
+    stylesheet = '<link rel="stylesheet" href="/static/site.css">'  # the one stylesheet
     for page in site.pages:
         html = pages[page.path]
         assert html.startswith("<!doctype html>"), page.path
