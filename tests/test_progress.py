@@ -103,9 +103,10 @@ def test_a_build_on_a_terminal_shows_the_fetch_and_the_render(tmp_path: Path) ->
     # and images (#28): the 12 demo media files copied as they were give way to their 56 variants
     # (7 landscape images × 3 widths × 2 formats, 2 social cards × 2 × 2, 3 avatars × 1 × 2);
     # then search in shards (#36): one bundle per language (3), each with its own pagefind.js,
-    # worker, entry and wasm files (+8), and shards.json (+1); then the videos' script (#38, +1)
-    # and the theme's raster logo for structured data (#38, +1)
-    assert last.split(ERASE)[-1].startswith("built 311 pages")  # the summary, on a clean line
+    # worker, entry and wasm files (+8), and shards.json (+1); then the videos' script (#38, +1),
+    # the theme's raster logo for structured data (#38, +1) and site.css, the theme's one
+    # stylesheet (#38, +1)
+    assert last.split(ERASE)[-1].startswith("built 312 pages")  # the summary, on a clean line
     # The demo's slug warning starts its own line, not the end of a status line:
     assert "\nwarning: article" in shown.replace(ERASE, "\n") and not re.search(
         r"\d+/\d+warning", shown)

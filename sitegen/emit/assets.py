@@ -10,6 +10,9 @@ Decision on CSS references: every static file is hashed, and `url(...)` and
 referenced file's hashed name before the CSS itself is hashed, so a changed font
 or image changes the name of every stylesheet that uses it. References that do
 not name a static file (data:, http:, absolute paths, fragments) are left alone.
+A plain `@import "x.css";` of a stylesheet in the same folder (no media list) is
+replaced by that stylesheet's text, so a page loads one render-blocking file, not
+several (the built-in themes' `site.css` is their stylesheets joined this way).
 This module only reads theme files; it must never write anything (the writer
 does) and never read article content.
 """
@@ -36,6 +39,8 @@ _CSS_REF = re.compile(
     r"""|(?P<ipre>@import\s+)(?P<q2>['"])(?P<iref>[^'"]+)(?P=q2)""",
     re.IGNORECASE,
 )
+#: `@import "x.css";` with no media list: inlined when it names a stylesheet of the same folder.
+_PLAIN_IMPORT = re.compile(r"""@import\s+(['"])([^'"\s]+\.css)\1\s*;""", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +145,14 @@ class AssetSet:
         except UnicodeDecodeError:
             return data
         folder = posixpath.dirname(name)
+
+        def inline(match: re.Match[str]) -> str:
+            resolved = posixpath.normpath(posixpath.join(folder, match.group(2)))
+            if resolved not in self._sources or posixpath.dirname(resolved) != folder:
+                return match.group(0)
+            return self._resolve(resolved, chain).data.decode("utf-8", "replace")
+
+        text = _PLAIN_IMPORT.sub(inline, text)
 
         def replace(match: re.Match[str]) -> str:
             ref = match.group("ref") or match.group("iref")

@@ -9,9 +9,10 @@ base URL (`Linked`), since that is where a relative URL of the content points, n
 built site — but for the root-relative images of the owner's own pages (`local`), which name
 files of the site itself (`static/`) and are written as they are. `picture_html` writes one
 image: a `<source>` per modern format and an `<img>` of the fallback format, each with a
-`srcset` of every width, and `width`, `height`, `sizes`, `decoding="async"`, and either
-`loading="lazy"` or `fetchpriority="high"`. It must never do I/O and never write an attribute
-value unescaped.
+`srcset` of every width, and `width`, `height`, `sizes`, `decoding="async"`, and
+`loading="lazy"`, or `fetchpriority="high"` (eager: the page's first image), or
+`loading="eager"` (not lazy: an image in the first screen that is not the first). It must
+never do I/O and never write an attribute value unescaped.
 """
 
 from __future__ import annotations
@@ -110,15 +111,22 @@ class ImageMap:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def loading_attr(*, eager: bool, lazy: bool = True) -> str:
+    """How an `<img>` is fetched: first and at once (*eager*), at once, or when near the view."""
+    if eager:
+        return ' fetchpriority="high"'
+    return ' loading="lazy"' if lazy else ' loading="eager"'
+
+
 def picture_html(picture: Picture, *, alt: str, sizes: str = DEFAULT_SIZES, eager: bool = False,
-                 cls: str = "", link: str = "") -> Markup:
+                 cls: str = "", link: str = "", lazy: bool = True) -> Markup:
     """One processed image as `<picture>` (see the module docstring); *link* is the site's
     base path ("/blog"), put before every `/media/` path."""
     size_attr = escape(sizes)
     sources = "".join(
         f'<source type="{_MIME[fmt]}" srcset="{escape(picture.srcset(fmt, link))}" '
         f'sizes="{size_attr}">' for fmt in picture.formats())
-    loading = ' fetchpriority="high"' if eager else ' loading="lazy"'
+    loading = loading_attr(eager=eager, lazy=lazy)
     klass = f' class="{escape(cls)}"' if cls else ""
     img = (f'<img{klass} src="{escape(link + picture.src)}" '
            f'srcset="{escape(picture.srcset(picture.fallback, link))}" sizes="{size_attr}" '
@@ -128,10 +136,10 @@ def picture_html(picture: Picture, *, alt: str, sizes: str = DEFAULT_SIZES, eage
 
 
 def plain_img_html(src: str, *, alt: str, eager: bool = False, cls: str = "",
-                   square: int | None = None) -> Markup:
+                   square: int | None = None, lazy: bool = True) -> Markup:
     """An image whose size is unknown (not made the site's own: shown where it lives); *square*
     writes it as a square of that many CSS pixels (an avatar, cropped by `object-fit`)."""
-    loading = ' fetchpriority="high"' if eager else ' loading="lazy"'
+    loading = loading_attr(eager=eager, lazy=lazy)
     klass = f' class="{escape(cls)}"' if cls else ""
     size = f' width="{square}" height="{square}"' if square is not None else ""
     return Markup(f'<img{klass} src="{escape(src)}"{size} alt="{escape(alt)}"{loading} '

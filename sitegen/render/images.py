@@ -45,12 +45,13 @@ class ShownImages:
         return found if isinstance(found, Picture) else None
 
     def picture(self, url: str, alt: str = "", sizes: str = DEFAULT_SIZES,
-                eager: bool = False, cls: str = "", width: int | None = None) -> Markup:
-        """`picture(url, alt, sizes, eager, cls, width)`: the image *url* as the page shows
-        it: a sized `<picture>` of its variants, or a plain `<img>` when it was not
+                eager: bool = False, cls: str = "", width: int | None = None,
+                lazy: bool = True) -> Markup:
+        """`picture(url, alt, sizes, eager, cls, width, lazy)`: the image *url* as the page
+        shows it: a sized `<picture>` of its variants, or a plain `<img>` when it was not
         processed, or its alt text when it could not be used; *width* (CSS pixels) sets the
         shown `width`/`height` of a fixed-size image (an avatar; a square of that size when
-        the image was not processed)."""
+        the image was not processed); *eager* fetches it first, `lazy=false` at once."""
         if not url:
             return Markup("")
         self._note(url)
@@ -59,12 +60,12 @@ class ShownImages:
             return Markup(escape(alt))
         if found is None or isinstance(found, Linked):
             src = found.url if found is not None else url
-            return plain_img_html(src, alt=alt, eager=eager, cls=cls, square=width)
+            return plain_img_html(src, alt=alt, eager=eager, cls=cls, square=width, lazy=lazy)
         if width is not None:
             found = Picture(width, max(1, round(found.height * width / found.width)),
                             found.fallback, found.files)
         return picture_html(found, alt=alt, sizes=sizes, eager=eager, cls=cls,
-                            link=self.base_path)
+                            link=self.base_path, lazy=lazy)
 
     def share_image(self, url: str) -> str:
         """The URL link previews get for the image *url*: its largest processed file (the

@@ -48,9 +48,7 @@ def static_asset_url(name: str) -> str:
 
 class TemplateHelper:
     """A function templates call (`link`, `asset`, `card`, `absolute`), marked context-free.
-
-    Its arguments are strings, or it records its own reads; its settings are fingerprinted.
-    """
+    Its arguments are strings, or it records its own reads; its settings are fingerprinted."""
 
     __slots__ = ("function",)
     jinja_pass_arg = None
@@ -117,7 +115,7 @@ class Renderer:
                           "messages": self.catalogue.fingerprint}
         self._context_fps: dict[str, bytes] = {}
         self._helper_ids: set[int] = set()  # (the context's helpers, left out of its print)
-        self._cards: dict[tuple[str, str, bool], Fragment] = {}
+        self._cards: dict[tuple[str, str, bool, bool], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
         self.helpers: dict[str, Callable[..., Any]] = {
@@ -228,15 +226,16 @@ class Renderer:
             return url
         return self.link(url)
 
-    def card(self, article: ArticleView, heading: str = "h2", eager: bool = False) -> Markup:
+    def card(self, article: ArticleView, heading: str = "h2", eager: bool = False,
+             lazy: bool = True) -> Markup:
         """The `card` macro of `partials/card.html` for *article*, rendered once and reused.
 
         A card sees only its arguments and `site`, `link`, `asset`, `absolute`, `i18n` (not
         the page), so the same article's card is identical on every list it appears on; it
         speaks its article's language (`i18n(article.language)`) and says so with `lang`.
-        *eager* (a list's first card) loads its picture at once, for a macro that takes it.
-        """
-        key = (article.id, heading, eager)
+        *eager* (a list's first picture) fetches its picture first and `lazy=False` (the rest
+        of the first screen) at once, each passed only to a macro that declares it."""
+        key = (article.id, heading, eager, lazy)
         found = self._cards.get(key)
         if found is None:
             with self.env.recording(self.registry.keys) as recorder:
@@ -250,9 +249,9 @@ class Renderer:
                     self._card_macro = getattr(module, "card")  # noqa: B009
                 recorder.reads.add("T\x00partials/card.html")
                 macro = self._card_macro
-                takes_eager = eager and "eager" in getattr(macro, "arguments", ())
-                markup = Markup(macro(article, heading, eager=True) if takes_eager
-                                else macro(article, heading))
+                declared = getattr(macro, "arguments", ())
+                wanted = {k: v for k, v in {"eager": eager, "lazy": lazy}.items() if k in declared}
+                markup = Markup(macro(article, heading, **wanted))
             found = self._cards[key] = (markup, frozenset(recorder.reads))
         self._replay(found)
         return found[0]

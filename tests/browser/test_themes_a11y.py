@@ -9,7 +9,7 @@ whose `axe.min.js` comes from the `axe-playwright-python` test dependency, and t
 whole output with the current Nu HTML checker (`tests/vnu.py`). A second
 test loads each page at 360 px and checks nothing makes the page scroll sideways;
 a third, at 375 px, checks the header (the site name clear of the top edge, every
-navigation link in view: the navigation wraps rather than scrolling sideways) and
+navigation link in view once its row is scrolled to it: the page never scrolls sideways) and
 that no page skips a heading level; a fourth, at 1280 px, that every body of text (articles,
 own pages, social posts) keeps a reading measure and every title clears the header.
 """
@@ -172,7 +172,7 @@ _SMALL_HEADINGS = """(() => { const body = document.querySelector('.prose');
     .map(h => h.tagName);
   probes.forEach(h => h.remove()); return small; })()"""
 _NAV_LINKS = """[...document.querySelectorAll('.site-header nav a, .site-header .search-link')]
-  .map(a => {
+  .map(a => { a.scrollIntoView({block: 'nearest', inline: 'nearest'});  // a row that scrolls
   const r = a.getBoundingClientRect(); return [a.textContent.trim(), r.left, r.right]; })"""
 
 

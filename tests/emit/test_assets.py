@@ -59,6 +59,23 @@ def test_css_references_are_rewritten_to_hashed_names() -> None:
     assert changed.fingerprint() != before.fingerprint()
 
 
+def test_a_plain_import_of_the_same_folder_is_inlined_in_order() -> None:
+    """One render-blocking file per page: `site.css` is its imports' text, in their order."""
+    assets = AssetSet({
+        "site.css": b'/* all */\n@import "style.css";\n@import \'code.css\';\n'
+                    b'@import "print.css" print;\n',
+        "style.css": b"a{background:url(img/bg.png)}", "code.css": b".c{color:red}",
+        "print.css": b"p{}", "img/bg.png": b"PNG",
+    })
+    site = next(a for a in assets.assets() if a.name == "site.css").data.decode()
+    bg = assets.url("img/bg.png").removeprefix("/static/")
+    assert site.index(f"a{{background:url({bg})}}") < site.index(".c{color:red}")
+    assert "@import \"style.css\"" not in site and "code.css" not in site
+    printed = assets.url("print.css").removeprefix("/static/")
+    assert f'@import "{printed}" print;' in site  # a media list keeps its own file
+    assert "style.css" in assets  # each part is still published on its own
+
+
 def test_an_import_cycle_is_a_clear_error() -> None:
     with pytest.raises(BuildError, match="cycle"):
         AssetSet({"a.css": b"@import 'b.css';", "b.css": b"@import 'a.css';"})

@@ -244,7 +244,7 @@ def test_link_previews_name_the_largest_local_file(tmp_path: Path) -> None:
     assert shared
 
 
-def test_an_image_the_build_dropped_leaves_the_magazine_s_placeholder_not_an_empty_frame(
+def test_an_image_the_build_dropped_leaves_a_magazine_text_card_not_an_empty_frame(
         tmp_path: Path) -> None:
     data = workspace("![gone](/media/demo/nowhere.png)\n\nA body whose only picture is gone.\n")
     out = tmp_path / "_site"
@@ -253,5 +253,5 @@ def test_an_image_the_build_dropped_leaves_the_magazine_s_placeholder_not_an_emp
     card = re.compile(r'<article class="card[^>]*>(?:(?!</article>).)*The picture test', re.S)
     shown = [m.group(0) for html in pages.values() for m in card.finditer(html)]
     assert shown, "the article's card is on some list"
-    for html in shown:  # its art is the tinted field, never an empty picture frame
-        assert 'class="art art--fallback' in html and '<div class="art">' not in html
+    for html in shown:  # a text card, never an empty picture frame
+        assert 'class="card card--text"' in html and '<div class="art">' not in html

@@ -180,5 +180,5 @@ def test_titles_of_other_languages_carry_their_lang_outside_cards(
     assert '<span lang="de">Grüße aus Wien</span></a>' in middle
     assert '<span lang="en">Older one</span></a>' in middle
     if theme == "magazine":
-        lead = html["/"][html["/"].index('<article class="lead-story"'):]
+        lead = html["/"][html["/"].index('<article class="lead-story'):]
         assert re.search(r'<h2 class="lead-story__title" id="lead-title" lang="de">', lead)

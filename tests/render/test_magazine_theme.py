@@ -1,5 +1,5 @@
 """The `magazine` built-in theme: every page kind renders, cards carry topic colours, the
-lead story and picture fallbacks, readable label colours, small self-contained CSS."""
+lead story and text cards (no picture), readable label colours, small self-contained CSS."""
 
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ class Cards(HTMLParser):
         classes = a.get("class", "").split()
         if tag == "article" and "card" in classes:
             self.cards.append({"style": a.get("style", "")})
+            if "card--text" in classes:
+                self.cards[-1]["text"] = "yes"
             self._depth = 1
             return
         if not self._depth:
@@ -55,8 +57,7 @@ class Cards(HTMLParser):
         if "art__image" in classes:
             card["image"] = a["src"]
             card["loading"] = a.get("loading", "eager")
-        if "art--fallback" in classes:
-            card["fallback"] = a.get("style", "")
+            card["priority"] = a.get("fetchpriority", "")
         if "byline__image" in classes:
             card["avatar"] = a["src"]
 
@@ -101,7 +102,7 @@ def test_every_demo_page_kind_renders(tmp_path: Path, demo_workspace: Workspace)
     config = magazine(tmp_path, per_page=5)
     site, _, pages = render_all(config, demo_workspace)
     assert {p.kind for p in site.pages} == KINDS
-    stylesheet = '<link rel="stylesheet" href="/static/style.css">'
+    stylesheet = '<link rel="stylesheet" href="/static/site.css">'  # the one stylesheet
     for page in site.pages:
         html = pages[page.path]
         assert html.startswith("<!doctype html>"), page.path
@@ -125,15 +126,13 @@ def test_home_has_a_lead_story_then_cards(tmp_path: Path, demo_workspace: Worksp
     for lead in (home.articles[0], with_image):
         page = dataclasses.replace(home, articles=[lead, *others])
         html = renderer.render(page).decode()
-        story = html[html.index('<article class="lead-story"'):html.index("</article>")]
+        story = html[html.index('<article class="lead-story'):html.index("</article>")]
         assert f'href="{lead.url}"' in story and str(escape(lead.title)) in story
         if lead.image:
             assert f'src="{lead.image}"' in story and 'fetchpriority="high"' in story
-        else:
-            assert "art--fallback" in story and lead.cluster is not None
-            # decoration only: the initial, not the topic's name again (the label says it)
-            assert f'data-mark="{escape(lead.title[:1].upper())}"' in story
-            assert "art__label" not in story and 'aria-hidden="true"' in story
+        else:  # a text lead: no picture, no stand-in for one (no letter drawn)
+            assert '<article class="lead-story lead-story--text"' in html
+            assert "<img" not in story.split("byline")[0] and "data-mark" not in story
         grid = cards(html)
         assert [c["href"] for c in grid] == [a.url for a in page.articles[1:]]
     # Continuation pages show the grid only.
@@ -143,22 +142,25 @@ def test_home_has_a_lead_story_then_cards(tmp_path: Path, demo_workspace: Worksp
     assert [c["href"] for c in cards(html)] == [a.url for a in second.articles]
 
 
-def test_a_list_s_first_card_loads_its_picture_at_once_and_the_others_lazily(
+def test_a_list_s_first_picture_comes_first_its_first_screen_at_once_the_rest_lazily(
         tmp_path: Path, demo_workspace: Workspace) -> None:
+    """The first card's picture has `fetchpriority="high"`; the rest of a wide screen's first
+    two rows (six cards) load at once; later ones lazily."""
     config = magazine(tmp_path)
     site, renderer, _ = render_all(config, demo_workspace)
     topic = next(p for p in site.pages if p.kind == "cluster")
     pictured = [a for a in site.articles if a.image][:2]
     assert len(pictured) == 2
+    expected = ["high"] + ["eager"] * 5 + ["lazy"]
     for first, second in (pictured, pictured[::-1]):  # the same card, first and not first
-        page = dataclasses.replace(topic, articles=[first, second])
+        page = dataclasses.replace(topic, articles=[first] + [second] * 6)
         html = renderer.render(page).decode()
         grid = cards(html)
-        assert [c["loading"] for c in grid] == ["eager", "lazy"], grid
+        assert [c["priority"] or c["loading"] for c in grid] == expected, grid
         assert html.count('fetchpriority="high"') == 1
     later = next(p for p in site.pages if p.kind == "home" and p.number == 2)
-    html = renderer.render(dataclasses.replace(later, articles=pictured)).decode()
-    assert [c["loading"] for c in cards(html)] == ["eager", "lazy"]
+    html = renderer.render(dataclasses.replace(later, articles=[pictured[0]] + [pictured[1]] * 6))
+    assert [c["priority"] or c["loading"] for c in cards(html.decode())] == expected
 
 
 def test_cards_use_their_topic_colour_with_readable_labels(
@@ -182,9 +184,9 @@ def test_cards_use_their_topic_colour_with_readable_labels(
         assert card["label"] == f"--field: {colour}; --on-field: {contrast_text(colour)}"
         assert contrast_ratio(colour, contrast_text(colour)) >= 4.5
         if art.image:
-            assert card["image"] == art.image and "fallback" not in card
+            assert card["image"] == art.image and "text" not in card
         else:
-            assert card["fallback"] == f"--field: {colour}" and "image" not in card
+            assert card["text"] and "image" not in card
         if art.author is not None and art.author.image:
             assert card["avatar"] == art.author.image
     assert len(colours) == len(site.clusters) >= 2
@@ -196,8 +198,8 @@ def test_fallback_without_topic_and_hostile_content(tmp_path: Path) -> None:
     site, _, pages = render_all(config, plain)
     grid_page = next(p for p in site.pages if p.kind == "tag")
     (card,) = cards(pages[grid_page.path])
-    assert card["fallback"] == "--field: #4b5563"
-    assert 'data-mark="P"' in pages[grid_page.path]
+    assert card["text"] and "--accent" not in card["style"] and "image" not in card
+    assert "data-mark" not in pages[grid_page.path]
     _, _, pages = render_all(config, hostile_workspace())
     for path, html in pages.items():
         assert problems(html, allow_scripts=True) == [], path

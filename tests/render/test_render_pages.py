@@ -110,7 +110,7 @@ def test_asset_url_and_subpath(tmp_path: Path) -> None:
     renderer = Renderer(config, site, ThemeSet(config),
                         asset_url=lambda name: f"/static/{name}?v=1")
     html = page_html(renderer, "home")
-    assert 'href="/blog/static/style.css?v=1"' in html
+    assert 'href="/blog/static/site.css?v=1"' in html
     assert 'href="/blog/"' in html
     assert '<link rel="canonical" href="https://x.test/blog/">' in html
 
