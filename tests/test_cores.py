@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
+from typing import Any
 
 import pytest
 
@@ -42,23 +44,35 @@ def test_a_share_whose_child_hangs_is_ended_and_computed_here(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cores, "_GRACE", 0.5)
     here = os.getpid()
-    children: list[int] = []
+    children: list[Any] = []
 
     def work(part: int, parts: int) -> int:
         if os.getpid() != here:
             time.sleep(600)  # (ended long before)
         return part
 
-    def spy(pid: int, reader: int, deadline: float) -> bytes | None:
-        children.append(pid)
-        return collect(pid, reader, deadline)
+    def spy(process: Any, reader: Any, deadline: float) -> bytes | None:
+        children.append(process)
+        return collect(process, reader, deadline)
 
     collect = cores._collect
     monkeypatch.setattr(cores, "_collect", spy)
     assert cores.shared(work, 2) == [0, 1]
     assert len(children) == 1
-    with pytest.raises(ChildProcessError):  # (ended and reaped: no such child any more)
-        os.waitpid(children[0], os.WNOHANG)
+    assert not children[0].is_alive() and children[0].exitcode == -signal.SIGKILL
+
+
+def test_a_failing_child_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    here = os.getpid()
+
+    def work(part: int, parts: int) -> int:
+        if os.getpid() != here:
+            raise ValueError("not printed")
+        return part
+
+    assert cores.shared(work, 2) == [0, 1]
+    out, err = capfd.readouterr()
+    assert "not printed" not in out + err and "Traceback" not in err
 
 
 def test_one_part_runs_here_without_a_fork() -> None:
