@@ -29,10 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sitegen.build import BuildOptions, run_build  # noqa: E402
-from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config  # noqa: E402
-from tests.browser.served import serve_output  # noqa: E402
-from tests.content import synced  # noqa: E402
+from tests.browser.served import build_demo, serve_output  # noqa: E402
 
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
 THEMES = ("default", "magazine")
@@ -53,29 +50,9 @@ PAGES = {
 NOINDEX = ("search", "404")
 #: Audits that weigh nothing in a score but that the issue asks about.
 WATCHED = ("bf-cache", "third-party-facades")
-#: The own page the demo is built with (the demo workspace has none: they are the site's).
-OWN_PAGE = ('+++\ntitle = "About"\nmenu = 1\n+++\n## Who\n\nUs, [elsewhere](/tags/).\n'
-            "\n## How\n\n```python\nprint(1)\n```\n\n## Where\n\nHere.\n")
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
                 "--disable-component-update --no-first-run")
-
-
-def build(theme: str, root: Path) -> Path:
-    """The demo built in *theme* under *root*; returns the output folder."""
-    workspace = synced(demo_config(None, root))
-    config = parse_config({
-        "site": {"title": "Northwind Field Notes", "url": "http://127.0.0.1/",
-                 "description": "Slow travel, patient fermentation and quiet tooling",
-                 "theme": theme},
-        "api": {"url": "http://127.0.0.1:9/", "workspace": DEMO_WORKSPACE_ID},
-        "analytics": {"enabled": False},
-    }, root / theme)
-    output = root / theme / "_site"
-    (root / theme / "pages").mkdir(parents=True, exist_ok=True)
-    (root / theme / "pages" / "about.md").write_text(OWN_PAGE, encoding="utf-8")
-    run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
-    return output
 
 
 def scores(url: str, chromium: str, desktop: bool) -> tuple[dict[str, int], list[str]]:
@@ -114,7 +91,7 @@ def main() -> int:
     short = 0
     with tempfile.TemporaryDirectory(prefix="sitegen-lighthouse-") as folder:
         for theme in THEMES:
-            base, server = serve_output(build(theme, Path(folder)))
+            base, server = serve_output(build_demo(Path(folder), theme))
             try:
                 for name, path in pages.items():
                     for desktop in (False, True):

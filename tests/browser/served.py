@@ -2,7 +2,9 @@
 
 `serve_output` serves a built output folder on loopback with its `_headers` rules applied,
 as Netlify or Cloudflare Pages would (so a page that breaks its Content-Security-Policy
-shows it); `chromium` launches Debian's Chromium, never a browser a tool downloads.
+shows it); `build_demo` builds the demo in a theme (with an own page, `/about/`) and
+`demo_sites` builds it in each built-in theme and serves each; `chromium` launches
+Debian's Chromium, never a browser a tool downloads.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, sync_playwright
+
+from sitegen.build import BuildOptions, run_build
+from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
+from sitegen.workspace import Workspace
+from tests.content import synced
 
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--no-first-run"]
@@ -70,6 +77,52 @@ def serve_output(output: Path) -> tuple[str, ThreadingHTTPServer]:
                                  functools.partial(served, directory=str(output)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{server.server_address[1]}", server
+
+
+#: The demo's own page (the demo workspace has none: own pages are the site's).
+OWN_PAGE = ('+++\ntitle = "About"\nmenu = 1\n+++\n## Who\n\nUs, [elsewhere](/tags/).\n'
+            "\n## How\n\n```python\nprint(1)\n```\n\n## Where\n\nHere.\n")
+
+
+def build_demo(root: Path, theme: str, *, workspace: Workspace | None = None,
+               url: str = "http://127.0.0.1/") -> Path:
+    """The demo built in *theme* into `root/THEME/_site` (its site folder with the own page
+    `/about/`), its public address *url*; returns the output folder."""
+    site = root / theme
+    (site / "pages").mkdir(parents=True, exist_ok=True)
+    (site / "pages" / "about.md").write_text(OWN_PAGE, encoding="utf-8")
+    config = parse_config({
+        "site": {"title": "Northwind Field Notes", "url": url,
+                 "description": "Slow travel, patient fermentation and quiet tooling",
+                 "theme": theme},
+        "api": {"url": "http://127.0.0.1:9/", "workspace": DEMO_WORKSPACE_ID},
+        "analytics": {"enabled": False},
+    }, site)
+    output = site / "_site"
+    run_build(config, BuildOptions(output=output, demo=True,
+                                   workspace=workspace or synced(demo_config(None, root))))
+    return output
+
+
+@contextmanager
+def demo_sites(root: Path, *, url: str = "http://127.0.0.1/"
+               ) -> Iterator[dict[str, tuple[str, Path]]]:
+    """theme → (base URL, output folder) of the demo built in each built-in theme under
+    *root* (`build_demo`), each served from loopback until the block ends."""
+    workspace = synced(demo_config(None, root))
+    servers: list[ThreadingHTTPServer] = []
+    found: dict[str, tuple[str, Path]] = {}
+    try:
+        for theme in THEMES:
+            output = build_demo(root, theme, workspace=workspace, url=url)
+            base, server = serve_output(output)
+            servers.append(server)
+            found[theme] = (base, output)
+        yield found
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
 
 
 @contextmanager

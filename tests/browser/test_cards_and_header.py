@@ -23,16 +23,12 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
 
-from sitegen.build import BuildOptions, run_build
-from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
-from tests.browser.served import THEMES, chromium, serve_output
-from tests.content import synced
+from tests.browser.served import THEMES, chromium, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -51,28 +47,8 @@ CARDS = ".card, .lead-story"
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Base URLs of the demo site built in each theme, served from loopback."""
-    root = tmp_path_factory.mktemp("cards")
-    workspace = synced(demo_config(None, root))
-    servers: list[ThreadingHTTPServer] = []
-    urls: dict[str, str] = {}
-    try:
-        for theme in THEMES:
-            config = parse_config({
-                "site": {"title": "Northwind Field Notes", "url": "http://127.0.0.1/",
-                         "description": "Slow travel, patient fermentation and quiet tooling",
-                         "theme": theme},
-                "api": {"url": "http://127.0.0.1:9/", "workspace": DEMO_WORKSPACE_ID},
-                "analytics": {"enabled": False},
-            }, root / theme)
-            output = root / theme / "_site"
-            run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
-            urls[theme], server = serve_output(output)
-            servers.append(server)
-        yield urls
-    finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+    with demo_sites(tmp_path_factory.mktemp("cards")) as built:
+        yield {theme: base for theme, (base, _) in built.items()}
 
 
 @pytest.fixture(scope="module")

@@ -14,15 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 
 import pytest
 from playwright.sync_api import Browser, Page, Response
 
-from sitegen.build import BuildOptions, run_build
-from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
-from tests.browser.served import THEMES, chromium, serve_output
-from tests.content import synced
+from tests.browser.served import THEMES, chromium, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -42,28 +38,8 @@ _SHIFTS = """() => new Promise(done => requestAnimationFrame(() => requestAnimat
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """theme → base URL of the demo, built with search on and served."""
-    root = tmp_path_factory.mktemp("search-page")
-    workspace = synced(demo_config(None, root))
-    servers: list[ThreadingHTTPServer] = []
-    found: dict[str, str] = {}
-    try:
-        for theme in THEMES:
-            config = parse_config({
-                "site": {"title": "Northwind Field Notes", "url": "http://127.0.0.1/",
-                         "description": "Slow travel and quiet tooling", "theme": theme},
-                "api": {"url": "http://127.0.0.1:9/", "workspace": DEMO_WORKSPACE_ID},
-                "analytics": {"enabled": False},
-            }, root / theme)
-            output = root / theme / "_site"
-            run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
-            url, server = serve_output(output)
-            servers.append(server)
-            found[theme] = url
-        yield found
-    finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+    with demo_sites(tmp_path_factory.mktemp("search-page")) as built:
+        yield {theme: base for theme, (base, _) in built.items()}
 
 
 @pytest.fixture(scope="module")

@@ -12,16 +12,12 @@ place, titled with the video's title, with the focus on it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Route
 
-from sitegen.build import BuildOptions, run_build
-from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
-from tests.browser.served import THEMES, chromium, serve_output
-from tests.content import synced
+from tests.browser.served import THEMES, chromium, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -35,28 +31,8 @@ PAGES = {"youtube": "https://www.youtube.com/watch?v=", "vimeo": "https://vimeo.
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """theme → base URL of the demo, built and served."""
-    root = tmp_path_factory.mktemp("video")
-    workspace = synced(demo_config(None, root))
-    servers: list[ThreadingHTTPServer] = []
-    found: dict[str, str] = {}
-    try:
-        for theme in THEMES:
-            config = parse_config({
-                "site": {"title": "Northwind Field Notes", "url": "http://127.0.0.1/",
-                         "description": "Slow travel and quiet tooling", "theme": theme},
-                "api": {"url": "http://127.0.0.1:9/", "workspace": DEMO_WORKSPACE_ID},
-                "analytics": {"enabled": False},
-            }, root / theme)
-            output = root / theme / "_site"
-            run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
-            url, server = serve_output(output)
-            servers.append(server)
-            found[theme] = url
-        yield found
-    finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+    with demo_sites(tmp_path_factory.mktemp("video")) as built:
+        yield {theme: base for theme, (base, _) in built.items()}
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ import json
 import re
 import struct
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -26,10 +25,7 @@ from xml.etree import ElementTree
 import pytest
 from playwright.sync_api import Browser, Page
 
-from sitegen.build import BuildOptions, run_build
-from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
-from tests.browser.served import THEMES, chromium, serve_output
-from tests.content import synced
+from tests.browser.served import THEMES, chromium, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -43,28 +39,9 @@ OUTPUTS: dict[str, Path] = {}
 def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Base URLs of the demo built in each theme (with the site's public URL an https
     address, as published), served from loopback."""
-    root = tmp_path_factory.mktemp("words")
-    workspace = synced(demo_config(None, root))
-    servers: list[ThreadingHTTPServer] = []
-    urls: dict[str, str] = {}
-    try:
-        for theme in THEMES:
-            config = parse_config({
-                "site": {"title": "Northwind Field Notes", "url": SITE_URL,
-                         "description": "Slow travel, patient fermentation and quiet tooling",
-                         "theme": theme},
-                "api": {"url": "http://127.0.0.1:9/", "workspace": DEMO_WORKSPACE_ID},
-                "analytics": {"enabled": False},
-            }, root / theme)
-            output = OUTPUTS[theme] = root / theme / "_site"
-            run_build(config, BuildOptions(output=output, workspace=workspace, demo=True))
-            urls[theme], server = serve_output(output)
-            servers.append(server)
-        yield urls
-    finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+    with demo_sites(tmp_path_factory.mktemp("words"), url=SITE_URL) as built:
+        OUTPUTS.update((theme, output) for theme, (_, output) in built.items())
+        yield {theme: base for theme, (base, _) in built.items()}
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ def test_video_stand_ins_become_links_named_by_the_video_title() -> None:
     assert "<button" not in out and "video__" not in out
     assert out == ('<p>Intro</p>\n<p><a href="https://www.youtube.com/watch?v=dQw4w9WgXcQ">▶ '
                    'Fish &amp; chips</a></p>\n<p><a href="https://vimeo.com/123">▶ Clouds</a></p>'
-                   '<figure class="figure"><img src="/a.png" alt=""></figure>')
+                   '<figure class="figure"><img src="https://site.test/a.png" alt=""></figure>')
 
 
 def test_same_document_references_point_at_the_article() -> None:
