@@ -39,6 +39,7 @@ PAGES = {
     "topic": "/topics/the-fermenting-kitchen/",
     "tag": "/tags/shell/",
     "author": "/authors/mara-lindqvist/",
+    "lang-fr": "/lang/fr/",
     "404": "/404.html",
     "social": "/social/",
     "topics-index": "/topics/",
