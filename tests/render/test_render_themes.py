@@ -97,3 +97,18 @@ def test_code_colours_reach_aa_in_both_schemes_and_no_token_looks_like_an_error(
     # The error token (valid code a lexer did not understand) is plain text in both.
     assert re.findall(r"\.highlight \.err \{[^}]*\}", css) == [
         ".highlight .err { color:inherit;background:none;border:0 }"]
+
+
+def test_muted_text_keeps_seven_to_one_on_the_page_and_its_surfaces() -> None:
+    """AA asks 4.5:1; the themes keep their muted text (dates, bylines, excerpts) at AAA's
+    7:1 against the page and card backgrounds, in the light and the dark scheme."""
+    from sitegen.render.filters import contrast_ratio
+
+    for theme in ("default", "magazine"):
+        css = (builtin_themes_root() / theme / "static" / "style.css").read_text()
+        schemes = re.findall(r"--bg: (#[0-9a-f]{6}); --surface: (#[0-9a-f]{6}); [^}]*?"
+                             r"--muted: (#[0-9a-f]{6})", css)
+        assert len(schemes) == 2, theme  # light, then dark
+        for bg, surface, muted in schemes:
+            for ground in (bg, surface):
+                assert contrast_ratio(muted, ground) >= 7, (theme, muted, ground)
