@@ -149,7 +149,7 @@ concurrency = {concurrency}
 enabled = false
 
 [images]
-enabled = false  # the generated images live on hosts that do not exist (bench_images.py)
+enabled = false  # as the figures in HISTORY.md were measured; bench_images.py measures images
 
 [search]
 enabled = {search}

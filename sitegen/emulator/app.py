@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sitegen.emulator import auth, v1, v2
 from sitegen.emulator.faults import Faults, InjectedFault
-from sitegen.emulator.media import MEDIA_PATH, media_file
+from sitegen.emulator.media import GENERATED_PATH, MEDIA_PATH, generated_image, media_file
 from sitegen.emulator.query import ApiProblem, Version
 from sitegen.emulator.state import EmulatorState
 
@@ -152,6 +152,7 @@ def _routes() -> list[BaseRoute]:
             routes.append(Route(template, _endpoint(version, f"{method} {template}", handler),
                                 methods=[method]))
     routes.append(Route(MEDIA_PATH, media_file, methods=["GET"]))
+    routes.append(Route(GENERATED_PATH, generated_image, methods=["GET"]))
     return routes
 
 

@@ -4,7 +4,9 @@ Role: `generate_workspace(articles, seed=...)` builds one workspace (demo-worksp
 in realistic proportions: ~85% of articles published, the rest drafts or archived;
 max(3, N/400) agents, max(4, N/100) clusters, max(3, N/500) author identities; 2-3
 languages; 0-5 tags from ~60; markdown bodies and blocks of every type; a few social posts
-and a digest. The same arguments give the same workspace, byte for byte: it must never read
+and a digest. Its images are root-relative (`/media/generated/...jpg`): they resolve at the
+emulator serving the file, whatever its address, which draws them (`drawn.py`), as the demo's
+media resolve there. The same arguments give the same workspace, byte for byte: it must never read
 the wall clock or global random state. CLI: `python -m sitegen.emulator.generator
 --articles N --seed S -o FILE`.
 """
@@ -88,7 +90,7 @@ def _people(maker: _Maker, workspace_id: str, owner: str, users: Sequence[str],
         out.append({"id": oid, "workspaceId": workspace_id, "name": name,
                     "bio": prose.sentence(rng), "createdByUserId": rng.choice(users),
                     "imageUrl": "" if rng.random() < 0.25 else
-                    f"https://images.example.com/authors/{oid}.jpg",
+                    f"/media/generated/author-{oid}.jpg",
                     "createdAt": created, "updatedAt": updated})
     return out
 
@@ -170,7 +172,7 @@ def generate_workspace(articles: int, *, seed: int = 0) -> dict[str, Any]:
             "id": oid, "workspaceId": ws_id, "title": heading,
             "slug": _unique_slug(heading, social_slugs), "content": prose.paragraph(rng, 1),
             "selectedImageSlot": rng.choice(("square", "portrait", "landscape")),
-            "images": {slot: f"https://images.example.com/social/{oid}-{slot}.jpg"
+            "images": {slot: f"/media/generated/social-{oid}-{slot}.jpg"
                        for slot in ("square", "portrait", "landscape")},
             "createdByUserId": rng.choice(users), "createdAt": created, "updatedAt": updated})
 

@@ -130,7 +130,7 @@ def blocks(rng: random.Random, heading: str, article_id: str, *, every_type: boo
             out.append({"type": "code", "content": code, "language": language})
         if every_type or 0.5 <= roll < 0.7:
             image: dict[str, Any] = {
-                "type": "image", "url": f"https://images.example.com/{article_id}/{section}.jpg"}
+                "type": "image", "url": f"/media/generated/{article_id}-{section}.jpg"}
             if rng.random() < 0.7:
                 image["caption"] = sentence(rng, 4, 8)
             out.append(image)
