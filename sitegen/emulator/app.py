@@ -6,9 +6,11 @@ pipeline: count the call (per route template, like the quota), wait the simulate
 "not shown"): v2 absent (404), programmed fault, rate limit (429), random failure (500), key
 (401), path workspace (400 / v2 403), quota (402), the endpoint's own checks. Error bodies are
 `{error, details}` in both versions; CORS headers go on every response, `OPTIONS` is a 204
-preflight, v2 responses carry rate-limit headers. The same app runs in-process
-(`httpx.ASGITransport`) and over HTTP (`serve.py`). This module must never log or echo an API
-key.
+preflight, v2 responses carry rate-limit headers. Beside the API: the workspaces' media
+(`media.py`) and the admin routes (`admin.py`), which are no API calls (no quota, no faults)
+and, for no web page may call them, get no CORS headers and no preflight. The same app runs
+in-process (`httpx.ASGITransport`) and over HTTP (`serve.py`). This module must never log or
+echo an API key.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sitegen.emulator import auth, v1, v2
+from sitegen.emulator import admin, auth, v1, v2
 from sitegen.emulator.faults import Faults, InjectedFault
 from sitegen.emulator.media import GENERATED_PATH, MEDIA_PATH, generated_image, media_file
 from sitegen.emulator.query import ApiProblem, Version
@@ -36,6 +38,7 @@ from sitegen.emulator.state import EmulatorState
 logger = logging.getLogger("sitegen.emulator")
 
 V1_PREFIX = "/api/v1"
+ADMIN_PREFIX = "/__admin/"
 V2_PREFIX = "/api/v2/workspaces/{workspaceId}"
 NOMINAL_RATE_LIMIT = 1000
 """Requests per minute announced in X-RateLimit-* when no rate-limit fault is set."""
@@ -153,6 +156,7 @@ def _routes() -> list[BaseRoute]:
                                 methods=[method]))
     routes.append(Route(MEDIA_PATH, media_file, methods=["GET"]))
     routes.append(Route(GENERATED_PATH, generated_image, methods=["GET"]))
+    routes.extend(admin.routes())
     return routes
 
 
@@ -189,6 +193,8 @@ class CorsAndLog:
             return
         path: str = scope["path"]
         cors = CORS_V1 if path.startswith(V1_PREFIX + "/") or path == V1_PREFIX else CORS_V2
+        if path.startswith(ADMIN_PREFIX):
+            cors = {}  # no web page may call the admin routes: no CORS, no preflight
         started = time.perf_counter()
         status = 0
 
@@ -202,7 +208,7 @@ class CorsAndLog:
                 message = {**message, "headers": headers}
             await send(message)
 
-        if scope["method"] == "OPTIONS":
+        if scope["method"] == "OPTIONS" and cors:
             state: EmulatorState = scope["app"].state.emulator
             state.calls[f"OPTIONS {self._template(scope)}"] += 1
             await Response(status_code=204)(scope, receive, send_with_cors)

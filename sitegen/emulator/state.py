@@ -29,7 +29,10 @@ def format_timestamp(moment: datetime) -> str:
     )
 
 
-def _parse(stamp: Any) -> datetime | None:
+def parse_stamp(stamp: Any) -> datetime | None:
+    """A service timestamp (or a datetime) as an aware datetime; None when it is none."""
+    if isinstance(stamp, datetime):
+        return stamp
     if not isinstance(stamp, str):
         return None
     try:
@@ -43,7 +46,7 @@ def later_than(previous: Any) -> str:
     """Now, or one millisecond after `previous` when that is later: a strictly newer stamp."""
     now = datetime.now(UTC)
     now = now.replace(microsecond=now.microsecond // 1000 * 1000)  # as written: milliseconds
-    before = _parse(previous)
+    before = parse_stamp(previous)
     if before is not None and before >= now:
         now = before + timedelta(milliseconds=1)
     return format_timestamp(now)
@@ -54,16 +57,13 @@ class EmulatorState:
 
     def __init__(self, data: dict[str, Any], faults: Faults | None = None, *,
                  key: str | None = None) -> None:
-        if not isinstance(data, dict) or not isinstance(data.get("workspace"), dict):
-            raise ValueError("workspace data must be a JSON object with a 'workspace' object")
-        data = copy.deepcopy(data)
-        self.workspace: Record = data["workspace"]
-        self.collections: dict[str, list[Record]] = {
-            name: [item for item in data.get(name) or [] if isinstance(item, dict)]
-            for name in COLLECTIONS
-        }
-        digest = data.get("digest")
-        self.digest: Record | None = digest if isinstance(digest, dict) else None
+        self.workspace: Record = {}
+        self.collections: dict[str, list[Record]] = {}
+        self.digest: Record | None = None
+        self._positions: dict[str, dict[Any, int]] = {}
+        self.version = 0
+        """Bumped by every mutation helper: listings cached before it are stale."""
+        self.replace(data)
         self.faults: Faults = faults if faults is not None else Faults()
         self.calls: Counter[str] = Counter()
         self.analytics_events: list[Record] = []
@@ -73,9 +73,6 @@ class EmulatorState:
         """API requests so far (preflights excluded): drives quota and rate limits."""
         self.rate_window = 0
         self.rate_window_count = 0
-        self._positions: dict[str, dict[Any, int]] = {}
-        self.version = 0
-        """Bumped by every mutation helper: listings cached before it are stale."""
         self._listings: dict[tuple[Any, ...], list[Record]] = {}
         self._listings_version = 0
 
@@ -118,18 +115,42 @@ class EmulatorState:
             found = self._listings[key] = build()
         return found
 
+    def clock(self) -> str:
+        """The service's time for a change: now, or one millisecond after the newest
+        `updatedAt` of any article when the data is dated later (a file dated in the future):
+        the service's clock never runs behind its records, so the next sync, which reads
+        articles newest update first down to what it saw last, finds the change."""
+        stamps = (parse_stamp(article.get("updatedAt")) for article in self.collections["articles"])
+        return later_than(max((stamp for stamp in stamps if stamp is not None), default=None))
+
     # --- mutation helpers (tests play the service changing between syncs) -------
+
+    def replace(self, data: dict[str, Any]) -> None:
+        """Serve *data* (a workspace JSON object, deep-copied) from now on, instead of what
+        was served: a reloaded `--data` file. Counters, faults and analytics events stay."""
+        if not isinstance(data, dict) or not isinstance(data.get("workspace"), dict):
+            raise ValueError("workspace data must be a JSON object with a 'workspace' object")
+        data = copy.deepcopy(data)
+        self.workspace = data["workspace"]
+        self.collections = {
+            name: [item for item in data.get(name) or [] if isinstance(item, dict)]
+            for name in COLLECTIONS
+        }
+        digest = data.get("digest")
+        self.digest = digest if isinstance(digest, dict) else None
+        self._positions = {}
+        self.version += 1
 
     def update_article(self, article_id: str, **fields: Any) -> None:
         """Change fields of an article; `updatedAt` moves forward unless given."""
         article = self.find("articles", article_id)
         if article is None:
             raise KeyError(f"no article {article_id!r} in the emulated workspace")
-        previous = article.get("updatedAt")
+        stamp = self.clock()  # later than the article's own `updatedAt` too
         self.version += 1
         article.update(copy.deepcopy(fields))
         if "updatedAt" not in fields:
-            article["updatedAt"] = later_than(previous)
+            article["updatedAt"] = stamp
 
     def delete_article(self, article_id: str) -> None:
         """Remove an article, as a deletion in the service would."""
