@@ -1,16 +1,20 @@
 """`sitegen emulate`: the emulator served over real HTTP with uvicorn.
 
 Role: read the workspace JSON (`--data FILE`, else the bundled demo), bind the socket (port 0
-picks a free one), print one line saying where the emulator listens, log each request compactly
-and stop cleanly on Ctrl-C. A port in use or an unreadable data file is a `ConfigError` naming
-it and the fix. It must never print the `--key` value.
+picks a free one), print one line saying where the emulator listens, log each request compactly,
+follow the `--data` file as it changes (`reload.py`) and stop cleanly on Ctrl-C. A port in use
+or an unreadable data file is a `ConfigError` naming it and the fix. It must never print the
+`--key` value.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import logging
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,8 @@ from sitegen.emulator.app import create_app
 from sitegen.emulator.demo import load_demo
 from sitegen.emulator.faults import Faults
 from sitegen.emulator.query import is_object_id
+from sitegen.emulator.reload import DataReloader
+from sitegen.emulator.state import EmulatorState
 from sitegen.errors import ConfigError
 from sitegen.listening import bind
 
@@ -57,8 +63,22 @@ def url_of(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+async def _serve(server: uvicorn.Server, sock: socket.socket, state: EmulatorState,
+                 reloader: DataReloader | None) -> None:
+    """Serve until the server stops, polling the `--data` file meanwhile."""
+    polling = asyncio.create_task(reloader.run(state)) if reloader is not None else None
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        if polling is not None:
+            polling.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await polling
+
+
 def emulate_command(options: argparse.Namespace) -> int:
     """Run the emulator until Ctrl-C; returns the exit status."""
+    reloader = DataReloader(options.data, read_data) if options.data else None
     data = read_data(options.data)
     faults = Faults(latency_ms=options.latency, fail_rate=options.fail_rate,
                     rate_limit_every=options.rate_limit_every, quota=options.quota,
@@ -73,7 +93,7 @@ def emulate_command(options: argparse.Namespace) -> int:
                             lifespan="off")
     server = uvicorn.Server(config)
     try:
-        server.run(sockets=[sock])
+        asyncio.run(_serve(server, sock, app.state.emulator, reloader))
     except KeyboardInterrupt:
         pass
     finally:
