@@ -73,6 +73,25 @@ def _common(parser: argparse.ArgumentParser, config: bool = True) -> None:
                             help="the site configuration (default: ./site.toml)")
 
 
+EMULATE_EPILOG = """\
+changing the content (as the service would, bumping the article's updatedAt so the
+next incremental build fetches exactly that article):
+  --data FILE is read again whenever the file changes; a file that does not read
+  keeps the previous content, with a warning. A reload replaces admin changes.
+  Admin routes, without a key, only for clients on this machine (loopback), in
+  memory only (the data file is never written):
+    POST   /__admin/articles        create an article (JSON body in the data file's
+                                    form; id, slug, dates filled in; status draft
+                                    unless given)
+    PATCH  /__admin/articles/ID     change the fields given in the JSON body
+    DELETE /__admin/articles/ID     delete the article
+
+example (then `sitegen build` fetches that one article again):
+  curl -X PATCH http://127.0.0.1:8765/__admin/articles/ID \\
+       -H 'content-type: application/json' -d '{"title": "A better title"}'
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="sitegen", description="Build a static website from a workspace.",
                      parents=[_GLOBALS])
@@ -129,8 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "(spends only the cheap list calls)")
 
     emulate = commands.add_parser("emulate", parents=[_GLOBALS],
-                                  help="run a local emulator of the service's API")
-    emulate.add_argument("--data", metavar="FILE", help="workspace JSON (default: the demo)")
+                                  help="run a local emulator of the service's API",
+                                  formatter_class=argparse.RawDescriptionHelpFormatter,
+                                  epilog=EMULATE_EPILOG)
+    emulate.add_argument("--data", metavar="FILE",
+                         help="workspace JSON (default: the demo); reloaded when it changes")
     emulate.add_argument("--host", default="127.0.0.1")
     emulate.add_argument("--port", type=int, default=8765)
     emulate.add_argument("--key", help="accept only this key (default: any non-empty key)")
