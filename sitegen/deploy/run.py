@@ -52,6 +52,7 @@ from sitegen.emit.lock import OutputLock
 from sitegen.emit.manifest import MANIFEST_NAME, Manifest
 from sitegen.emit.redirects import REDIRECTS_FILE
 from sitegen.errors import ConfigError, DeployError
+from sitegen.folders import check_output
 from sitegen.store import Store
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ def run_deploy(config: Config, *, target: str | None = None, full: bool = False,
     every target, in order)."""
     targets = _targets(config, target)
     folder = Path(os.path.realpath(config.output_path(output)))
+    check_output(folder)  # (not /, ~, a file or a .git folder: exit 2 before the lock file)
     if bucket_factory is None:
         bucket_factory = _boto_bucket()
     lock = OutputLock(tree.sibling(folder, "lock"), 60.0)
