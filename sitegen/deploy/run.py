@@ -38,7 +38,7 @@ from sitegen.deploy.marker import (
     read_marker,
     why_list,
 )
-from sitegen.deploy.objects import object_headers, website_redirects
+from sitegen.deploy.objects import object_headers, published, website_redirects
 from sitegen.deploy.plan import (
     Plan,
     clean_etag,
@@ -103,8 +103,9 @@ def run_deploy(config: Config, *, target: str | None = None, full: bool = False,
     lock = OutputLock(tree.sibling(folder, "lock"), 60.0)
     lock.acquire()
     try:
-        site = _manifest(folder)
-        redirects = _redirects(folder, site, config.site.url)
+        built = _manifest(folder)
+        redirects = _redirects(folder, built, config.site.url)
+        site = {path: sha for path, sha in built.items() if published(path)}
         from sitegen.fetch.stored import open_config_store
 
         outcomes = []
@@ -293,7 +294,8 @@ class Deploy:
         if sha != self.site[path]:
             raise DeployError(f"the output file {path} is not the one the last build wrote: "
                               "build again, then deploy")
-        etag = self.bucket.put(path, body, sha, object_headers(path), self.redirects.get(path))
+        etag = self.bucket.put(path, body, sha, object_headers(path, body[:1024]),
+                               self.redirects.get(path))
         return sha, clean_etag(etag)
 
     def _confirmed(self, path: str, sha: str, etag: str) -> None:
