@@ -11,7 +11,6 @@ build logic, never print a traceback unless `--debug`, and never print a key.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import traceback
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.errors import ConfigError, SitegenError
 from sitegen.logs import say_hidden_warnings, setup_logging
+from sitegen.unforeseen import unforeseen_error
 
 if TYPE_CHECKING:
     from sitegen.report import ReportFile
@@ -70,7 +70,12 @@ _GLOBALS = _globals()
 def _common(parser: argparse.ArgumentParser, config: bool = True) -> None:
     if config:
         parser.add_argument("-c", "--config", default="site.toml", metavar="FILE",
-                            help="the site configuration (default: ./site.toml)")
+                            help="the site configuration; relative paths in it are relative "
+                            "to it (default: ./site.toml)")
+
+
+#: Each command's help keeps its epilog's line breaks (the examples) and wraps the rest.
+_HELP = argparse.RawDescriptionHelpFormatter
 
 
 EMULATE_EPILOG = """\
@@ -93,103 +98,209 @@ example (then `sitegen build` fetches that one article again):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="sitegen", description="Build a static website from a workspace.",
-                     parents=[_GLOBALS])
+    main_help = """\
+Examples:
+  sitegen init my-site        scaffold a site in ./my-site (site.toml, templates/, CI)
+  sitegen build --demo        build the bundled demo into ./_site: no key, no network
+  sitegen serve --demo        preview it at http://127.0.0.1:8000, reloading as you edit
+  sitegen build               build your site from ./site.toml (SITEGEN_API_KEY set)
+
+`sitegen COMMAND --help` explains a command. Exit status: 0 done, 1 build failed,
+2 usage or configuration, 3 API key refused, 4 quota exhausted, 5 service unreachable."""
+    parser = _Parser(prog="sitegen", description="Build a static website from a workspace "
+                     "of the Content Automation Service.", parents=[_GLOBALS],
+                     epilog=main_help, formatter_class=_HELP)
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
-    init = commands.add_parser("init", parents=[_GLOBALS], help="scaffold a new site")
-    init.add_argument("directory", nargs="?", default=".", metavar="DIR")
-    init.add_argument("--ci", choices=["github", "gitlab"], default="github")
+    init_help = """\
+Examples:
+  sitegen init                      scaffold the current folder, with a GitHub workflow
+  sitegen init my-site --ci gitlab  a new folder my-site, with a GitLab CI file
+  sitegen init --upgrade-ci         rewrite only the CI's requirements file
+  sitegen init --requirement "sitegen-cas @ git+https://github.com/OWNER/sitegen@COMMIT"
+
+It writes site.toml (every key, with its default), templates/, .gitignore, the CI file
+and its requirements file, and never overwrites a file that is there."""
+    init = commands.add_parser("init", parents=[_GLOBALS], help="scaffold a new site",
+                               description="Scaffold a site folder.", epilog=init_help,
+                               formatter_class=_HELP)
+    init.add_argument("directory", nargs="?", default=".", metavar="DIR",
+                      help="the folder to fill: a new or empty one, a site to complete, or "
+                      "a fresh repository (default: ., the current folder)")
+    init.add_argument("--ci", choices=["github", "gitlab"], default="github",
+                      help="the scheduled rebuild to write: github writes "
+                      ".github/workflows/sitegen.yml (GitHub Actions, deploys to GitHub "
+                      "Pages), gitlab writes .gitlab-ci.yml (GitLab Pages) (default: github)")
     init.add_argument("--requirement", metavar="SPEC",
-                      help="what the CI installs sitegen from (default: this sitegen, as it "
-                      "was installed)")
+                      help="what the CI installs sitegen from, a pip requirement (default: "
+                      "this sitegen, as it was installed)")
     init.add_argument("--upgrade-ci", action="store_true",
                       help="only rewrite the CI's requirements file from this sitegen")
     _common(init, config=False)
 
+    build_help = """\
+Examples:
+  sitegen build                     fetch what changed and build into [site] output
+  sitegen build --demo -o /tmp/demo the bundled demo, into /tmp/demo
+  sitegen build --offline --force   render every page again from the store, no request
+  sitegen build --strict --report report.json   as CI runs it"""
     build = commands.add_parser("build", parents=[_GLOBALS],
-                                help="fetch content and build the site")
+                                help="fetch content and build the site",
+                                description="Fetch what changed and build the site.",
+                                epilog=build_help, formatter_class=_HELP)
     _common(build)
-    build.add_argument("-o", "--output", metavar="DIR", help="output folder (relative to cwd)")
-    build.add_argument("--offline", action="store_true", help="no requests: build from cache")
-    build.add_argument("--refresh", action="store_true", help="ignore the cache, fetch all")
+    build.add_argument("-o", "--output", metavar="DIR",
+                       help="the output folder, relative to the current folder (default: "
+                       "[site] output, _site beside site.toml)")
+    build.add_argument("--offline", action="store_true",
+                       help="make no request: build from the content store")
+    build.add_argument("--refresh", action="store_true",
+                       help="ignore the store and fetch everything again")
     build.add_argument("--force", action="store_true",
                        help="render every page again from the stored content")
-    build.add_argument("--strict", action="store_true", help="fail when any warning was logged")
+    build.add_argument("--strict", action="store_true",
+                       help="fail (exit 1, previous output kept) when any warning was logged")
     build.add_argument("--report", metavar="FILE",
                        help="write a JSON build report (on every exit status)")
     build.add_argument("--base-url", metavar="URL",
                        help="the public base URL for this build, instead of [site] url "
                        "(also SITEGEN_SITE_URL)")
-    build.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
+    build.add_argument("--demo", action="store_true",
+                       help="use the bundled demo workspace: no key, no network")
     build.add_argument("--max-calls", type=int, metavar="N",
-                       help="stop before making more than N API calls (exit 4)")
+                       help="stop before making more than N API calls, exit 4 (default: no "
+                       "limit)")
 
+    serve_help = """\
+Examples:
+  sitegen serve                     preview the site at http://127.0.0.1:8000
+  sitegen serve --demo --port 0     the demo, on a free port (the first line names it)
+  sitegen serve --refresh-every 30  also fetch new content every 30 minutes
+
+It builds into .sitegen/preview/ (never your output folder), watches site.toml,
+templates/, themes/, pages/ and static/, and reloads the open pages. Ctrl-C stops it."""
     serve = commands.add_parser("serve", parents=[_GLOBALS],
-                                help="build, serve, watch and live-reload")
+                                help="build, serve, watch and live-reload",
+                                description="Preview the site as you edit it.",
+                                epilog=serve_help, formatter_class=_HELP)
     _common(serve)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="the address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000,
+                       help="the port; 0 picks a free one (default: 8000)")
     serve.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
-    serve.add_argument("--offline", action="store_true", help="no requests: build from cache")
+    serve.add_argument("--offline", action="store_true",
+                       help="make no request: build from the content store")
     serve.add_argument("--refresh-every", type=float, default=0.0, metavar="MINUTES",
-                       help="refresh API content every N minutes in the background "
-                       "(default 0: never; each refresh spends API calls)")
+                       help="refresh API content every MINUTES in the background; each "
+                       "refresh spends API calls (default: 0, never)")
 
+    fetch_help = """\
+Examples:
+  sitegen fetch                     update the store with what changed
+  sitegen fetch --dry-run           say what a sync would cost now
+  sitegen fetch --refresh           fetch everything again"""
     fetch = commands.add_parser("fetch", parents=[_GLOBALS],
-                                help="update the local content cache only")
+                                help="update the local content cache only",
+                                description="Update the content store (.sitegen/) only.",
+                                epilog=fetch_help, formatter_class=_HELP)
     _common(fetch)
-    fetch.add_argument("--refresh", action="store_true", help="ignore the cache, fetch all")
+    fetch.add_argument("--refresh", action="store_true",
+                       help="ignore the store and fetch everything again")
     fetch.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
     fetch.add_argument("--dry-run", action="store_true",
                        help="print how many calls a build would make now "
                        "(spends only the cheap list calls)")
 
+    emulate_help = """\
+Examples:
+  sitegen emulate                   the bundled demo at http://127.0.0.1:8765
+  python -m sitegen.emulator.generator --articles 500 --seed 1 -o big.json
+  sitegen emulate --data big.json   a generated workspace of 500 articles
+  sitegen emulate --latency 200 --fail-rate 0.1   a slow, failing service
+
+Point a site at it: [api] url = "http://127.0.0.1:8765" and [api] workspace = the id
+the first line prints; any non-empty SITEGEN_API_KEY is accepted (unless --key)."""
     emulate = commands.add_parser("emulate", parents=[_GLOBALS],
                                   help="run a local emulator of the service's API",
-                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                  epilog=EMULATE_EPILOG)
+                                  description="Serve a workspace as the service's API (v1 "
+                                  "and v2) would,\nover HTTP on this machine.",
+                                  epilog=emulate_help + "\n\n" + EMULATE_EPILOG,
+                                  formatter_class=_HELP)
     emulate.add_argument("--data", metavar="FILE",
-                         help="workspace JSON (default: the demo); reloaded when it changes")
-    emulate.add_argument("--host", default="127.0.0.1")
-    emulate.add_argument("--port", type=int, default=8765)
+                         help="the workspace JSON to serve, reloaded when it changes "
+                         "(default: the bundled demo)")
+    emulate.add_argument("--host", default="127.0.0.1",
+                         help="the address to listen on (default: 127.0.0.1)")
+    emulate.add_argument("--port", type=int, default=8765,
+                         help="the port; 0 picks a free one (default: 8765)")
     emulate.add_argument("--key", help="accept only this key (default: any non-empty key)")
     emulate.add_argument("--latency", type=float, default=0.0, metavar="MS",
-                         help="add this many milliseconds to every response")
+                         help="add this many milliseconds to every response (default: 0)")
     emulate.add_argument("--fail-rate", type=float, default=0.0, metavar="P",
-                         help="answer this fraction of requests with 500")
+                         help="answer this fraction of requests with 500 (default: 0)")
     emulate.add_argument("--rate-limit-every", type=int, default=0, metavar="N",
-                         help="answer every Nth request with 429")
+                         help="answer every Nth request with 429 (default: 0, never)")
     emulate.add_argument("--quota", type=int, default=None, metavar="N",
-                         help="answer 402 after N calls")
+                         help="answer 402 after N calls (default: no quota)")
     emulate.add_argument("--no-v2", action="store_true", help="serve v1 only (v2 answers 404)")
-    emulate.add_argument("--seed", type=int, default=0, help="seed for simulated faults")
+    emulate.add_argument("--seed", type=int, default=0,
+                         help="seed of the simulated faults, to repeat them (default: 0)")
     _common(emulate, config=False)
 
+    digest_help = """\
+Examples:
+  sitegen digest show               print the workspace's digest settings
+  sitegen digest set --enabled true --frequency weekly --subject "This week"
+"""
     digest = commands.add_parser("digest", parents=[_GLOBALS],
-                                 help="show or change the digest settings (v2)")
+                                 help="show or change the digest settings (v2)",
+                                 description="Read or change the workspace's e-mail digest "
+                                 "settings (API v2 only).", epilog=digest_help,
+                                 formatter_class=_HELP)
     digest_commands = digest.add_subparsers(dest="digest_command", metavar="ACTION",
                                             parser_class=_Parser)
     digest_commands.required = True
-    show = digest_commands.add_parser("show", parents=[_GLOBALS], help="print the digest settings")
+    show = digest_commands.add_parser(
+        "show", parents=[_GLOBALS], help="print the digest settings", formatter_class=_HELP,
+        epilog="Example:\n  sitegen digest show -c sites/notes/site.toml")
     _common(show)
-    change = digest_commands.add_parser("set", parents=[_GLOBALS],
-                                        help="update the digest settings")
+    change = digest_commands.add_parser(
+        "set", parents=[_GLOBALS], help="update the digest settings", formatter_class=_HELP,
+        description="Change the settings given; the others stay as they are. Values outside\n"
+        "the v2 bounds are refused (exit 2) before any request.",
+        epilog='Example:\n  sitegen digest set --frequency monthly --sender-name "Acme Notes"')
     _common(change)
-    change.add_argument("--enabled", choices=["true", "false"])
-    change.add_argument("--frequency", choices=["daily", "weekly", "monthly"])
-    change.add_argument("--subject")
-    change.add_argument("--preview-text")
-    change.add_argument("--sender-name")
-    change.add_argument("--reply-to", metavar="EMAIL")
+    change.add_argument("--enabled", choices=["true", "false"],
+                        help="send the digest or not (default: unchanged)")
+    change.add_argument("--frequency", choices=["daily", "weekly", "monthly"],
+                        help="how often it is sent (default: unchanged)")
+    change.add_argument("--subject", help="the e-mail's subject (default: unchanged)")
+    change.add_argument("--preview-text", help="the line mail clients show after the subject "
+                        "(default: unchanged)")
+    change.add_argument("--sender-name", help="the name it comes from (default: unchanged)")
+    change.add_argument("--reply-to", metavar="EMAIL",
+                        help="the address replies go to (default: unchanged)")
 
+    deploy_help = """\
+Examples:
+  sitegen deploy --dry-run          say what would be uploaded and deleted
+  sitegen deploy --target production   publish to [deploy.production] only
+  sitegen deploy --full             list the bucket and repair what was changed by hand
+
+Credentials come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+AWS_PROFILE, a role), never from site.toml. See docs/deploy.md."""
     deploy = commands.add_parser("deploy", parents=[_GLOBALS],
-                                 help="publish the built output to object storage (S3)")
+                                 help="publish the built output to object storage (S3)",
+                                 description="Publish the last built output to the "
+                                 "[deploy.NAME] targets,\nsending only what changed.",
+                                 epilog=deploy_help, formatter_class=_HELP)
     _common(deploy)
     deploy.add_argument("-o", "--output", metavar="DIR",
-                        help="the built output folder, as given to build -o (relative to cwd)")
+                        help="the built output folder, as given to build -o (default: "
+                        "[site] output)")
     deploy.add_argument("--target", metavar="NAME",
                         help="only this [deploy.NAME] target (default: every target)")
     deploy.add_argument("--dry-run", action="store_true",
@@ -278,7 +389,8 @@ def _main(args: list[str]) -> tuple[int, str | None]:
     except Exception as caught:
         if debug:
             traceback.print_exc(file=sys.stderr)
-        error = caught if isinstance(caught, SitegenError) else _unexpected(caught, command)
+        error = (caught if isinstance(caught, SitegenError)
+                 else unforeseen_error(caught, command))
         if reporting is not None:
             reporting.failed(error, error.exit_code)
         print(f"error: {error}", file=sys.stderr)
@@ -291,23 +403,3 @@ def _main(args: list[str]) -> tuple[int, str | None]:
     except SystemExit as exit_:  # argparse --help / --version
         return int(exit_.code or 0), command
 
-
-#: Environment variables whose values never reach an error line (the key variables' names).
-_SECRET_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-
-
-def _unexpected(error: Exception, command: str | None) -> SitegenError:
-    """One sentence for an exception no module foresaw: what failed, and `--debug`."""
-    from sitegen.fetch.scrub import scrub
-    from sitegen.report import failed_stage
-
-    stage = failed_stage() if command == "build" else None
-    where = f"the {stage} stage" if stage else f"sitegen {command}" if command else "sitegen"
-    said = (str(error).strip().splitlines() or [""])[0][:200]
-    for name, value in os.environ.items():
-        if len(value) >= 8 and any(part in name.upper() for part in _SECRET_NAMES):
-            said = scrub(said, value)
-    what = f"{type(error).__name__}: {said}" if said else type(error).__name__
-    kept = "; the previous output was kept" if command in ("build", "serve") else ""
-    return SitegenError(f"unexpected failure in {where} ({what}){kept}: run again with "
-                        "--debug for the details")

@@ -223,8 +223,15 @@ class Config(_Strict):
         return self.root / "themes" / self.site.theme
 
     def api_key(self) -> str:
-        """The API key from the environment; a missing one is a ConfigError naming the variable."""
-        value = os.environ.get(self.api.key_env, "").strip()
+        """The API key from the environment; a missing or empty one is a ConfigError naming the
+        variable."""
+        given = os.environ.get(self.api.key_env)
+        value = (given or "").strip()
+        if given is not None and not value:
+            raise ConfigError(
+                f"the environment variable {self.api.key_env} is empty: set it to your "
+                f"workspace API key (export {self.api.key_env}=...), or use --demo or --offline"
+            )
         if not value:
             raise ConfigError(
                 f"the environment variable {self.api.key_env} is not set: export it with your "

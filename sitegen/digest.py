@@ -28,6 +28,7 @@ from sitegen.fetch.client import ApiClient
 from sitegen.fetch.ledger import CallLedger
 from sitegen.fetch.payloads import DigestUpdate
 from sitegen.fetch.records import DigestSettings
+from sitegen.logs import say
 
 if TYPE_CHECKING:
     import httpx
@@ -288,6 +289,9 @@ def digest_command(options: argparse.Namespace, *,
     else:
         config = load_config(Path(options.config))
         settings = asyncio.run(show_digest(config, transport=transport))
-    for line in settings_lines(settings):
-        print(line)
+    for line in settings_lines(settings):  # (`show` prints what it was asked for, quiet too)
+        if options.digest_command == "set":
+            say(line)
+        else:
+            print(line)
     return 0

@@ -71,6 +71,8 @@ def check_output(output: Path, *, site: Path | None = None, cache: Path | None =
     if ".git" in output.parts:
         raise ConfigError(f"the output folder {output} is inside a git repository's .git "
                           f"folder: {_OUTPUT_FIX}")
+    if output.exists() and not output.is_dir():
+        raise ConfigError(f"the output {output} is a file, not a folder: {_OUTPUT_FIX}")
     if site is not None:
         root = _real(site)
         if output == root or output in root.parents:

@@ -4,8 +4,10 @@ Role: one place that decides how log records look on the terminal (plain
 `warning: <sentence>` lines, colour only on a TTY and never with NO_COLOR, each on
 a line of its own even while a status line shows: `status_showing`, at most
 `SHOWN_PER_KIND` warnings of one kind unless verbose: `say_hidden_warnings`) and
-counts warnings so `--strict` can fail at the end of a build. It must never
-print secrets: records are printed as given, so callers never log keys.
+counts warnings so `--strict` can fail at the end of a build; `say` prints a command's
+lines of normal output (what it made, where it listens), which `-q` silences like the
+informational log lines. It must never print secrets: records are printed as given, so
+callers never log keys.
 """
 
 from __future__ import annotations
@@ -133,6 +135,17 @@ class _Console(logging.StreamHandler):  # type: ignore[type-arg]
 
 _counter = WarningCounter()
 _console: _Console | None = None
+_quiet = False  # `-q`: `say` prints nothing
+
+
+def say(text: str, *, stream: TextIO | None = None) -> None:
+    """Print one line of a command's normal output (stdout unless *stream*), unless `-q`.
+
+    What a command was asked to show (`digest show`, a `--dry-run`'s plan) is its result,
+    not a message: it is printed with `print`, quiet or not.
+    """
+    if not _quiet:
+        print(text, file=stream or sys.stdout, flush=True)
 
 
 def warning_counter() -> WarningCounter:
@@ -154,6 +167,8 @@ def setup_logging(verbosity: int = 0, stream: TextIO | None = None) -> WarningCo
     `say_hidden_warnings`).
     """
     stream = stream or sys.stderr
+    global _quiet
+    _quiet = verbosity < 0
     logger = logging.getLogger(LOGGER_NAME)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)

@@ -1,4 +1,9 @@
-"""What a build did: files written/unchanged/removed, API calls, warnings, stage timings.
+"""What a build did: pages and files written/unchanged/removed, API calls, warnings, timings.
+
+A *page* is an HTML file of the site (every page the theme renders, and the redirect page
+of each moved URL); a *file* is any file of the output (pages, feeds, assets, images, the
+search index). `build`'s summary, `serve`'s lines and the report's `pages` count pages, so
+the three say the same number for one site; the report's `files` counts every file.
 
 Role: `BuildReport` is the value `run_build` returns (the CLI, `--report FILE`
 and the preview server read it); `report_file` writes `--report FILE` on every exit
@@ -30,7 +35,7 @@ if TYPE_CHECKING:
     from sitegen.emit.writer import WriteResult
     from sitegen.logs import WarningCounter
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3  # 3: `pages` counts HTML pages, `files` every file
 
 
 class Timings:
@@ -78,7 +83,12 @@ def failed_stage() -> str | None:
 
 
 def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+    return f"{count} {word}" if count == 1 else f"{count:,} {word}s"
+
+
+def _pages_of(paths: list[str]) -> int:
+    """How many of the output paths *paths* are pages (HTML files)."""
+    return sum(1 for path in paths if path.endswith(".html"))
 
 
 @dataclass
@@ -117,9 +127,15 @@ class BuildReport:
 
     @property
     def pages(self) -> dict[str, int]:
-        """Counts of written, unchanged and removed files (the report's `pages`)."""
-        return {"written": len(self.written), "unchanged": len(self.unchanged),
-                "removed": len(self.removed)}
+        """The site's pages (`count`), and how many were written, unchanged and removed."""
+        written, unchanged = _pages_of(self.written), _pages_of(self.unchanged)
+        return {"count": written + unchanged, "written": written, "unchanged": unchanged,
+                "removed": _pages_of(self.removed)}
+
+    @property
+    def page_count(self) -> int:
+        """The HTML pages of the new site: the number `build`, `serve` and the report say."""
+        return _pages_of(self.written) + _pages_of(self.unchanged)
 
     @property
     def files(self) -> int:
@@ -138,11 +154,22 @@ class BuildReport:
             if monthly.get("quota") is not None:
                 budget += f" of {monthly['quota']} allowed"
         return (
-            f"built {_plural(self.files, 'page')} ({len(self.written)} written, "
-            f"{len(self.unchanged)} unchanged, {len(self.removed)} removed) "
-            f"from {_plural(self.articles, 'article')}; API: {_plural(calls, 'call')}{offline} "
+            f"{self._pages_text()}; API: {_plural(calls, 'call')}{offline} "
             f"({saved} saved by the cache{budget}); {self._images_text()}{self.seconds:.2f} s"
         )
+
+    def _pages_text(self) -> str:
+        """What happened to the pages: built (written, unchanged, removed), or rendered again
+        into the very bytes they had (`--force` on unchanged content)."""
+        pages, source = self.pages, f"from {_plural(self.articles, 'article')}"
+        if self.rendered and not self.written and not self.removed:
+            what = (_plural(pages["count"], "page") if self.rendered >= self.html_pages
+                    else f"{self.rendered:,} of {_plural(pages['count'], 'page')}")
+            return (f"rendered {what} {source}, all identical to the previous output "
+                    f"({self.files:,} files unchanged)")
+        return (f"built {_plural(pages['count'], 'page')} {source} ({pages['written']:,} "
+                f"written, {pages['unchanged']:,} unchanged, {pages['removed']:,} removed; "
+                f"{self.files:,} files in all, {len(self.written):,} written)")
 
     def _images_text(self) -> str:
         shown = int(self.images.get("images") or 0)
@@ -164,14 +191,9 @@ class BuildReport:
             "version": REPORT_VERSION,
             "status": 0,
             "error": None,
-            "pages": {
-                "written": len(self.written),
-                "unchanged": len(self.unchanged),
-                "removed": len(self.removed),
-                "html": self.html_pages,
-                "files": self.files,
-                "rendered": self.rendered,
-            },
+            "pages": {**self.pages, "rendered": self.rendered, "html": self.html_pages},
+            "files": {"count": self.files, "written": len(self.written),
+                      "unchanged": len(self.unchanged), "removed": len(self.removed)},
             "articles": self.articles,
             "api": self.api,
             "from_cache": self.from_cache,
@@ -208,8 +230,9 @@ def failure_json(error: SitegenError | None, exit_code: int, seconds: float,
         "status": exit_code,
         "error": {"code": exit_code,
                   "message": str(error) if error is not None else "interrupted"},
-        "pages": {"written": 0, "unchanged": 0, "removed": 0, "html": 0, "files": 0,
+        "pages": {"count": 0, "written": 0, "unchanged": 0, "removed": 0, "html": 0,
                   "rendered": 0},
+        "files": {"count": 0, "written": 0, "unchanged": 0, "removed": 0},
         "articles": 0,
         "api": api or {"version": None, "calls": {}, "total": 0, "retries": 0},
         "from_cache": False,

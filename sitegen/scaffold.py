@@ -27,6 +27,7 @@ from typing import Literal
 from sitegen.errors import ConfigError
 from sitegen.folders import check_init
 from sitegen.installsource import CiRequirement, ci_requirement, requirements_text
+from sitegen.logs import say
 
 log = logging.getLogger("sitegen.scaffold")
 
@@ -316,11 +317,11 @@ def init_command(options: argparse.Namespace) -> int:
     if requirement.warning:
         log.warning("%s", requirement.warning)
     if options.upgrade_ci:
-        print(upgrade_ci(directory, ci, requirement))
+        say(upgrade_ci(directory, ci, requirement))
         return 0
     result = scaffold(directory, ci, requirement)
     for line in report_lines(result, ci, shown):
-        print(line)
+        say(line)
     root = _git_root(directory.resolve())
     if root is not None and root != directory.resolve():
         log.warning(

@@ -197,4 +197,4 @@ def test_a_cache_restored_by_tar_renders_nothing_then_repairs_what_was_changed(
     (restored / "out" / "media" / "stray.js").write_bytes(SCRIPT)
     report = cli_report(restored, "build", "-q", "--demo", "--offline", "-o", "out")
     assert _files(restored / "out") == built and report["pages"]["rendered"] == 1
-    assert report["pages"]["removed"] == 1
+    assert report["files"]["removed"] == 1

@@ -329,8 +329,8 @@ def assert_incremental(before: Outcome, after: Outcome, data: dict[str, Any],
     assert before.published is not None and after.published is not None
     old, new = files_of(before.published), files_of(after.published)
     differ = {path for path, body in new.items() if old.get(path) != body}
-    assert report["pages"]["written"] == len(differ), (report["pages"], sorted(differ))
-    assert report["pages"]["unchanged"] >= len(new) - len(differ) - 1
+    assert report["files"]["written"] == len(differ), (report["files"], sorted(differ))
+    assert report["files"]["unchanged"] >= len(new) - len(differ) - 1
     if edited:
         assert 0 < len(differ) < len(new) / 3, sorted(differ)
         assert report["api"]["saved"] >= len(data["articles"]) - 3  # bodies from the cache

@@ -99,6 +99,47 @@ def test_the_home_folder_is_refused_with_exit_2(tmp_path: Path) -> None:
     assert tree(tmp_path) == before
 
 
+@pytest.mark.parametrize("output, said", [
+    ("site.toml", "is a file, not a folder"),
+    ('[site] output = "site.toml"', "is a file, not a folder"),
+    ("../notes", "holds files but was not written by sitegen"),
+    ('[site] output = "../notes"', "holds files but was not written by sitegen"),
+])
+def test_every_refused_output_exits_2_with_one_sentence(
+        tmp_path: Path, output: str, said: str) -> None:
+    """`-o /` exited 2 but `-o site.toml` (a file) and a folder of someone's files (`-o ~`
+    with a home sitegen does not know as one) exited 1: each is a usage error."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("mine\n")
+    setting = output if output.startswith("[site]") else ""
+    site = make_site(tmp_path, setting.removeprefix("[site] "))
+    before = tree(notes), (site / "site.toml").read_bytes()
+    argv = ["build", "--demo", "-q"] + ([] if setting else ["-o", output])
+    result = sitegen(*argv, cwd=site)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: the output ") and said in lines[0]
+    assert (tree(notes), (site / "site.toml").read_bytes()) == before
+
+
+@pytest.mark.parametrize("output", ["/", "HOME", "site.toml", ".git"])
+def test_deploy_refuses_the_same_outputs_with_exit_2(tmp_path: Path, output: str) -> None:
+    """`deploy -o` took a lock file beside `/` or the home folder before finding no site."""
+    site, home = make_site(tmp_path), tmp_path / "home"
+    home.mkdir()
+    with (site / "site.toml").open("a") as toml:
+        toml.write('\n[deploy.production]\nurl = "s3://bucket/site"\n'
+                   'endpoint = "http://127.0.0.1:9"\n')
+    before = tree(tmp_path)
+    folder = str(home) if output == "HOME" else output
+    result = sitegen("deploy", "-o", folder, cwd=site, home=home)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: the output "), lines
+    assert tree(tmp_path) == before
+
+
 def test_a_checkout_of_a_publishing_branch_is_an_output(tmp_path: Path) -> None:
     """A `.git` alone (a new gh-pages worktree), or beside sitegen's manifest, is no source."""
     site = make_site(tmp_path)

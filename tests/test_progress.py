@@ -106,7 +106,7 @@ def test_a_build_on_a_terminal_shows_the_fetch_and_the_render(tmp_path: Path) ->
     # worker, entry and wasm files (+8), and shards.json (+1); then the videos' script (#38, +1),
     # the theme's raster logo for structured data (#38, +1) and site.css, the theme's one
     # stylesheet (#38, +1)
-    assert last.split(ERASE)[-1].startswith("built 312 pages")  # the summary, on a clean line
+    assert last.split(ERASE)[-1].startswith("built 117 pages")  # the summary, on a clean line
     # The demo's slug warning starts its own line, not the end of a status line:
     assert "\nwarning: article" in shown.replace(ERASE, "\n") and not re.search(
         r"\d+/\d+warning", shown)

@@ -94,8 +94,9 @@ def test_every_failure_writes_the_report_with_its_code_and_sentence(
     assert last == f"error: {report['error']['message']}"
     assert words in report["error"]["message"]
     assert "wrong-key-5678" not in json.dumps(report)
-    assert report["pages"] == {"written": 0, "unchanged": 0, "removed": 0, "html": 0,
-                               "files": 0, "rendered": 0}
+    assert report["pages"] == {"count": 0, "written": 0, "unchanged": 0, "removed": 0,
+                               "html": 0, "rendered": 0}
+    assert report["files"] == {"count": 0, "written": 0, "unchanged": 0, "removed": 0}
     assert isinstance(report["warnings"], list)
     if which != "closed":
         assert report["api"]["total"] >= 1  # the calls the failed sync made

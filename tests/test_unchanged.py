@@ -130,7 +130,7 @@ def test_a_forced_offline_build_is_recorded_for_the_next(copied: Path) -> None:
     assert forced["pages"]["rendered"] == forced["pages"]["html"] > 0
     again = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
     assert _replayed(again) and again["pages"]["rendered"] == 0
-    assert again["pages"]["unchanged"] == forced["pages"]["files"]
+    assert again["files"]["unchanged"] == forced["files"]["count"]
 
 
 def test_the_stage_is_the_recipes_first(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,48 +1,40 @@
-"""The headers each uploaded object carries, and the redirects `_redirects` asks for.
+"""The headers each uploaded object carries, what is never uploaded, and the redirects.
 
-Role: Content-Type from the file's name (Python's built-in table only, so every machine
-gives the same answer; text types with `charset=utf-8`), Cache-Control by the very rule
-the `_headers` file states (`emit.headers.cache_control`: immutable for hashed assets,
-revalidate for the rest), and, from the output's `_redirects` file (`old new 301`), the
-object of each old path with the address it redirects to (S3's website-redirect
-metadata). This module must never touch the network, the store or the file system.
+Role: Content-Type by the rule the preview serves with (`emit.mediatypes`: from the
+file's name, an `.xml` file by its first bytes, so a feed is Atom), Cache-Control by the
+very rule the `_headers` file states (`emit.headers.cache_control`: immutable for hashed
+assets, revalidate for the rest), which files of the output are never uploaded (`published`:
+the host files `_headers` and `_redirects`, which an object store never reads and whose
+rules the deploy applies itself, and sitegen's own bookkeeping, the manifest), and, from
+the output's `_redirects` file (`old new 301`), the object of each old path with the
+address it redirects to (S3's website-redirect metadata). This module must never touch the
+network, the store or the file system.
 """
 
 from __future__ import annotations
 
-import mimetypes
 from urllib.parse import urlsplit
 
 from sitegen.emit.headers import cache_control
-from sitegen.emit.manifest import path_problem
-from sitegen.emit.redirects import output_path
+from sitegen.emit.manifest import MANIFEST_NAME, path_problem
+from sitegen.emit.mediatypes import content_type
+from sitegen.emit.redirects import REDIRECTS_FILE, output_path
 
-_TYPES = mimetypes.MimeTypes()  # the built-in table, not /etc/mime.types
-_EXTRA = {".webmanifest": "application/manifest+json", ".woff2": "font/woff2",
-          ".avif": "image/avif", ".webp": "image/webp", ".mjs": "text/javascript"}
-_TEXT_APPS = {"application/json", "application/xml", "application/atom+xml",
-              "application/rss+xml", "application/manifest+json", "application/javascript",
-              "image/svg+xml"}
-BINARY = "application/octet-stream"
+#: Files of the output that are instructions for a host or sitegen's own record, not pages:
+#: `_headers` (its Cache-Control is each object's), `_redirects` (the redirect pages, and on
+#: AWS the website redirects, carry it) and the manifest.
+UNPUBLISHED = frozenset({"_headers", REDIRECTS_FILE, MANIFEST_NAME})
 
 
-def content_type(path: str) -> str:
-    """The Content-Type of the output file *path*."""
-    name = path.rpartition("/")[2]
-    suffix = "." + name.rpartition(".")[2].lower() if "." in name else ""
-    kind = _EXTRA.get(suffix) or _TYPES.guess_type(name, strict=False)[0]
-    if name in ("_headers", "_redirects"):
-        kind = "text/plain"
-    if kind is None:
-        return BINARY
-    if kind.startswith("text/") or kind in _TEXT_APPS:
-        return f"{kind}; charset=utf-8"
-    return kind
+def published(path: str) -> bool:
+    """Whether the output file *path* becomes an object of the bucket."""
+    return path not in UNPUBLISHED
 
 
-def object_headers(path: str) -> dict[str, str]:
-    """`ContentType` and `CacheControl` of the object for *path* (boto3's argument names)."""
-    return {"ContentType": content_type(path), "CacheControl": cache_control(path)}
+def object_headers(path: str, head: bytes = b"") -> dict[str, str]:
+    """`ContentType` and `CacheControl` of the object for *path*, whose bytes begin with
+    *head* (boto3's argument names)."""
+    return {"ContentType": content_type(path, head), "CacheControl": cache_control(path)}
 
 
 def website_redirects(text: str, site_url: str) -> dict[str, str]:
@@ -72,4 +64,4 @@ def website_redirects(text: str, site_url: str) -> dict[str, str]:
     return found
 
 
-__all__ = ["content_type", "object_headers", "website_redirects"]
+__all__ = ["UNPUBLISHED", "content_type", "object_headers", "published", "website_redirects"]

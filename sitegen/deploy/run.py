@@ -38,7 +38,7 @@ from sitegen.deploy.marker import (
     read_marker,
     why_list,
 )
-from sitegen.deploy.objects import object_headers, website_redirects
+from sitegen.deploy.objects import object_headers, published, website_redirects
 from sitegen.deploy.plan import (
     Plan,
     clean_etag,
@@ -52,6 +52,7 @@ from sitegen.emit.lock import OutputLock
 from sitegen.emit.manifest import MANIFEST_NAME, Manifest
 from sitegen.emit.redirects import REDIRECTS_FILE
 from sitegen.errors import ConfigError, DeployError
+from sitegen.folders import check_output
 from sitegen.store import Store
 
 if TYPE_CHECKING:
@@ -96,13 +97,15 @@ def run_deploy(config: Config, *, target: str | None = None, full: bool = False,
     every target, in order)."""
     targets = _targets(config, target)
     folder = Path(os.path.realpath(config.output_path(output)))
+    check_output(folder)  # (not /, ~, a file or a .git folder: exit 2 before the lock file)
     if bucket_factory is None:
         bucket_factory = _boto_bucket()
     lock = OutputLock(tree.sibling(folder, "lock"), 60.0)
     lock.acquire()
     try:
-        site = _manifest(folder)
-        redirects = _redirects(folder, site, config.site.url)
+        built = _manifest(folder)
+        redirects = _redirects(folder, built, config.site.url)
+        site = {path: sha for path, sha in built.items() if published(path)}
         from sitegen.fetch.stored import open_config_store
 
         outcomes = []
@@ -291,7 +294,8 @@ class Deploy:
         if sha != self.site[path]:
             raise DeployError(f"the output file {path} is not the one the last build wrote: "
                               "build again, then deploy")
-        etag = self.bucket.put(path, body, sha, object_headers(path), self.redirects.get(path))
+        etag = self.bucket.put(path, body, sha, object_headers(path, body[:1024]),
+                               self.redirects.get(path))
         return sha, clean_etag(etag)
 
     def _confirmed(self, path: str, sha: str, etag: str) -> None:

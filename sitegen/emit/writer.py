@@ -38,7 +38,7 @@ from pathlib import Path
 from sitegen.emit import tree
 from sitegen.emit.lock import OutputLock
 from sitegen.emit.manifest import MANIFEST_NAME, FileEntry, Manifest, safe_relpath
-from sitegen.errors import BuildError
+from sitegen.errors import BuildError, ConfigError
 from sitegen.folders import check_output
 
 log = logging.getLogger("sitegen.emit")
@@ -105,8 +105,8 @@ class OutputWriter:
 
     def __enter__(self) -> OutputWriter:
         if self.output.exists() and not self.output.is_dir():
-            raise BuildError(f"the output {self.output} is a file, not a folder: remove it or "
-                             "choose another output folder")
+            raise ConfigError(f"the output {self.output} is a file, not a folder: remove it "
+                              "or choose another output folder")
         self._lock.acquire()
         try:
             with tree.failing(f"cannot remove what an interrupted build left beside {self.output}"):
@@ -140,7 +140,7 @@ class OutputWriter:
                 Manifest.from_bytes(path.read_bytes()) is not None
             if not found and not self._previous and self.output.is_dir() and \
                     tree.holds_anything(self.output):
-                raise BuildError(
+                raise ConfigError(
                     f"the output folder {self.output} holds files but was not written by "
                     "sitegen, and a build replaces all it holds: move your files into the "
                     "site's static/ folder (or elsewhere), or choose an empty output folder")

@@ -29,6 +29,7 @@ from sitegen.emulator.reload import DataReloader
 from sitegen.emulator.state import EmulatorState
 from sitegen.errors import ConfigError
 from sitegen.listening import bind
+from sitegen.logs import say
 
 logger = logging.getLogger("sitegen.emulator")
 
@@ -87,8 +88,8 @@ def emulate_command(options: argparse.Namespace) -> int:
     sock = bind(options.host, options.port)
     port = sock.getsockname()[1]
     workspace = data["workspace"]
-    print(f'emulating workspace {workspace.get("id")} "{workspace.get("name", "")}" at '
-          f"{url_of(options.host, port)} (v1 + v2)", flush=True)
+    say(f'emulating workspace {workspace.get("id")} "{workspace.get("name", "")}" at '
+        f"{url_of(options.host, port)} (v1 + v2)")
     config = uvicorn.Config(app, log_config=None, access_log=False, log_level="warning",
                             lifespan="off")
     server = uvicorn.Server(config)
@@ -98,5 +99,5 @@ def emulate_command(options: argparse.Namespace) -> int:
         pass
     finally:
         sock.close()
-    print("emulator stopped", file=sys.stderr, flush=True)
+    say("emulator stopped", stream=sys.stderr)
     return 0

@@ -5,9 +5,11 @@ retries (`retry.py`) and total calls (`max_calls`), and turn every answer into a
 one error of `sitegen.errors` (`answers.py`); every request goes in the `CallLedger`. The key
 goes only to the configured origin (scheme, host and port of `[api] url`): redirects are
 followed here, one to the same origin with the key, one to any other origin (https to http
-included) refused and never followed. Each attempt has one deadline for connect, head and body,
-within what is left of the retry budget, however the server trickles; a retry takes the next
-free slot before requests not yet tried, so a budget is never spent queueing behind a sync.
+included) refused and never followed. A host name that does not resolve fails at once
+(`UnreachableError` naming the host and `[api] url`: no retry mends it). Each attempt has one
+deadline for connect, head and body, within what is left of the retry budget, however the
+server trickles; a retry takes the next free slot before requests not yet tried, so a budget
+is never spent queueing behind a sync.
 A body is streamed and cut off past `MAX_BODY` (far above any listing page or v1 workspace
 answer): `UnreachableError`, no retry. A caller's `check` may refuse an answer
 (`UnusableAnswer`: retried). It must never put the API key in a message, a log line, a repr or
@@ -31,7 +33,7 @@ from sitegen import __version__
 from sitegen.errors import QuotaError, UnreachableError
 from sitegen.fetch.answers import Check, UnusableAnswer, decode, judge
 from sitegen.fetch.ledger import CallLedger, endpoint_template
-from sitegen.fetch.retry import AdaptiveLimit, Transient, backoff
+from sitegen.fetch.retry import LOOKUP_MAY_PASS, AdaptiveLimit, Transient, backoff, unresolved
 from sitegen.fetch.scrub import scrub
 from sitegen.workspace import ApiVersion
 
@@ -310,7 +312,14 @@ class ApiClient:
             raise Transient(f"no complete answer within {timeout:.1f} s") from None
         except httpx.TransportError as error:
             self._hops(endpoint, hops, retry, failed=True)
-            raise Transient(f"connection failed: {type(error).__name__}") from None
+            lookup = unresolved(error)
+            if lookup is None:
+                raise Transient(f"connection failed: {type(error).__name__}") from None
+            host = self.origin[1]
+            if lookup in LOOKUP_MAY_PASS:
+                raise Transient(f"cannot resolve {host}: the name lookup failed") from None
+            raise UnreachableError(f"cannot resolve {host}: check [api] url in site.toml "
+                                   "(the host name does not exist)") from None
         except (Transient, RedirectRefused):
             self._hops(endpoint, hops, retry, failed=False)
             raise

@@ -15,6 +15,7 @@ from sitegen.config import check_api_url, resolve_config
 from sitegen.emulator.demo import demo_transport
 from sitegen.fetch.stored import open_config_store, peek_config_store
 from sitegen.fetch.sync import DEMO_KEY, SyncPlan, SyncResult, plan_sync, sync
+from sitegen.logs import say
 from sitegen.progress import Progress
 
 
@@ -86,5 +87,5 @@ def fetch_command(options: argparse.Namespace) -> int:
                       max_calls=getattr(options, "max_calls", None),
                       progress=Progress(enabled=None if not getattr(options, "quiet", False)
                                         else False))
-    print(summary(result))
+    say(summary(result))
     return 0

@@ -4,7 +4,8 @@ Role: the pure half of `client.py`'s retry policy. `AdaptiveLimit` bounds the re
 (it halves on 429 and grows back by one per full round); `Transient` is an answer worth retrying
 (429, 5xx, a timeout, a reset, a body that is not JSON); `backoff` is exponential with full
 jitter, or the wait the service asked for (`server_wait`: Retry-After or X-RateLimit-Reset, at
-most `SERVER_WAIT_CAP`). It must never make a request, sleep, or import httpx.
+most `SERVER_WAIT_CAP`); `unresolved` tells a failed name lookup among a connection's
+failures. It must never make a request, sleep, or import httpx.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import socket
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
@@ -136,3 +138,21 @@ def backoff(rng: random.Random, attempt: int, wait: float | None) -> float:
     if wait is None:
         return jitter
     return min(wait, SERVER_WAIT_CAP) + jitter * 0.1
+
+
+def unresolved(error: BaseException) -> int | None:
+    """The `getaddrinfo` error number when *error*, or an exception it was raised from, is a
+    failed name lookup (`socket.gaierror`: the host does not resolve); None otherwise."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, socket.gaierror):
+            return current.errno
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+#: A lookup that may pass if tried again (no answer from the resolver), unlike a name that
+#: does not exist (`EAI_NONAME`, `EAI_NODATA`), which no retry mends.
+LOOKUP_MAY_PASS = frozenset({socket.EAI_AGAIN})

@@ -47,12 +47,15 @@ def preview_config(config: Config, url: str) -> Config:
 
 @dataclass(frozen=True)
 class BuildSummary:
-    """What one preview build changed and how long it took."""
+    """What one preview build changed (pages written and removed), how long it took, and
+    how many pages the site has."""
 
     written: int
     removed: int
     seconds: float
     api_calls: int = 0
+    #: the site's pages (HTML files), the count `build` and its report give
+    pages: int = 0
 
     @property
     def changed(self) -> bool:
@@ -148,4 +151,5 @@ class SiteBuilder:
                 fresh.clear()
             say_hidden_warnings()  # each rebuild shows ten warnings of a kind, then a count
         return BuildSummary(written=_pages(report.written), removed=_pages(report.removed),
-                            seconds=time.perf_counter() - started, api_calls=calls)
+                            seconds=time.perf_counter() - started, api_calls=calls,
+                            pages=report.page_count)

@@ -12,29 +12,15 @@ read the preview through a DNS name rebound to loopback).
 from __future__ import annotations
 
 import ipaddress
-import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
+from sitegen.emit.mediatypes import content_type as media_type
+
 # Preview-only resources (the live-reload script, the event stream) live under this prefix;
 # a site page at that path would be shadowed in preview only.
 RESERVED_PREFIX = "/__sitegen/"
-
-_TYPES = {
-    ".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8",
-    ".css": "text/css; charset=utf-8", ".txt": "text/plain; charset=utf-8",
-    ".js": "application/javascript; charset=utf-8",
-    ".mjs": "application/javascript; charset=utf-8",
-    ".json": "application/json", ".map": "application/json",
-    ".webmanifest": "application/manifest+json", ".svg": "image/svg+xml",
-    ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-    ".webp": "image/webp", ".avif": "image/avif", ".ico": "image/x-icon",
-    ".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf", ".otf": "font/otf",
-    ".atom": "application/atom+xml", ".rss": "application/rss+xml",
-    ".xsl": "application/xslt+xml", ".pdf": "application/pdf", ".mp4": "video/mp4",
-    ".webm": "video/webm", ".wasm": "application/wasm",
-}
 
 
 @dataclass(frozen=True)
@@ -123,21 +109,9 @@ def resolve_target(root: Path, target: str) -> Resolution:
 
 
 def content_type(path: Path, head: bytes = b"") -> str:
-    """The Content-Type for a served file; `.xml` is sniffed so Atom feeds say so."""
-    suffix = path.suffix.lower()
-    if suffix == ".xml":
-        sample = head[:1024].lstrip(b"\xef\xbb\xbf \t\r\n")
-        if b"<feed" in sample and b"http://www.w3.org/2005/Atom" in sample:
-            return "application/atom+xml"
-        if b"<rss" in sample:
-            return "application/rss+xml"
-        return "application/xml"
-    if suffix in _TYPES:
-        return _TYPES[suffix]
-    guessed, _ = mimetypes.guess_type(path.name)
-    if guessed is None:
-        return "application/octet-stream"
-    return f"{guessed}; charset=utf-8" if guessed.startswith("text/") else guessed
+    """The Content-Type for a served file: the deploy's rule (`emit.mediatypes`), so a
+    feed is Atom in the preview and in the bucket alike."""
+    return media_type(path.name, head)
 
 
 def is_html(content_type_value: str) -> bool:

@@ -24,6 +24,7 @@ from types import FrameType
 
 from sitegen.config import Config, resolve_config
 from sitegen.errors import ConfigError
+from sitegen.logs import say
 from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
 from sitegen.preview.fresh import FreshPages
 from sitegen.preview.httpserver import PreviewServer
@@ -83,7 +84,7 @@ def _force_on_second_interrupt() -> None:
 
         for child in multiprocessing.active_children():  # render workers ignore SIGINT
             child.kill()
-        print("preview: stopped without waiting", file=sys.stderr, flush=True)
+        say("preview: stopped without waiting", stream=sys.stderr)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # the kernel ends the process at once
         os.kill(os.getpid(), signal.SIGINT)
 
@@ -124,7 +125,7 @@ def _print_refresh_cost(config: Config, minutes: float, demo: bool) -> None:
     from sitegen.budget import refresh_cost
 
     counts = None if demo else _stored_counts(config)
-    print(refresh_cost(config, minutes, counts), flush=True)
+    say(refresh_cost(config, minutes, counts))
 
 
 def _check(options: argparse.Namespace) -> None:
@@ -163,7 +164,7 @@ def serve_command(options: argparse.Namespace) -> int:
     refresher = (_refresher(stop, options.refresh_every, session.refresh)
                  if options.refresh_every > 0 and not options.offline else None)
     started: list[threading.Thread] = []
-    print(f"sitegen preview: {url}  (Ctrl-C to stop)", flush=True)
+    say(f"sitegen preview: {url}  (Ctrl-C to stop)")
     if refresher is not None:
         _print_refresh_cost(first, options.refresh_every, demo)
     try:

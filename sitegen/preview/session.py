@@ -46,7 +46,11 @@ class SessionStats:
 
 
 def _pages(summary: BuildSummary) -> str:
-    return f"{summary.written} page{'' if summary.written == 1 else 's'}"
+    return _count(summary.written)
+
+
+def _count(pages: int) -> str:
+    return f"{pages:,} page{'' if pages == 1 else 's'}"
 
 
 class PreviewSession:
@@ -97,7 +101,7 @@ class PreviewSession:
                 return
             self._channel.built()
             settle_heap()  # (before the line: `serve` starts watching right after it)
-            log.info("built %s in %.2f s", _pages(summary), summary.seconds)
+            log.info("built %s in %.2f s", _count(summary.pages), summary.seconds)
 
     def apply(self, changes: ChangeSet) -> None:
         """Rebuild for one batch of source changes (the watcher's callback)."""

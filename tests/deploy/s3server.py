@@ -14,9 +14,9 @@ import httpx
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import Config, parse_config
 from sitegen.deploy.marker import MARKER
+from sitegen.deploy.objects import published
 from sitegen.deploy.s3 import Bucket
 from sitegen.deploy.targets import DeployTarget
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.workspace import Workspace
 
 KEY_ID, SECRET = "AKIASITEGENTESTKEY01", "sitegen-test-secret-do-not-print-0123456789"
@@ -48,9 +48,10 @@ def listing(endpoint: str, bucket: str, prefix: str = "", *, marker: bool = Fals
 
 
 def site_files(output: Path) -> dict[str, bytes]:
-    """Every file of a built output but the manifest."""
+    """Every file of a built output that is published: all but the manifest and the host
+    files (`deploy.objects.UNPUBLISHED`)."""
     return {p.relative_to(output).as_posix(): p.read_bytes() for p in output.rglob("*")
-            if p.is_file() and p.name != MANIFEST_NAME}
+            if p.is_file() and published(p.relative_to(output).as_posix())}
 
 
 @dataclass

@@ -17,6 +17,7 @@ from sitegen.emit.headers import IMMUTABLE, REVALIDATE
 from sitegen.emit.manifest import MANIFEST_NAME, Manifest
 from sitegen.emulator.demo import demo_transport
 from sitegen.errors import StorageUnreachable
+from sitegen.preview.routing import content_type as preview_content_type
 from sitegen.workspace import Workspace
 from tests.deploy.s3server import (
     Counter,
@@ -260,3 +261,36 @@ def test_invalidation_paths_name_pretty_urls_and_fall_back_to_a_wildcard() -> No
     assert invalidation_paths(["a/index.html", "feed.xml"]) == [
         "/a/", "/a/index.html", "/feed.xml"]
     assert invalidation_paths([f"p{i}.html" for i in range(INVALIDATE_MAX + 1)]) == ["/*"]
+
+
+def test_feeds_go_up_as_atom_and_host_files_never_go_up(
+        tmp_path: Path, s3_endpoint: str, bucket_name: str,
+        demo_workspace: Workspace) -> None:
+    """`feed.xml` went up as `text/xml` and `_headers` as a public object. Every object's
+    Content-Type is the preview's for the same file; `_headers`, `_redirects` and the
+    manifest stay out of the bucket, and one an older deploy left there is deleted."""
+    config = deploy_config(tmp_path, s3_endpoint, bucket_name, redirects=True)
+    data = config.model_dump(mode="json")
+    data["site"]["redirects"] = {"/old-notes/": "/about/"}
+    config = type(config).model_validate({**data, "root": config.root})
+    output = build(config, demo_workspace)
+    assert {"_headers", "_redirects", "feed.xml"} <= set(_manifest(output))
+    client = s3_client(s3_endpoint)
+    client.put_object(Bucket=bucket_name, Key="_headers", Body=b"/*\n  X-Old: 1\n")
+    run_deploy(config)
+    held = listing(s3_endpoint, bucket_name)
+    assert not {"_headers", "_redirects", MANIFEST_NAME} & set(held), sorted(held)[:5]
+    assert held == site_files(output)
+    feeds = [path for path in held if path.endswith("feed.xml")]
+    assert "feed.xml" in feeds and len(feeds) > 1  # (the site's, and one per agent, tag…)
+    for path in sorted(held):
+        head = client.head_object(Bucket=bucket_name, Key=path)
+        served = preview_content_type(output / path, (output / path).read_bytes()[:1024])
+        assert head["ContentType"] == served, path
+    for path in feeds:
+        kind = client.head_object(Bucket=bucket_name, Key=path)["ContentType"]
+        assert kind == "application/atom+xml; charset=utf-8", path
+    sitemap = client.head_object(Bucket=bucket_name, Key="sitemap.xml")
+    assert sitemap["ContentType"] == "application/xml; charset=utf-8"
+    moved = client.head_object(Bucket=bucket_name, Key="old-notes/index.html")
+    assert moved["WebsiteRedirectLocation"] == "https://notes.acme.test/about/"

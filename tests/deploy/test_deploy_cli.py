@@ -20,6 +20,7 @@ from tests.deploy.s3server import (
     SECRET,
     Counter,
     build,
+    edit_article,
     free_port,
     listing,
     reset_auth,
@@ -71,6 +72,10 @@ def test_a_deploy_from_the_command_line_publishes_the_site(
     assert f"deploy production: {len(files)} uploaded, 0 deleted, 0 unchanged" in done.stderr
     again = sitegen("deploy", cwd=tmp_path)
     assert "0 uploaded, 0 deleted" in again.stderr
+    build(load_config(path), edit_article(demo_workspace, 0, "\n\nA later line.\n"))
+    hushed = sitegen("deploy", "-q", cwd=tmp_path)  # (`-q`: nothing but warnings and errors)
+    assert hushed.returncode == 0 and hushed.stdout == "" and hushed.stderr == ""
+    assert listing(s3_endpoint, bucket_name, "site/") == site_files(output)
 
 
 @pytest.mark.parametrize(("deploy", "built", "words"), [

@@ -341,7 +341,7 @@ def test_a_first_build_into_a_folder_of_other_files_is_refused_and_the_folder_ke
     (out / "old").mkdir(parents=True)
     (out / "old.html").write_text("someone else's")
     before = snapshot(out)
-    with pytest.raises(BuildError, match="not written by sitegen.*static/"):
+    with pytest.raises(ConfigError, match="not written by sitegen.*static/"):
         build(out, SITE)
     assert snapshot(out) == before and beside(out) == ["._site.sitegen-lock", "_site"]
     (out / "old.html").unlink()
@@ -534,7 +534,7 @@ def test_an_output_with_a_foreign_manifest_and_no_record_is_refused(tmp_path: Pa
     first = build(out, SITE)
     (out / MANIFEST_NAME).write_text('{"generator": "other"}')
     before = snapshot(out)
-    with pytest.raises(BuildError, match="not written by sitegen"):
+    with pytest.raises(ConfigError, match="not written by sitegen"):
         build(out, {"new.html": b"n"})
     assert snapshot(out) == before
     build(out, {"new.html": b"n"}, record=first.record)  # the store's record says whose it is
@@ -597,7 +597,7 @@ def test_no_folder_but_the_output_remains_beside_it(
 def test_the_output_must_be_a_folder_and_not_the_root_or_home(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")
-    with pytest.raises(BuildError, match="is a file"):
+    with pytest.raises(ConfigError, match="is a file"):
         OutputWriter(target).__enter__()
     for folder, what in ((Path("/"), "the filesystem root"), (Path.home(), "your home folder"),
                          (tmp_path / ".git" / "x", ".git folder")):

@@ -49,9 +49,9 @@ def test_injection_is_case_insensitive_and_appends_without_body() -> None:
 
 @pytest.mark.parametrize(("path", "kind"), [
     ("/static/style.css", "text/css; charset=utf-8"),
-    ("/static/logo.svg", "image/svg+xml"),
-    ("/feed.xml", "application/atom+xml"),
-    ("/sitemap.xml", "application/xml"),
+    ("/static/logo.svg", "image/svg+xml; charset=utf-8"),
+    ("/feed.xml", "application/atom+xml; charset=utf-8"),
+    ("/sitemap.xml", "application/xml; charset=utf-8"),
     ("/__sitegen/livereload.js", "application/javascript; charset=utf-8"),
 ])
 def test_content_types_over_http(running: Running, path: str, kind: str) -> None:
