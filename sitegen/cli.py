@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--refresh-every", type=float, default=0.0, metavar="MINUTES",
                        help="refresh API content every N minutes in the background "
                        "(default 0: never; each refresh spends API calls)")
+    serve.add_argument("--drafts", action="store_true",
+                       help="also show the workspace's draft articles, marked, at /drafts/ "
+                       "(in this preview only; never built or deployed)")
 
     fetch = commands.add_parser("fetch", parents=[_GLOBALS],
                                 help="update the local content cache only")
