@@ -32,9 +32,11 @@ from tests.preview.draftsite import (
     write_site,
 )
 
-#: What must appear nowhere outside the drafts preview: each draft's title, and a sentence
-#: of one's body (as bytes, the way a file or the store holds them).
-SECRETS = [title.encode() for title in DRAFTS.values()] + [DRAFT_SENTENCE.encode()]
+#: What must appear nowhere outside the drafts preview: each draft's title and slug (no
+#: published record names one), and a sentence of one's body (as bytes, the way a file or the
+#: store holds them).
+SECRETS = ([title.encode() for title in DRAFTS.values()] + [slug.encode() for slug in DRAFTS]
+           + [DRAFT_SENTENCE.encode()])
 AWS = {"AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET,
        "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
 
@@ -153,9 +155,12 @@ def test_drafts_reach_the_drafts_preview_and_nothing_else(
     assert (drafts_site / "drafts" / "index.html").is_file()
     # In the drafts preview itself, no feed, sitemap or search index holds a draft.
     leaked = holding_secrets(drafts_site)
+    leaked.pop(".sitegen-manifest.json", None)  # (the preview's list of its own files)
     assert leaked and all(path.startswith("drafts/") for path in leaked), leaked
-    # The preview never wrote into the output folder.
+    # The preview never wrote into the output folder, nor a draft into the site's store.
     assert snapshot(output) == before
+    store = site / ".sitegen"
+    assert not holding_secrets(store, skip=store / "preview-drafts")
 
     again = sitegen(site, "build")
     assert again.returncode == 0, again.stderr
@@ -163,8 +168,8 @@ def test_drafts_reach_the_drafts_preview_and_nothing_else(
     assert not holding_secrets(output)
     assert not (output / "drafts").exists()
     # The site's store (and anything else under .sitegen/ but the drafts preview's own).
-    assert (site / ".sitegen" / "store.sqlite").is_file()
-    assert not holding_secrets(site / ".sitegen", skip=site / ".sitegen" / "preview-drafts")
+    assert (store / "store.sqlite").is_file()
+    assert not holding_secrets(store, skip=store / "preview-drafts")
 
     plan = sitegen(site, "deploy", "--dry-run")
     assert plan.returncode == 0, plan.stderr
