@@ -131,6 +131,8 @@ def test_drafts_reach_the_drafts_preview_and_nothing_else(
 
     with serving(site, "--refresh-every", "0.05") as preview:
         assert f"drafts: {preview.url}drafts/" in preview.first_line
+        assert preview.process.stdout is not None  # the refresh's cost, drafts included
+        assert "(the drafts listing included)" in preview.process.stdout.readline()
         # The drafts' requests are the sync's ledger's: one listing, one body per draft.
         line = preview.wait_for_line("drafts: 4 in the workspace")
         assert "4 bodies fetched (5 API calls)" in line, line
@@ -176,6 +178,23 @@ def test_drafts_reach_the_drafts_preview_and_nothing_else(
     said = plan.stdout + plan.stderr
     assert "would upload index.html" in said
     assert "drafts/" not in said and not any(s.decode() in said for s in SECRETS)
+
+
+def test_the_refresh_cost_counts_the_drafts_listing(tmp_path: Path) -> None:
+    from sitegen.budget import refresh_cost
+    from sitegen.config import parse_config
+
+    config = parse_config({"site": {"title": "Budget", "url": "https://b.test/"},
+                           "api": {"url": "http://127.0.0.1:9", "workspace": "a" * 24,
+                                   "schedule": "0 6 * * *", "monthly_quota": 10_000}}, tmp_path)
+    counts: dict[str, int | None] = {"agents": 3, "clusters": 4, "authors": 2,
+                                     "social_posts": 0}
+    # 7 calls a re-sync, and the drafts listing: 8 a refresh, 1,008 refreshes in a working
+    # month; the scheduled builds fetch no draft (213 for the daily builds).
+    assert refresh_cost(config, 10, counts, drafts=True) == (
+        "background refresh every 10 min: about 8 API calls each (the drafts listing "
+        "included), ~8064 a month if serve runs 8 hours every working day; with the "
+        "scheduled builds (~213) that is ~8277 a month of the monthly quota of 10000")
 
 
 def test_drafts_and_offline_contradict(tmp_path: Path) -> None:
