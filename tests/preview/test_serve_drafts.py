@@ -152,6 +152,15 @@ def test_drafts_reach_the_drafts_preview_and_nothing_else(
             assert not any(s.decode() in shown.text for s in SECRETS), path
         # A refresh asks the drafts listing again, and no body that did not change.
         preview.wait_for_line("0 bodies fetched (1 API call)")
+        preview.wait_for_line("content refresh #1:")
+        # Watching works as without --drafts, and an own article.html keeps the banner.
+        (site / "templates").mkdir()
+        (site / "templates" / "article.html").write_text(
+            '{% extends "theme/article.html" %}\n{% block after_body %}'
+            "<p>Reviewed by the desk</p>{% endblock %}\n", encoding="utf-8")
+        preview.wait_for_line("(template change)")
+        page = preview.get("/drafts/rainy-day-edinburgh/").text
+        assert "Reviewed by the desk" in page and BANNER in page
 
     drafts_site = site / ".sitegen" / "preview-drafts" / "site"
     assert (drafts_site / "drafts" / "index.html").is_file()
