@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from sitegen.fetch.sync import SyncResult
 
 log = logging.getLogger("sitegen.build")
+#: The calls a drafts preview's refresh adds when no draft changed: the drafts listing.
+DRAFT_CALLS = 1
 
 
 def per_build(synced: SyncResult, calls: int) -> tuple[int, str]:
@@ -60,12 +62,14 @@ def monthly_budget(config: Config, synced: SyncResult, calls: int
     return {**projection.to_report(), "per_build": steady, "basis": basis}
 
 
-def refresh_cost(config: Config, minutes: float, workspace_counts: dict[str, int | None] | None
-                 ) -> str:
+def refresh_cost(config: Config, minutes: float, workspace_counts: dict[str, int | None] | None,
+                 *, drafts: bool = False) -> str:
     """What `serve --refresh-every MINUTES` spends, counted with the scheduled builds.
 
     *workspace_counts* are the cached workspace's sizes (None: no cache yet, so the
-    smallest v2 re-sync is assumed). One sentence, for serve to print when it starts.
+    smallest v2 re-sync is assumed); *drafts* (`serve --drafts`) adds each refresh's drafts
+    listing (`DRAFT_CALLS`; a changed draft's body is one more). One sentence, for serve to
+    print when it starts.
     """
     from sitegen.quota import refreshes_per_month
 
@@ -74,11 +78,14 @@ def refresh_cost(config: Config, minutes: float, workspace_counts: dict[str, int
                         clusters=counts.get("clusters"), authors=counts.get("authors"),
                         social_posts=counts.get("social_posts"))
     runs = refreshes_per_month(minutes)
+    scheduled = project(each, config.api.schedule, config.api.monthly_quota)  # (no drafts)
+    if drafts:
+        each += DRAFT_CALLS
     refreshes = round(each * runs)
-    scheduled = project(each, config.api.schedule, config.api.monthly_quota)
     total = refreshes + scheduled.monthly
     quota = config.api.monthly_quota
     of_quota = f" of the monthly quota of {quota}" if quota is not None else ""
-    return (f"background refresh every {minutes:g} min: about {each} API calls each, "
+    listing = " (the drafts listing included)" if drafts else ""
+    return (f"background refresh every {minutes:g} min: about {each} API calls each{listing}, "
             f"~{refreshes} a month if serve runs 8 hours every working day; with the "
             f"scheduled builds (~{scheduled.monthly}) that is ~{total} a month{of_quota}")

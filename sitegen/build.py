@@ -70,7 +70,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         with timings.stage("fetch"):
             workspace = _content(config, store, options, report, progress)
         with timings.stage("model"):
-            site = options.site or build_site(config, workspace, own_pages)
+            site = options.site or build_site(config, workspace, own_pages, options.drafts)
         report.articles, report.html_pages = len(site.articles), len(site.pages)
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("images"):

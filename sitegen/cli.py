@@ -178,6 +178,7 @@ Examples:
   sitegen serve                     preview the site at http://127.0.0.1:8000
   sitegen serve --demo --port 0     the demo, on a free port (the first line names it)
   sitegen serve --refresh-every 30  also fetch new content every 30 minutes
+  sitegen serve --drafts            also the drafts, marked, at /drafts/ (preview only)
 
 It builds into .sitegen/preview/ (never your output folder), watches site.toml,
 templates/, themes/, pages/ and static/, and reloads the open pages. Ctrl-C stops it."""
@@ -196,6 +197,9 @@ templates/, themes/, pages/ and static/, and reloads the open pages. Ctrl-C stop
     serve.add_argument("--refresh-every", type=float, default=0.0, metavar="MINUTES",
                        help="refresh API content every MINUTES in the background; each "
                        "refresh spends API calls (default: 0, never)")
+    serve.add_argument("--drafts", action="store_true",
+                       help="also show the workspace's draft articles, marked, at /drafts/ "
+                       "(in this preview only; never built or deployed)")
 
     fetch_help = """\
 Examples:

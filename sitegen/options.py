@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import httpx
 
     from sitegen.config import Config
+    from sitegen.fetch.records import Article
     from sitegen.model.views import Site
     from sitegen.ownpages import PageSource
     from sitegen.progress import Progress
@@ -40,6 +41,9 @@ class BuildOptions:
     max_calls: int | None = None
     transport: httpx.AsyncBaseTransport | None = None  #: how to reach the service (tests)
     workspace: Workspace | None = None  #: content given: nothing is fetched
+    #: `serve --drafts`: the draft articles, laid out at `/drafts/` only (None: not a drafts
+    #: preview). Only the drafts preview passes them, with an output and store of its own.
+    drafts: list[Article] | None = None
     #: Fetch new images (None: when the content is synced online, not given or offline).
     fetch_images: bool | None = None
     site: Site | None = None  #: its model, already built (the preview's, between edits)

@@ -295,8 +295,11 @@ def search_stage(site: Site, writer: OutputWriter, store: Store, *, force: bool 
     report's `search`), else nothing."""
     if site.search_url is None:
         return {}
-    return index_site(writer, [page.path for page in site.pages], store,
-                      reuse=not force).to_report()
+    from sitegen.model.kinds import kind_of
+
+    return index_site(writer, [page.path for page in site.pages
+                               if not kind_of(page.kind).preview_only],  # (drafts: never)
+                      store, reuse=not force).to_report()
 
 
 def _ui_files(writer: OutputWriter, store: Store | None, keys: Mapping[str, str],

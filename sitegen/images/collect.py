@@ -59,7 +59,7 @@ def markdown_sources(site: Site, *, articles: bool = True) -> dict[str, str]:
     own pages' only, without *articles*)."""
     found = {p.body_hash: p.content for p in site.own_pages if "![" in p.content}
     if articles:
-        found.update((a.body_hash, a.content) for a in site.articles
+        found.update((a.body_hash, a.content) for a in [*site.articles, *(site.drafts or ())]
                      if a.body_kind == "markdown" and "![" in a.content)
     return found
 
@@ -74,7 +74,7 @@ def own_files(site: Site, refs: Refs) -> frozenset[str]:
 def collect(site: Site, refs: Refs) -> Found:
     """Every image *site* shows (see the module docstring)."""
     found = Found()
-    for article in site.articles:
+    for article in [*site.articles, *(site.drafts or ())]:  # (drafts: `serve --drafts`)
         where = f"article {article.title!r} ({article.id})"
         found.add(article.image, where)
         urls = found.bodies.setdefault(article.body_hash, _body_images(article, refs))

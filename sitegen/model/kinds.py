@@ -1,8 +1,9 @@
 """The built-in page kinds, each declared once (see `sitegen.model.registry`).
 
 Role: register the kinds every site has — home, articles, sections (agents, topics, authors,
-tags, languages) and their indexes, social posts, search, the owner's pages, the 404 page and
-the site files (feeds, sitemaps, robots.txt) — with their layout functions
+tags, languages) and their indexes, social posts, the drafts of `serve --drafts`, search, the
+owner's pages, the 404 page and the site files (feeds, sitemaps, robots.txt) — with their
+layout functions
 (`sitegen.model.layout`), in the order pages are laid out. The registry's look-ups are
 re-exported here. Must never do I/O, log, or render.
 """
@@ -71,6 +72,12 @@ for _kind in (
     Kind("social", "/social/", "social.html", layout.social, interface_title=True),
     Kind("social_post", "/social/{slug}/", "social_post.html", layout.social_posts,
          view=SocialPostView, key="social", seo="SocialMediaPosting", og_type="article"),
+    # `serve --drafts` only: each draft marked (THEMES.md: `draft`), and their list.
+    Kind("draft", "/drafts/{slug}/", "article.html", layout.drafts, view=ArticleView,
+         seo="BlogPosting", og_type="article", robots="noindex,nofollow", sitemap=False,
+         preview_only=True),
+    Kind("drafts", "/drafts/", "drafts.html", layout.drafts_index, robots="noindex,nofollow",
+         interface_title=True, sitemap=False, preview_only=True),
     Kind("search", "/search/", "search.html", layout.search, robots="noindex,follow",
          sitemap=False),
     Kind("own", "/{slug}/", "page.html", layout.own, view=OwnPage, view_id="slug",

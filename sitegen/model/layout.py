@@ -4,7 +4,8 @@ Role: one function per page kind (`sitegen.model.kinds` declares each kind once 
 its function here): from a linked Site graph, the kind's `Page`s — home (paginated), one
 per article, per agent, cluster, author, tag, language (only when several), an index of
 each kind of section that has any, the social section with a page per post, the search
-pages (one per language), the owner's pages, the 404 page; and the site files drawn by
+pages (one per language), the owner's pages, the drafts of `serve --drafts` and their list,
+the 404 page; and the site files drawn by
 templates: the feeds (the site's, and one per section of a kind that has feeds), the
 sitemap (an index past `MAX_URLS`) and robots.txt. Each page's `updated` is the newest
 update of what it shows (a sitemap's `lastmod`). URLs come from slugs that
@@ -120,6 +121,22 @@ def social_posts(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
     return [Page(kind=kind.name, path=post.path, url=post.url, template=kind.template,
                  title=post.title, obj=post, language=site.language, feed_url=site.feed_url,
                  updated=post.updated) for post in site.social_posts]
+
+
+def drafts(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """One page per draft article (`serve --drafts` only), at `/drafts/<slug>/`."""
+    return [Page(kind=kind.name, path=a.path, url=a.url, template=kind.template, title=a.title,
+                 obj=a, language=a.language, feed_url=site.feed_url, updated=a.updated)
+            for a in site.drafts or ()]
+
+
+def drafts_index(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    """The list of the drafts (`serve --drafts` only, even with none)."""
+    if site.drafts is None:
+        return []
+    return [Page(kind=kind.name, path=url_to_path(kind.url), url=kind.url,
+                 template=kind.template, title="Drafts", articles=list(site.drafts),
+                 language=site.language, feed_url=site.feed_url, updated=newest(site.drafts))]
 
 
 def search(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:

@@ -59,6 +59,8 @@ class Kind:
     sitemap: bool = True
     #: A site file (feed, sitemap, robots.txt), not an HTML page.
     file: bool = False
+    #: A page of the drafts preview only (`serve --drafts`): never in the search index.
+    preview_only: bool = False
     #: A kind of section: its sections, whether each has a feed (`<url>feed.xml`), whether
     #: its listing links that feed (else the site's), and its index page (URL, title, and
     #: meta description: a message with `{site}`).

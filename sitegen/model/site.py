@@ -218,10 +218,51 @@ def _cluster(record: Record, slug: str, warn: Callable[[str], None]) -> ClusterV
     )
 
 
+def _draft_views(config: Config, drafts: Sequence[Article], published: set[str],
+                 agents: dict[str, AgentView], clusters: dict[str, ClusterView],
+                 authors: dict[str, AuthorView], tags: dict[str, TagView]) -> list[ArticleView]:
+    """The views of `serve --drafts`' draft articles, newest update first: each at
+    `/drafts/<slug>/` (slugs unique among the drafts), linked to the agent, topic, author and
+    tags only where the published site has their page, and in none of their listings."""
+    allocator = SlugAllocator()
+    drafted = kind_of("draft")
+
+    def choose(wanted: str, what: str) -> tuple[str, list[str]]:
+        return allocate_slug(wanted, allocator, what)
+
+    seen: set[str] = set()
+    records = sorted((a for a in drafts if a.id not in published and not is_empty(a)),
+                     key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
+    views: list[ArticleView] = []
+    for record in records:
+        if record.id in seen:
+            continue
+        seen.add(record.id)
+        made: list[str] = []
+        view = article_view(config, record, choose, made)
+        for repair in made:
+            log.warning("draft %s", repair)
+        view.url = drafted.url_for(slug=view.slug)
+        view.path = url_to_path(view.url)
+        view.agent = agents.get(record.agentId or "")
+        view.cluster = clusters.get(record.clusterId or "")
+        view.author = authors.get(record.authorIdentityId or "")
+        if not view.model and view.agent is not None:
+            view.model = view.agent.model
+        for raw in tag_names(record):
+            tag = tags.get(_tag_name(raw, lambda message: None)[1])
+            if tag is not None and all(ref.slug != tag.slug for ref in view.tags):
+                view.tags.append(TagRef(tag.name, tag.slug, tag.url))
+        views.append(view)
+    views.sort(key=lambda v: (v.updated, v.id), reverse=True)
+    return views
+
+
 def build_site(config: Config, workspace: Workspace,
-               own: Sequence[PageSource] = ()) -> Site:
+               own: Sequence[PageSource] = (), drafts: Sequence[Article] | None = None) -> Site:
     """The Site graph for *workspace* under *config* and the owner's pages *own*: pure,
-    deterministic, repairs logged."""
+    deterministic, repairs logged. *drafts* (`serve --drafts` only) are laid out at
+    `/drafts/<slug>/` and nowhere else (None: not a drafts preview)."""
     own_pages = own_page_views(own)
     records: list[Article] = []
     seen_ids: set[str] = set()
@@ -321,6 +362,11 @@ def build_site(config: Config, workspace: Workspace,
         own_pages=own_pages, menu=menu_of(own_pages),
         search_url=kind_of("search").url if config.search.enabled and articles else None,
     )
+    if drafts is not None:
+        site.drafts = _draft_views(
+            config, drafts, seen_ids, {a.id: a for a in site.agents},
+            {c.id: c for c in site.clusters}, {a.id: a for a in site.authors},
+            {t.slug: t for t in site.tags})
     if site.search_url is not None:
         site.search_urls = {language.id: f"{language.url}search/" for language in site.languages
                             if language.id != site.language}

@@ -262,6 +262,10 @@ class Site:
     #: The search page of each other language of a site in several (`/lang/<slug>/search/`):
     #: Pagefind searches the index of the page's language.
     search_urls: dict[str, str] = field(default_factory=dict)
+    #: The workspace's draft articles (`serve --drafts` only; newest update first): each at
+    #: `/drafts/<slug>/`, in no listing, feed, sitemap or search index. None: not a drafts
+    #: preview (no `/drafts/` page); an empty list: one with no drafts.
+    drafts: list[ArticleView] | None = None
 
     def absolute(self, url: str) -> str:
         """`base_url` + a root-relative URL (absolute URLs pass through)."""

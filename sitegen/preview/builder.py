@@ -5,7 +5,12 @@ Role: adapt `sitegen.build.run_build` to the preview: a build that fetches (`syn
 for template, static and configuration changes; a template-only build renders the pages open
 browsers show first (`fresh.FreshPages`). The preview builds into its own folder,
 `.sitegen/preview/` beside site.toml, with URLs pointing at the local server and the beacon off,
-so it must never replace a deployable build; and it never writes files itself.
+so it must never replace a deployable build; and it never writes files itself. With `--drafts`
+it also fetches the workspace's drafts (`fetch.drafts`) after each sync and builds into a
+folder of its own, `.sitegen/preview-drafts/`: the site in `site/`, and beside it a store of
+its own (`drafts_config`), so nothing derived from a draft (a rendered body, a page's reads,
+search data) is ever written to the site's store; the site's store gets only the sync's
+published records, as with any `serve`.
 """
 
 from __future__ import annotations
@@ -24,17 +29,33 @@ from sitegen.ownpages import PageSource, load_pages
 if TYPE_CHECKING:
     import httpx
 
+    from sitegen.fetch.drafts import DraftFetcher
+    from sitegen.fetch.records import Article
     from sitegen.model.views import Site
     from sitegen.preview.fresh import FreshPages
     from sitegen.render.pages import Renderer
     from sitegen.workspace import Workspace
 
 PREVIEW_DIR = Path(".sitegen") / "preview"
+#: `serve --drafts`' folder: its output (`site/`) and its own store, beside `PREVIEW_DIR`.
+DRAFTS_DIR = Path(".sitegen") / "preview-drafts"
 
 
 def preview_output(config: Config) -> Path:
     """The folder the preview builds into and serves from: `.sitegen/preview/` beside site.toml."""
     return (config.root / PREVIEW_DIR).resolve()
+
+
+def drafts_output(config: Config) -> Path:
+    """The folder `serve --drafts` builds into and serves from: `.sitegen/preview-drafts/site/`."""
+    return (config.root / DRAFTS_DIR / "site").resolve()
+
+
+def drafts_config(config: Config) -> Config:
+    """*config* as the drafts preview's builds see it: the store of `.sitegen/preview-drafts/`
+    (derived data of drafts never reaches the site's store)."""
+    api = config.api.model_copy(update={"cache_dir": DRAFTS_DIR.as_posix()})
+    return config.model_copy(update={"api": api})
 
 
 def preview_config(config: Config, url: str) -> Config:
@@ -91,7 +112,8 @@ class SiteBuilder:
 
     def __init__(self, output: Path, *, demo: bool, offline: bool,
                  transport: httpx.AsyncBaseTransport | None = None,
-                 fresh: FreshPages | None = None, stop: threading.Event | None = None) -> None:
+                 fresh: FreshPages | None = None, stop: threading.Event | None = None,
+                 drafts: DraftFetcher | None = None) -> None:
         self.output = output
         self.stop = stop  # set when the preview stops: a build in progress ends (Interrupted)
         self.demo = demo
@@ -99,7 +121,10 @@ class SiteBuilder:
         self.transport = transport
         self.fresh = fresh
         self.workspace: Workspace | None = None
-        self._site: tuple[Workspace, Config, list[PageSource], Site] | None = None
+        self.drafts = drafts  # `--drafts`: fetched after each sync, built into a store of its own
+        self.draft_records: list[Article] | None = [] if drafts is not None else None
+        self._site: tuple[Workspace, Config, list[PageSource], Site,
+                          list[Article] | None] | None = None
 
     def _sync(self, config: Config, *, fetch: bool) -> int:
         from sitegen.emulator.demo import demo_transport
@@ -114,14 +139,18 @@ class SiteBuilder:
             result = sync(config, store, key=DEMO_KEY if self.demo else None,
                           transport=transport, offline=offline)
         self.workspace = result.workspace
+        if self.drafts is not None and not result.from_cache:  # (the drafts' calls: same ledger)
+            self.draft_records = self.drafts.fetch(
+                config, result.workspace.api_version, key=DEMO_KEY if self.demo
+                else config.api_key(), transport=transport, ledger=result.ledger)
         return 0 if result.from_cache else result.ledger.total
 
     def _known_site(self, config: Config, own: list[PageSource]) -> Site | None:
         if self._site is None:
             return None
-        workspace, known_config, known_own, site = self._site
+        workspace, known_config, known_own, site, drafts = self._site
         return site if (workspace is self.workspace and known_config == config
-                        and known_own == own) else None
+                        and known_own == own and drafts is self.draft_records) else None
 
     def __call__(self, config: Config, *, fetch: bool, first: bool = False) -> BuildSummary:
         from sitegen.build import BuildOptions, run_build
@@ -134,18 +163,19 @@ class SiteBuilder:
         assert workspace is not None
         fresh = self.fresh if first else None
         own = load_pages(config.root)
+        drafts = self.draft_records
 
         def before_render(renderer: Renderer) -> None:
-            self._site = (workspace, config, own, renderer.site)
+            self._site = (workspace, config, own, renderer.site, drafts)
             if fresh is not None:
                 fresh.render_first(renderer)
 
         try:
-            report = run_build(config, BuildOptions(
+            report = run_build(config if drafts is None else drafts_config(config), BuildOptions(
                 output=self.output, demo=self.demo, workspace=workspace,
                 fetch_images=bool(fetch and not self.offline), transport=self.transport,
                 site=self._known_site(config, own), own_pages=own,
-                before_render=before_render, stop=self.stop))
+                before_render=before_render, stop=self.stop, drafts=drafts))
         finally:
             if fresh is not None:
                 fresh.clear()

@@ -6,7 +6,9 @@ waiting page until the first build lands), build, watch the sources, refresh con
 `--refresh-every` minutes, and on Ctrl-C (or SIGTERM) stop every thread and join it (a rebuild
 in progress ends at once: the stop event is its `BuildOptions.stop`), print one summary line and
 exit 0 with no traceback. The preview builds into `.sitegen/preview/` beside
-site.toml (see `builder.py`). This module must never contain build, routing or watching logic.
+site.toml, or with `--drafts` (the workspace's drafts too, at `/drafts/`) into
+`.sitegen/preview-drafts/` (see `builder.py`). This module must never contain build, routing or
+watching logic.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from types import FrameType
 
 from sitegen.config import Config, resolve_config
 from sitegen.errors import ConfigError
+from sitegen.fetch.drafts import DraftFetcher
 from sitegen.logs import say
-from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
+from sitegen.preview.builder import SiteBuilder, drafts_output, preview_config, preview_output
 from sitegen.preview.fresh import FreshPages
 from sitegen.preview.httpserver import PreviewServer
 from sitegen.preview.reload import ReloadChannel
@@ -120,12 +123,12 @@ def _stored_counts(config: Config) -> dict[str, int | None] | None:
     return {kind: None if items is None else len(items) for kind, items in lists.items()}
 
 
-def _print_refresh_cost(config: Config, minutes: float, demo: bool) -> None:
+def _print_refresh_cost(config: Config, minutes: float, demo: bool, drafts: bool) -> None:
     """Say what the background refresh spends a month (it is off unless --refresh-every)."""
     from sitegen.budget import refresh_cost
 
     counts = None if demo else _stored_counts(config)
-    say(refresh_cost(config, minutes, counts))
+    say(refresh_cost(config, minutes, counts, drafts=drafts))
 
 
 def _check(options: argparse.Namespace) -> None:
@@ -133,6 +136,9 @@ def _check(options: argparse.Namespace) -> None:
         raise ConfigError("--refresh-every must be 0 (never) or a number of minutes")
     if not 0 <= options.port <= 65535:
         raise ConfigError(f"--port {options.port} is not a port number: use 1-65535, or 0")
+    if options.drafts and options.offline:
+        raise ConfigError("--drafts fetches the workspace's drafts, which --offline forbids: "
+                          "drop one of them")
 
 
 def serve_command(options: argparse.Namespace) -> int:
@@ -141,7 +147,8 @@ def serve_command(options: argparse.Namespace) -> int:
     config_path = str(options.config)
     demo = bool(options.demo)
     first = resolve_config(config_path, demo)  # a ConfigError stops here, before anything
-    output = preview_output(first)
+    drafts = bool(options.drafts)
+    output = drafts_output(first) if drafts else preview_output(first)
     channel = ReloadChannel()
     fresh = FreshPages(channel)
     server = PreviewServer(options.host, options.port, output, channel, fresh)
@@ -152,7 +159,7 @@ def serve_command(options: argparse.Namespace) -> int:
 
     stop = threading.Event()  # set on Ctrl-C or SIGTERM: every thread ends, a rebuild too
     builder = SiteBuilder(output, demo=demo, offline=bool(options.offline), fresh=fresh,
-                          stop=stop)
+                          stop=stop, drafts=DraftFetcher() if drafts else None)
     session = PreviewSession(load_config=load, build=builder, channel=channel,
                              config_file=Path(config_path), excluded=(output,),
                              can_fetch=not options.offline)
@@ -164,9 +171,10 @@ def serve_command(options: argparse.Namespace) -> int:
     refresher = (_refresher(stop, options.refresh_every, session.refresh)
                  if options.refresh_every > 0 and not options.offline else None)
     started: list[threading.Thread] = []
-    say(f"sitegen preview: {url}  (Ctrl-C to stop)")
+    shown = f"{url}  drafts: {url}drafts/" if drafts else url
+    say(f"sitegen preview: {shown}  (Ctrl-C to stop)")
     if refresher is not None:
-        _print_refresh_cost(first, options.refresh_every, demo)
+        _print_refresh_cost(first, options.refresh_every, demo, drafts)
     try:
         with _stop_signals(stop):
             server.start()

@@ -314,6 +314,7 @@ class Renderer:
             "articles": page.articles,
             "section": page.obj if page.article is None and page.own_page is None else None,
             "article": page.article,
+            "draft": page.kind == "draft",  # (`serve --drafts`: a draft, marked as one)
             "own_page": page.own_page,
             "body": Markup(""),
             "toc": [],
