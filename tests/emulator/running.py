@@ -85,6 +85,9 @@ class Emulate:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        reader = getattr(self, "_reader", None)
+        if reader is not None:
+            reader.join(timeout=30)  # it ends at the pipe's end: never close under its feet
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
