@@ -51,9 +51,9 @@ def summary_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
         calls += f", of {monthly['quota']} allowed)" if monthly.get("quota") is not None else ")"
     return [
         ("outcome", outcome),
-        ("pages", f"{_count(pages.get('count'))}: {_count(pages.get('written'))} written, "
+        ("pages", f"{_count(pages.get('count'))} ({_count(pages.get('written'))} written, "
                   f"{_count(pages.get('unchanged'))} unchanged, "
-                  f"{_count(pages.get('removed'))} removed"),
+                  f"{_count(pages.get('removed'))} removed)"),
         ("API calls", calls),
         ("warnings", str(len(warnings))),
     ]

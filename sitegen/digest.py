@@ -291,7 +291,7 @@ def digest_command(options: argparse.Namespace, *,
         settings = asyncio.run(show_digest(config, transport=transport))
     for line in settings_lines(settings):  # (`show` prints what it was asked for, quiet too)
         if options.digest_command == "set":
-            say(line)
+            say(line, bool(getattr(options, "quiet", False)))
         else:
             print(line)
     return 0

@@ -135,16 +135,16 @@ class _Console(logging.StreamHandler):  # type: ignore[type-arg]
 
 _counter = WarningCounter()
 _console: _Console | None = None
-_quiet = False  # `-q`: `say` prints nothing
 
 
-def say(text: str, *, stream: TextIO | None = None) -> None:
-    """Print one line of a command's normal output (stdout unless *stream*), unless `-q`.
+def say(text: str, quiet: bool, *, stream: TextIO | None = None) -> None:
+    """Print one line of a command's normal output (stdout unless *stream*), unless *quiet*
+    (the command line's `-q`, `options.quiet`).
 
     What a command was asked to show (`digest show`, a `--dry-run`'s plan) is its result,
     not a message: it is printed with `print`, quiet or not.
     """
-    if not _quiet:
+    if not quiet:
         print(text, file=stream or sys.stdout, flush=True)
 
 
@@ -167,8 +167,6 @@ def setup_logging(verbosity: int = 0, stream: TextIO | None = None) -> WarningCo
     `say_hidden_warnings`).
     """
     stream = stream or sys.stderr
-    global _quiet
-    _quiet = verbosity < 0
     logger = logging.getLogger(LOGGER_NAME)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)

@@ -305,6 +305,10 @@ def upgrade_ci(directory: Path, ci: CiKind, requirement: CiRequirement) -> str:
     return f"updated {relative}: CI installs {requirement.source}"
 
 
+def _quiet(options: argparse.Namespace) -> bool:
+    return bool(getattr(options, "quiet", False))
+
+
 def init_command(options: argparse.Namespace) -> int:
     """`sitegen init [DIR] [--ci github|gitlab] [--requirement SPEC] [--upgrade-ci]`:
     scaffold (or rewrite only the CI's requirements file), report, and return 0."""
@@ -317,11 +321,11 @@ def init_command(options: argparse.Namespace) -> int:
     if requirement.warning:
         log.warning("%s", requirement.warning)
     if options.upgrade_ci:
-        say(upgrade_ci(directory, ci, requirement))
+        say(upgrade_ci(directory, ci, requirement), _quiet(options))
         return 0
     result = scaffold(directory, ci, requirement)
     for line in report_lines(result, ci, shown):
-        say(line)
+        say(line, _quiet(options))
     root = _git_root(directory.resolve())
     if root is not None and root != directory.resolve():
         log.warning(

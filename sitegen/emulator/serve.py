@@ -81,6 +81,7 @@ def emulate_command(options: argparse.Namespace) -> int:
     """Run the emulator until Ctrl-C; returns the exit status."""
     reloader = DataReloader(options.data, read_data) if options.data else None
     data = read_data(options.data)
+    quiet = bool(getattr(options, "quiet", False))
     faults = Faults(latency_ms=options.latency, fail_rate=options.fail_rate,
                     rate_limit_every=options.rate_limit_every, quota=options.quota,
                     no_v2=options.no_v2, seed=options.seed)
@@ -89,7 +90,7 @@ def emulate_command(options: argparse.Namespace) -> int:
     port = sock.getsockname()[1]
     workspace = data["workspace"]
     say(f'emulating workspace {workspace.get("id")} "{workspace.get("name", "")}" at '
-        f"{url_of(options.host, port)} (v1 + v2)")
+        f"{url_of(options.host, port)} (v1 + v2)", quiet)
     config = uvicorn.Config(app, log_config=None, access_log=False, log_level="warning",
                             lifespan="off")
     server = uvicorn.Server(config)
@@ -99,5 +100,5 @@ def emulate_command(options: argparse.Namespace) -> int:
         pass
     finally:
         sock.close()
-    say("emulator stopped", stream=sys.stderr)
+    say("emulator stopped", quiet, stream=sys.stderr)
     return 0

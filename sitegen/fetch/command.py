@@ -87,5 +87,5 @@ def fetch_command(options: argparse.Namespace) -> int:
                       max_calls=getattr(options, "max_calls", None),
                       progress=Progress(enabled=None if not getattr(options, "quiet", False)
                                         else False))
-    say(summary(result))
+    say(summary(result), bool(getattr(options, "quiet", False)))
     return 0

@@ -87,7 +87,7 @@ def _force_on_second_interrupt() -> None:
 
         for child in multiprocessing.active_children():  # render workers ignore SIGINT
             child.kill()
-        say("preview: stopped without waiting", stream=sys.stderr)
+        print("preview: stopped without waiting", file=sys.stderr, flush=True)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # the kernel ends the process at once
         os.kill(os.getpid(), signal.SIGINT)
 
@@ -123,12 +123,13 @@ def _stored_counts(config: Config) -> dict[str, int | None] | None:
     return {kind: None if items is None else len(items) for kind, items in lists.items()}
 
 
-def _print_refresh_cost(config: Config, minutes: float, demo: bool, drafts: bool) -> None:
+def _print_refresh_cost(config: Config, minutes: float, demo: bool, drafts: bool,
+                        quiet: bool) -> None:
     """Say what the background refresh spends a month (it is off unless --refresh-every)."""
     from sitegen.budget import refresh_cost
 
     counts = None if demo else _stored_counts(config)
-    say(refresh_cost(config, minutes, counts, drafts=drafts))
+    say(refresh_cost(config, minutes, counts, drafts=drafts), quiet)
 
 
 def _check(options: argparse.Namespace) -> None:
@@ -171,10 +172,11 @@ def serve_command(options: argparse.Namespace) -> int:
     refresher = (_refresher(stop, options.refresh_every, session.refresh)
                  if options.refresh_every > 0 and not options.offline else None)
     started: list[threading.Thread] = []
+    quiet = bool(getattr(options, "quiet", False))
     shown = f"{url}  drafts: {url}drafts/" if drafts else url
-    say(f"sitegen preview: {shown}  (Ctrl-C to stop)")
+    say(f"sitegen preview: {shown}  (Ctrl-C to stop)", quiet)
     if refresher is not None:
-        _print_refresh_cost(first, options.refresh_every, demo, drafts)
+        _print_refresh_cost(first, options.refresh_every, demo, drafts, quiet)
     try:
         with _stop_signals(stop):
             server.start()
