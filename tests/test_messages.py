@@ -69,3 +69,24 @@ def test_a_host_that_does_not_resolve_is_named_with_the_setting_to_fix(
     assert "check [api] url in site.toml" in line
     assert "ConnectError" not in line and "k-123456789" not in line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("value", "said"), [("", "is empty"), ("  ", "is empty"),
+                                             (None, "is not set")])
+def test_an_empty_analytics_key_is_called_empty_not_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+        value: str | None, said: str) -> None:
+    """The beacon's key, set to nothing, was reported as "not set", as the API key was."""
+    from sitegen.config import parse_config
+    from sitegen.emit.sitejobs import beacon_key
+
+    config = parse_config({"site": {"title": "T", "url": "https://notes.acme.test/"},
+                           "api": {"url": "https://cas.example.test",
+                                   "workspace": "65f0c0ffee0123456789abcd"},
+                           "analytics": {"enabled": True}}, tmp_path)
+    if value is None:
+        monkeypatch.delenv("SITEGEN_ANALYTICS_KEY", raising=False)
+    else:
+        monkeypatch.setenv("SITEGEN_ANALYTICS_KEY", value)
+    assert beacon_key(config) is None
+    assert f"SITEGEN_ANALYTICS_KEY {said}:" in caplog.text, caplog.text

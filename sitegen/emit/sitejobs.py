@@ -13,6 +13,7 @@ never read the wall clock into a file.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -45,9 +46,10 @@ def beacon_key(config: Config) -> str | None:
         return None
     key = config.analytics_key()
     if key is None:
-        log.warning("analytics is enabled but %s is not set: the pages get no beacon (export "
-                    "the public analytics key, or set [analytics] enabled = false)",
-                    config.analytics.key_env)
+        name = config.analytics.key_env
+        state = "is empty" if name in os.environ else "is not set"
+        log.warning("analytics is enabled but %s %s: the pages get no beacon (export "
+                    "the public analytics key, or set [analytics] enabled = false)", name, state)
     return key
 
 

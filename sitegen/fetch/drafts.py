@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.fetch.ledger import CallLedger
 from sitegen.fetch.records import Article
+from sitegen.fetch.sync import api_client, read_detail, run_async
 from sitegen.workspace import ApiVersion
 
 if TYPE_CHECKING:
@@ -53,11 +54,9 @@ class DraftFetcher:
               ledger: CallLedger | None = None) -> list[Article]:
         """The workspace's drafts now, through *version*; requests are added to *ledger*
         (a new one when None). An API failure propagates (an `ApiError`), the drafts kept."""
-        from sitegen.fetch.sync import _run
-
         ledger = ledger if ledger is not None else CallLedger(version=version)
         before = ledger.total
-        drafts = _run(self._fetch(config, version, key, transport, ledger))
+        drafts = run_async(self._fetch(config, version, key, transport, ledger))
         self._known = {article.id: article for article in drafts}
         self.last = ledger
         calls = ledger.total - before
@@ -87,7 +86,6 @@ class DraftFetcher:
                      ) -> list[Article]:
         from sitegen.fetch import v1, v2
         from sitegen.fetch.paging import gather_all, paginate, parse_records
-        from sitegen.fetch.sync import _client, _detail
 
         workspace_id = config.api.workspace
         if version == "v2":
@@ -95,12 +93,12 @@ class DraftFetcher:
                 v2.read_article
         else:
             path, keys, reader = "/articles", ("data",), v1.read_article
-        async with _client(config, key, transport, ledger, None) as client:
+        async with api_client(config, key, transport, ledger, None) as client:
             listing = await paginate(client, version, path, keys, {"status": DRAFT, **_ORDER})
             listed = _drafts_only(parse_records(listing.items, Article, "draft article"))
             known, needed = self._plan(listed)
             self.bodies = len(needed)
             fetched = iter(await gather_all(
-                _detail(client, reader, workspace_id, article) for article in needed))
+                read_detail(client, reader, workspace_id, article) for article in needed))
         found = [article if article is not None else next(fetched) for article in known]
         return [article for article in found if article is not None]

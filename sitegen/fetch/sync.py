@@ -77,8 +77,10 @@ class SyncPlan:
         return self.list_calls + self.details_needed
 
 
-def _client(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
-            ledger: CallLedger, max_calls: int | None) -> ApiClient:
+def api_client(config: Config, key: str, transport: httpx.AsyncBaseTransport | None,
+               ledger: CallLedger, max_calls: int | None) -> ApiClient:
+    """The service's client as `[api]` configures it, counting into *ledger* (the sync's and
+    the drafts preview's)."""
     from sitegen.fetch.client import ApiClient
 
     api = config.api
@@ -115,8 +117,8 @@ async def _read_structure(client: ApiClient, config: Config, known: KnownArticle
         ) from None
 
 
-async def _detail(client: ApiClient, reader: ArticleReader, workspace_id: str,
-                  listed: Article) -> Article | None:
+async def read_detail(client: ApiClient, reader: ArticleReader, workspace_id: str,
+                      listed: Article) -> Article | None:
     from sitegen.fetch.answers import NotFound
     from sitegen.fetch.paging import parse_records
 
@@ -143,11 +145,11 @@ async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | 
     stats = SyncStats()
     status = FetchStatus(progress, ledger) if progress is not None and progress.enabled else None
     try:
-        async with _client(config, key, transport, ledger, max_calls) as client:
+        async with api_client(config, key, transport, ledger, max_calls) as client:
             structure, reader = await _read_structure(client, config, known_articles(previous))
             ledger.version = structure.version
             known, needed, stats.details_saved = plan_bodies(structure.articles, previous)
-            details = (_detail(client, reader, config.api.workspace, a) for a in needed)
+            details = (read_detail(client, reader, config.api.workspace, a) for a in needed)
             if status is not None:
                 status.expect(len(needed))
                 details = (status.counted(work) for work in details)
@@ -161,7 +163,7 @@ async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | 
     return structure, kept, len(kept) == len(articles), stats
 
 
-def _run(work: Awaitable[T]) -> T:
+def run_async(work: Awaitable[T]) -> T:
     """`asyncio.run(work)`; the result is handed back outside the task, because Python
     3.11's runner formats the main task's repr (result included) on exit.
     """
@@ -206,7 +208,7 @@ def sync(config: Config, store: Store, *, key: str | None,
     if key is None:
         key = config.api_key()
     previous = None if refresh else _stored(store)
-    structure, kept, exact, stats = _run(
+    structure, kept, exact, stats = run_async(
         _sync(config, key, transport, previous, ledger, max_calls, progress))
     if refresh and not (structure.articles_complete and structure.digest_read):
         previous = _stored(store)  # kept for what the listings could not read
@@ -243,10 +245,10 @@ def plan_sync(config: Config, store: Store | None, *, key: str | None,
     ledger = CallLedger()
 
     async def listings() -> Structure:
-        async with _client(config, api_key, transport, ledger, None) as client:
+        async with api_client(config, api_key, transport, ledger, None) as client:
             return (await _read_structure(client, config, known_articles(previous)))[0]
 
-    structure = _run(listings())
+    structure = run_async(listings())
     _, needed, saved = plan_bodies(structure.articles, previous)
     return SyncPlan(structure.version, ledger.total, len(needed),
                     saved + len(unlisted(structure, previous)),

@@ -358,9 +358,9 @@ def test_a_sync_runs_on_the_standard_event_loop() -> None:
     where uvloop happens to be installed."""
     import asyncio
 
-    from sitegen.fetch.sync import _run
+    from sitegen.fetch.sync import run_async
 
     async def loop_module() -> str:
         return type(asyncio.get_running_loop()).__module__
 
-    assert _run(loop_module()).startswith("asyncio.")
+    assert run_async(loop_module()).startswith("asyncio.")
