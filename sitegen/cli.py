@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from sitegen import helptext
 from sitegen.errors import ConfigError, SitegenError
 from sitegen.logs import say_hidden_warnings, setup_logging
 from sitegen.unforeseen import unforeseen_error
@@ -78,53 +79,17 @@ def _common(parser: argparse.ArgumentParser, config: bool = True) -> None:
 _HELP = argparse.RawDescriptionHelpFormatter
 
 
-EMULATE_EPILOG = """\
-changing the content (as the service would, bumping the article's updatedAt so the
-next incremental build fetches exactly that article):
-  --data FILE is read again whenever the file changes; a file that does not read
-  keeps the previous content, with a warning. A reload replaces admin changes.
-  Admin routes, without a key, only for clients on this machine (loopback), in
-  memory only (the data file is never written):
-    POST   /__admin/articles        create an article (JSON body in the data file's
-                                    form; id, slug, dates filled in; status draft
-                                    unless given)
-    PATCH  /__admin/articles/ID     change the fields given in the JSON body
-    DELETE /__admin/articles/ID     delete the article
-
-example (then `sitegen build` fetches that one article again):
-  curl -X PATCH http://127.0.0.1:8765/__admin/articles/ID \\
-       -H 'content-type: application/json' -d '{"title": "A better title"}'
-"""
-
 
 def build_parser() -> argparse.ArgumentParser:
-    main_help = """\
-Examples:
-  sitegen init my-site        scaffold a site in ./my-site (site.toml, templates/, CI)
-  sitegen build --demo        build the bundled demo into ./_site: no key, no network
-  sitegen serve --demo        preview it at http://127.0.0.1:8000, reloading as you edit
-  sitegen build               build your site from ./site.toml (SITEGEN_API_KEY set)
-
-`sitegen COMMAND --help` explains a command. Exit status: 0 done, 1 build failed,
-2 usage or configuration, 3 API key refused, 4 quota exhausted, 5 service unreachable."""
     parser = _Parser(prog="sitegen", description="Build a static website from a workspace "
                      "of the Content Automation Service.", parents=[_GLOBALS],
-                     epilog=main_help, formatter_class=_HELP)
+                     epilog=helptext.MAIN, formatter_class=_HELP)
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
-    init_help = """\
-Examples:
-  sitegen init                      scaffold the current folder, with a GitHub workflow
-  sitegen init my-site --ci gitlab  a new folder my-site, with a GitLab CI file
-  sitegen init --upgrade-ci         rewrite only the CI's requirements file
-  sitegen init --requirement "sitegen-cas @ git+https://github.com/OWNER/sitegen@COMMIT"
-
-It writes site.toml (every key, with its default), templates/, .gitignore, the CI file
-and its requirements file, and never overwrites a file that is there."""
     init = commands.add_parser("init", parents=[_GLOBALS], help="scaffold a new site",
-                               description="Scaffold a site folder.", epilog=init_help,
+                               description="Scaffold a site folder.", epilog=helptext.INIT,
                                formatter_class=_HELP)
     init.add_argument("directory", nargs="?", default=".", metavar="DIR",
                       help="the folder to fill: a new or empty one, a site to complete, or "
@@ -140,16 +105,10 @@ and its requirements file, and never overwrites a file that is there."""
                       help="only rewrite the CI's requirements file from this sitegen")
     _common(init, config=False)
 
-    build_help = """\
-Examples:
-  sitegen build                     fetch what changed and build into [site] output
-  sitegen build --demo -o /tmp/demo the bundled demo, into /tmp/demo
-  sitegen build --offline --force   render every page again from the store, no request
-  sitegen build --strict --report report.json   as CI runs it"""
     build = commands.add_parser("build", parents=[_GLOBALS],
                                 help="fetch content and build the site",
                                 description="Fetch what changed and build the site.",
-                                epilog=build_help, formatter_class=_HELP)
+                                epilog=helptext.BUILD, formatter_class=_HELP)
     _common(build)
     build.add_argument("-o", "--output", metavar="DIR",
                        help="the output folder, relative to the current folder (default: "
@@ -173,19 +132,10 @@ Examples:
                        help="stop before making more than N API calls, exit 4 (default: no "
                        "limit)")
 
-    serve_help = """\
-Examples:
-  sitegen serve                     preview the site at http://127.0.0.1:8000
-  sitegen serve --demo --port 0     the demo, on a free port (the first line names it)
-  sitegen serve --refresh-every 30  also fetch new content every 30 minutes
-  sitegen serve --drafts            also the drafts, marked, at /drafts/ (preview only)
-
-It builds into .sitegen/preview/ (never your output folder), watches site.toml,
-templates/, themes/, pages/ and static/, and reloads the open pages. Ctrl-C stops it."""
     serve = commands.add_parser("serve", parents=[_GLOBALS],
                                 help="build, serve, watch and live-reload",
                                 description="Preview the site as you edit it.",
-                                epilog=serve_help, formatter_class=_HELP)
+                                epilog=helptext.SERVE, formatter_class=_HELP)
     _common(serve)
     serve.add_argument("--host", default="127.0.0.1",
                        help="the address to listen on (default: 127.0.0.1)")
@@ -201,15 +151,10 @@ templates/, themes/, pages/ and static/, and reloads the open pages. Ctrl-C stop
                        help="also show the workspace's draft articles, marked, at /drafts/ "
                        "(in this preview only; never built or deployed)")
 
-    fetch_help = """\
-Examples:
-  sitegen fetch                     update the store with what changed
-  sitegen fetch --dry-run           say what a sync would cost now
-  sitegen fetch --refresh           fetch everything again"""
     fetch = commands.add_parser("fetch", parents=[_GLOBALS],
                                 help="update the local content cache only",
                                 description="Update the content store (.sitegen/) only.",
-                                epilog=fetch_help, formatter_class=_HELP)
+                                epilog=helptext.FETCH, formatter_class=_HELP)
     _common(fetch)
     fetch.add_argument("--refresh", action="store_true",
                        help="ignore the store and fetch everything again")
@@ -218,20 +163,11 @@ Examples:
                        help="print how many calls a build would make now "
                        "(spends only the cheap list calls)")
 
-    emulate_help = """\
-Examples:
-  sitegen emulate                   the bundled demo at http://127.0.0.1:8765
-  python -m sitegen.emulator.generator --articles 500 --seed 1 -o big.json
-  sitegen emulate --data big.json   a generated workspace of 500 articles
-  sitegen emulate --latency 200 --fail-rate 0.1   a slow, failing service
-
-Point a site at it: [api] url = "http://127.0.0.1:8765" and [api] workspace = the id
-the first line prints; any non-empty SITEGEN_API_KEY is accepted (unless --key)."""
     emulate = commands.add_parser("emulate", parents=[_GLOBALS],
                                   help="run a local emulator of the service's API",
                                   description="Serve a workspace as the service's API (v1 "
                                   "and v2) would,\nover HTTP on this machine.",
-                                  epilog=emulate_help + "\n\n" + EMULATE_EPILOG,
+                                  epilog=helptext.EMULATE,
                                   formatter_class=_HELP)
     emulate.add_argument("--data", metavar="FILE",
                          help="the workspace JSON to serve, reloaded when it changes "
@@ -254,15 +190,10 @@ the first line prints; any non-empty SITEGEN_API_KEY is accepted (unless --key).
                          help="seed of the simulated faults, to repeat them (default: 0)")
     _common(emulate, config=False)
 
-    digest_help = """\
-Examples:
-  sitegen digest show               print the workspace's digest settings
-  sitegen digest set --enabled true --frequency weekly --subject "This week"
-"""
     digest = commands.add_parser("digest", parents=[_GLOBALS],
                                  help="show or change the digest settings (v2)",
                                  description="Read or change the workspace's e-mail digest "
-                                 "settings (API v2 only).", epilog=digest_help,
+                                 "settings (API v2 only).", epilog=helptext.DIGEST,
                                  formatter_class=_HELP)
     digest_commands = digest.add_subparsers(dest="digest_command", metavar="ACTION",
                                             parser_class=_Parser)
@@ -288,19 +219,11 @@ Examples:
     change.add_argument("--reply-to", metavar="EMAIL",
                         help="the address replies go to (default: unchanged)")
 
-    deploy_help = """\
-Examples:
-  sitegen deploy --dry-run          say what would be uploaded and deleted
-  sitegen deploy --target production   publish to [deploy.production] only
-  sitegen deploy --full             list the bucket and repair what was changed by hand
-
-Credentials come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-AWS_PROFILE, a role), never from site.toml. See docs/deploy.md."""
     deploy = commands.add_parser("deploy", parents=[_GLOBALS],
                                  help="publish the built output to object storage (S3)",
                                  description="Publish the last built output to the "
                                  "[deploy.NAME] targets,\nsending only what changed.",
-                                 epilog=deploy_help, formatter_class=_HELP)
+                                 epilog=helptext.DEPLOY, formatter_class=_HELP)
     _common(deploy)
     deploy.add_argument("-o", "--output", metavar="DIR",
                         help="the built output folder, as given to build -o (default: "
