@@ -9,7 +9,6 @@ build is done and stops it with Ctrl-C, as a user would.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
+from tests.emulator.running import Emulate
 
 BIN = Path(sys.executable).parent
 WORKSPACE = "65f0c0ffee0123456789abcd"  # the demo workspace the emulator serves by default
@@ -46,18 +47,8 @@ def environment() -> dict[str, str]:
 @contextmanager
 def emulator(cwd: Path, *argv: str) -> Iterator[str]:
     """The base URL of `sitegen emulate --port 0` (the demo workspace) running in *cwd*."""
-    process = subprocess.Popen([str(BIN / "sitegen"), "emulate", "--port", "0", *argv],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               cwd=cwd)
-    assert process.stdout is not None
-    try:
-        found = re.search(r"(http://127\.0\.0\.1:\d+)", process.stdout.readline())
-        assert found, "the emulator did not say where it listens"
-        yield found.group(1)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        process.stdout.close()
+    with Emulate(*argv, cwd=cwd) as running:
+        yield running.url
 
 
 def write_site(root: Path, api_url: str, *, theme: str = "default", extra: str = "") -> Path:
