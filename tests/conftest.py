@@ -5,15 +5,24 @@ Tests talk to loopback only (the emulator, fake image hosts, the preview, moto's
 generated workspaces name images on `images.example.com`: a lookup of such a name would go to
 the machine's resolver, which may answer at once, or after its five-second timeout. Every
 lookup of another name fails at once here, as a name that does not exist does.
+
+Ctrl-C reaches every command the tests start. A suite started in the background by a script
+(`pytest &` in a shell without job control) inherits SIGINT ignored, and so would every
+`sitegen` it starts, which would then never stop on the Ctrl-C the interrupt tests send. The
+suite takes SIGINT back (its children then start with the default action).
 """
 
 from __future__ import annotations
 
+import signal
 import socket
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0", ""}
 _real_getaddrinfo = socket.getaddrinfo
