@@ -133,11 +133,6 @@ class BuildReport:
                 "removed": _pages_of(self.removed)}
 
     @property
-    def page_count(self) -> int:
-        """The HTML pages of the new site: the number `build`, `serve` and the report say."""
-        return _pages_of(self.written) + _pages_of(self.unchanged)
-
-    @property
     def files(self) -> int:
         """Every file of the new site (written or unchanged)."""
         return len(self.written) + len(self.unchanged)

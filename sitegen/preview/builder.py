@@ -182,4 +182,4 @@ class SiteBuilder:
             say_hidden_warnings()  # each rebuild shows ten warnings of a kind, then a count
         return BuildSummary(written=_pages(report.written), removed=_pages(report.removed),
                             seconds=time.perf_counter() - started, api_calls=calls,
-                            pages=report.page_count)
+                            pages=report.pages["count"])
