@@ -52,6 +52,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     from sitegen.ownpages import check_templates, load_pages
     from sitegen.plan import Ledger
     from sitegen.render.bodies import BodyCache, body_fingerprint
+    from sitegen.render.compiled import StoredBytecode
     from sitegen.render.markdown import ImageFinder
     from sitegen.render.pages import Renderer
     from sitegen.render.pool import render_all
@@ -81,7 +82,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                 transport=options.service_transport())
         report.images = image_stats.to_report()
         with timings.stage("plan"):
-            themes = ThemeSet(config)
+            compiled = StoredBytecode(store)
+            themes = ThemeSet(config, bytecode=compiled)
             check_templates(site.own_pages, themes.template_source)
             assets = theme_assets(config, key is not None)
             bodies = BodyCache(store, body_fingerprint(
@@ -128,6 +130,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             store.save_output_record(str(output), result.record)
             ledger.save(store)
             links.save()
+            compiled.save()
             store.save_urls({article.id: article.url for article in site.articles})
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.committed(result, timings, counter)

@@ -200,6 +200,16 @@ class Store:
                     found[key] = value
         return found
 
+    def every_derived(self, kind: str) -> dict[str, bytes]:
+        """Every stored value of *kind* whose seal verifies, by key."""
+        found: dict[str, bytes] = {}
+        for key, sealed in self._query("SELECT key, value FROM derived WHERE kind = ?", (kind,)):
+            value = unseal(self._mac, kind, key, bytes(sealed)) \
+                if isinstance(sealed, bytes) else None
+            if value is not None:
+                found[str(key)] = value
+        return found
+
     def save_derived(self, kind: str, values: Mapping[str, bytes], keep: Iterable[str]) -> None:
         """Add *values* of *kind*, then keep of *kind* only the keys in *keep*."""
         wanted = set(keep)

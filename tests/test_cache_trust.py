@@ -1,11 +1,13 @@
 """A poisoned CI cache is never published. Nothing executable comes from the cache folder
-(#25 point 6): a poisoned CI cache of `.sitegen/` must not be code run by the build, and
-compiled templates stay in memory. What the store and the output hold is untrusted (#27
-point 5): see the second half."""
+unverified (#25 point 6): a poisoned CI cache of `.sitegen/` must not be code run by the
+build; compiled templates are kept only in the content store, sealed, and one whose seal does
+not verify is compiled again. What the store and the output hold is untrusted (#27 point 5):
+see the second half."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -13,10 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from jinja2 import FileSystemBytecodeCache
+from typing import Any
+
+from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache
+from jinja2.bccache import Bucket
 
 from sitegen import cores, fileset, plan
+from sitegen.cachekey import TAG_BYTES, mac_key, seal
 from sitegen.cli import main
+from sitegen.codeprint import code_fingerprint
 from sitegen.config import resolve_config
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.render.themes import ThemeSet
@@ -38,9 +45,10 @@ def test_a_build_leaves_nothing_but_the_store_in_the_cache_folder(
 def test_compiled_templates_are_never_cached_on_disk(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    assert main(["build", "-q", "--demo", "-o", "out"]) == 0
     env = ThemeSet(resolve_config("site.toml", True)).environment()
-    assert env.bytecode_cache is not None
     assert not isinstance(env.bytecode_cache, FileSystemBytecodeCache)
+    assert not [p for p in tmp_path.rglob("*") if p.suffix in (".jinja", ".pyc", ".cache")]
 
 
 # --- #27 point 5: the store and a restored output are untrusted input --------------------
@@ -110,6 +118,88 @@ def test_a_tampered_stored_body_never_reaches_the_output(site: Path) -> None:
     assert not [p for p, data in _files(site / "fresh").items() if SCRIPT in data]
     again = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "again")  # stored again
     assert _files(site / "again") == _files(site / "fresh") and again["pages"]["rendered"]
+
+
+FORGED = "FORGED-TEMPLATE-RAN"
+
+
+def _forged_template(site: Path, name: str) -> tuple[str, bytes]:
+    """The store key of the demo's compiled template *name*, and well-formed Jinja bytecode
+    of another template (it writes FORGED) carrying *name*'s true source checksum: what
+    anyone who can read Jinja's bytecode format can write into a cache."""
+    cwd = os.getcwd()
+    os.chdir(site)
+    try:
+        env = ThemeSet(resolve_config("site.toml", True)).environment()
+    finally:
+        os.chdir(cwd)
+    template = env.get_template(name)
+    assert env.loader is not None and template.filename is not None
+    source = env.loader.get_source(env, name)[0]
+    jinja = BytecodeCache()  # (its key and checksum, as every Jinja bytecode cache has them)
+    key = jinja.get_cache_key(name, template.filename)
+    bucket = Bucket(env, key, jinja.get_source_checksum(source))
+    bucket.code = env.compile(f"<footer>{FORGED}</footer>", name, template.filename)
+    return code_fingerprint() + ":" + key, bucket.bytecode_to_string()
+
+
+def _set_row(site: Path, kind: str, key: str, value: bytes) -> None:
+    with sqlite3.connect(site / ".sitegen" / "demo" / "store.sqlite") as db:
+        assert db.execute("UPDATE derived SET value = ? WHERE kind = ? AND key = ?",
+                          (value, kind, key)).rowcount == 1
+
+
+def _stored_row(site: Path, kind: str, key: str) -> bytes:
+    with sqlite3.connect(site / ".sitegen" / "demo" / "store.sqlite") as db:
+        (value,) = db.execute("SELECT value FROM derived WHERE kind = ? AND key = ?",
+                              (kind, key)).fetchone()
+    return bytes(value)
+
+
+def test_a_forged_compiled_template_never_runs(site: Path) -> None:
+    key, forged = _forged_template(site, "partials/footer.html")
+    tag = _stored_row(site, "template", key)[:TAG_BYTES]
+    _set_row(site, "template", key, tag + forged)  # (the genuine row's seal kept)
+    report = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "fresh")
+    assert report["pages"]["rendered"] == report["pages"]["html"]  # (CI: no output)
+    assert not [p for p, data in _files(site / "fresh").items() if FORGED.encode() in data]
+    assert _files(site / "fresh") == _files(site / "out")
+    # The same bytes under a seal made with the build's own key would run: the seal is what
+    # keeps them out (the forged entry is well-formed and its checksum is the true one).
+    _set_row(site, "template", key, seal(mac_key("SITEGEN_API_KEY"), "template", key, forged))
+    cli_report(site, "build", "-q", "--demo", "--offline", "-o", "sealed")
+    assert FORGED in (site / "sealed" / "index.html").read_text()
+
+
+def test_a_second_build_compiles_no_template_and_an_edited_one_alone(
+        site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str | None] = []
+    compile_ = Environment.compile
+
+    def counting(env: Environment, source: Any, name: str | None = None,
+                 filename: str | None = None, raw: bool = False, defer_init: bool = False,
+                 ) -> Any:
+        compiled.append(name)
+        return compile_(env, source, name, filename, raw, defer_init)
+
+    monkeypatch.setattr(Environment, "compile", counting)
+    cli_report(site, "build", "-q", "--demo", "--offline", "--force", "-o", "out")
+    assert compiled == []  # (every template from the store: the seed's build stored them)
+    (site / "templates").mkdir()
+    cwd = os.getcwd()
+    os.chdir(site)
+    try:
+        source = ThemeSet(resolve_config("site.toml", True)).template_source(
+            "partials/footer.html")
+    finally:
+        os.chdir(cwd)
+    assert source is not None
+    (site / "templates" / "partials").mkdir()
+    (site / "templates" / "partials" / "footer.html").write_text(source + "<!-- edited -->")
+    compiled.clear()
+    cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
+    assert compiled == ["partials/footer.html"]
+    assert "<!-- edited -->" in (site / "out" / "index.html").read_text()
 
 
 def test_a_tampered_stored_search_bundle_never_reaches_the_output(site: Path) -> None:

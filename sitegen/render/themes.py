@@ -4,10 +4,11 @@ Role: resolve `[site] theme` to folders — site `templates/` → site
 `themes/<theme>/templates/` or the built-in theme → built-in `default` — with
 the prefixes `theme/…` and `default/…` so an override can extend the template
 it replaces; build one Jinja environment (autoescape on for .html/.xml,
-StrictUndefined), compile every template up front (a syntax error is a
-BuildError naming the file and line), list static folders and fingerprint the
-chain. A symbolic link out of the site's `templates/` or `themes/<theme>/` is refused
-(`sitegen.sitefolder`). It must never write files or render pages.
+StrictUndefined), compile every template up front or take it from the build's
+compiled templates (`sitegen.render.compiled`; a syntax error is a BuildError naming the
+file and line), list static folders and fingerprint the chain. A symbolic link out of the
+site's `templates/` or `themes/<theme>/` is refused (`sitegen.sitefolder`).
+It must never write files or render pages.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from jinja2 import (
     TemplateSyntaxError,
     select_autoescape,
 )
-from jinja2.bccache import Bucket
 
 from sitegen import __version__
 from sitegen.codeprint import code_fingerprint
@@ -36,28 +36,6 @@ from sitegen.errors import BuildError, ConfigError
 from sitegen.render.filters import install as install_filters
 from sitegen.render.reads import RecordingEnvironment
 from sitegen.sitefolder import source_files
-
-
-class _MemoryBytecodeCache(BytecodeCache):
-    """Compiled templates kept for the life of the process, checked against their source.
-
-    `sitegen serve` rebuilds many times in one process: templates whose source did not change
-    are not compiled again (Jinja compares the source checksum before using an entry).
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[str, bytes] = {}
-
-    def load_bytecode(self, bucket: Bucket) -> None:
-        data = self._entries.get(bucket.key)
-        if data is not None:
-            bucket.bytecode_from_string(data)
-
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        self._entries[bucket.key] = bucket.bytecode_to_string()
-
-
-_BYTECODE = _MemoryBytecodeCache()
 
 
 def builtin_themes_root() -> Path:
@@ -85,8 +63,10 @@ def _site_themes(site_root: Path) -> list[str]:
 class ThemeSet:
     """The resolved theme chain of one site: template folders, static folders, environment."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, bytecode: BytecodeCache | None = None) -> None:
         self.config = config
+        #: Where compiled templates are kept between builds (`sitegen.render.compiled`).
+        self.bytecode = bytecode
         name = config.site.theme
         root = builtin_themes_root()
         self.default_dir = root / "default"
@@ -159,7 +139,7 @@ class ThemeSet:
                 lstrip_blocks=True,
                 auto_reload=False,
                 cache_size=-1,
-                bytecode_cache=_BYTECODE,
+                bytecode_cache=self.bytecode,
             )
             install_filters(env)
             env.globals["sitegen_version"] = __version__  # (feeds name their generator)
