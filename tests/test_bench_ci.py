@@ -136,6 +136,8 @@ def test_the_ci_step_restores_builds_and_divides_by_hugo(tmp_path: Path) -> None
         assert unchanged.values == [0.0] and unchanged.verdict == "pass"
         force = rows[f"full re-render (--offline --force), search {search}, 30 art."]
         assert force.extra["pages_rendered"][0] > changed.extra["pages_rendered"][0]
+        edited = rows[f"re-render after a template edit (--offline), search {search}, 30 art."]
+        assert edited.extra["pages_rendered"] == force.extra["pages_rendered"]  # every page
     both = rows["hugo + pagefind 30 art.: wall"].values[0]
     hugo = rows["hugo full build 30 art."].values[0]
     assert both == hugo + rows["pagefind over hugo's output 30 art."].values[0]

@@ -6,8 +6,9 @@ folder (site.toml, the `.sitegen/` store, `_site/`) with GNU tar's gnu format, w
 mtimes to the second only, removes it and extracts it again (new inodes and ctimes,
 whole-second mtimes: what a CI cache restore gives) before each timed build: one article
 changed at the service and `sitegen build` (re-sync included), no change and
-`build --offline` (it must render no page), and `build --offline --force` (every page
-again). Hugo's full build of the same articles, and Pagefind over Hugo's output (what a
+`build --offline` (it must render no page), `build --offline --force` (every page again,
+every body too), and `build --offline` after a template every page shows was edited (every
+page again, its body taken from the store: the re-render a theme change costs). Hugo's full build of the same articles, and Pagefind over Hugo's output (what a
 Hugo user with search runs), are timed in the same runs, alternating which goes first, and
 each sitegen figure is divided by the Hugo figure of its run. It must never time the
 save or the restore, and never compare figures it did not measure in this run.
@@ -150,6 +151,21 @@ def _ci_run(bench: Bench, site: Site, run: int, results: dict[str, Measured]) ->
     sample, data = _build(site.config, f"{folder.name}: restored, --force #{run + 1}",
                           "--offline", "--force", report=report)
     results["force"].add(sample, data)
+    restore_folder(archive, folder, bench)
+    edit_template(folder, run)
+    sample, data = _build(site.config, f"{folder.name}: restored, a template edited #{run + 1}",
+                          "--offline", report=report)
+    results["template"].add(sample, data)
+    restore_folder(archive, folder, bench)  # (the edit is not kept for the next run)
+
+
+def edit_template(folder: Path, run: int) -> None:
+    """Override the theme's footer, which every page shows, in the site's `templates/`: the
+    theme's own footer and one more HTML comment (each run's different), as an owner's edit."""
+    target = folder / "templates" / "partials" / "footer.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text('{% include "theme/partials/footer.html" %}\n'
+                      f"<!-- edited in run {run + 1} -->\n", encoding="utf-8")
 
 
 def step_ci(bench: Bench) -> None:
@@ -161,7 +177,8 @@ def step_ci(bench: Bench) -> None:
              for search in (True, False)}
     for search, site in sites.items():
         _build(site.config, f"CI warm-up build, search {'on' if search else 'off'}", "--offline")
-    results = {search: {kind: Measured() for kind in ("changed", "unchanged", "force")}
+    results = {search: {kind: Measured() for kind in ("changed", "unchanged", "force",
+                                                      "template")}
                for search in sites}
     hugo: list[Sample] = []
     pagefind: list[Sample] = []
@@ -222,6 +239,8 @@ def ci_rows(bench: Bench, n: int, results: dict[bool, dict[str, Measured]],
                         Target("==", 0, " pages rendered"), note="whole-second mtimes"))
         rows.append(build_row("ci", f"full re-render (--offline --force), {tag}, {size}",
                               kinds["force"]))
+        rows.append(build_row("ci", f"re-render after a template edit (--offline), {tag}, "
+                              f"{size}", kinds["template"]))
     rows.append(process_row("ci", f"hugo full build {size}", hugo))
     rows.append(process_row("ci", f"pagefind over hugo's output {size}", pagefind))
     rows.append(Row("ci", f"hugo + pagefind {size}: wall", "s", both, note="the sum"))
@@ -241,4 +260,10 @@ def ci_rows(bench: Bench, n: int, results: dict[bool, dict[str, Measured]],
                         [ours / hers for ours, hers in zip(measured.walls, theirs, strict=True)],
                         Target("<=", limit, "×"),
                         note=f"per run; goal ≤ {goal:g}×"))
+    for label, measured, theirs in (
+            ("template edit, search on ÷ hugo + pagefind", on["template"], both),
+            ("template edit, search off ÷ hugo", off["template"], [s.wall for s in hugo])):
+        rows.append(Row("ci", f"{label}, {size}", "×",
+                        [ours / hers for ours, hers in zip(measured.walls, theirs, strict=True)],
+                        note="per run; no target of its own (the issue's re-render is --force)"))
 
