@@ -8,8 +8,9 @@ whole-second mtimes: what a CI cache restore gives) before each timed build: one
 changed at the service and `sitegen build` (re-sync included), no change and
 `build --offline` (it must render no page), `build --offline --force` (every page again,
 every body too), and `build --offline` after a template every page shows was edited (every
-page again, its body taken from the store: the re-render a theme change costs). Hugo's full build of the same articles, and Pagefind over Hugo's output (what a
-Hugo user with search runs), are timed in the same runs, alternating which goes first, and
+page again, its body taken from the store: the re-render a theme change costs). Hugo's
+full build of the same articles, and Pagefind over Hugo's output (what a Hugo user with
+search runs), are timed in the same runs, alternating which goes first, and
 each sitegen figure is divided by the Hugo figure of its run. It must never time the
 save or the restore, and never compare figures it did not measure in this run.
 """
