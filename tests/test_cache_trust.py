@@ -13,10 +13,9 @@ import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 from typing import Any
 
+import pytest
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache
 from jinja2.bccache import Bucket
 
