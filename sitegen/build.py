@@ -108,10 +108,11 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
                      ) -> tuple[Staged, Packed, bytes]:  # (run in the render workers)
                 return writer.stage(page.path, data), ledger.pack(page, reads), \
                     links.scan(page, data)
-            for done, (path, (staged, reads, scan)) in enumerate(
-                    render_all(renderer, todo, pack=pack, stop=options.stop), start=1):
+            for done, (page, (path, (staged, reads, scan))) in enumerate(zip(
+                    todo, render_all(renderer, todo, pack=pack, stop=options.stop),
+                    strict=True), start=1):
                 writer.adopt(path, staged)
-                ledger.rendered(path, reads, staged.entry.sha256)
+                ledger.rendered(page, reads, staged.entry.sha256)
                 links.written(path, scan, staged.entry.sha256)
                 progress.update("rendering", done, len(todo))
             progress.clear()

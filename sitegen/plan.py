@@ -26,9 +26,8 @@ from sitegen.model.views import Page
 from sitegen.render.pages import Renderer
 from sitegen.store import Store
 
-#: A page's reads as a render worker sends them: known read numbers, new reads, and its
-#: context fingerprint.
-Packed = tuple[bytes, list[str], bytes]
+#: A page's reads as a render worker sends them: known read numbers, and new reads.
+Packed = tuple[bytes, list[str]]
 #: A restored file its bytes show intact: path, sha256, inode, size, ctime (`OutputWriter.vouch`).
 Found = tuple[str, str, int, int, int]
 #: From this many pages kept, the plan's checks are shared out over the cores (fewer: here).
@@ -75,7 +74,9 @@ class Ledger:
     def _check(self, pages: list[Page], writer: OutputWriter) -> dict[str, bytes]:
         """The context fingerprint of each page the last build made these very bytes of, with
         every read's fingerprint and the restored files' hashes taken on the way: the
-        per-page and per-read work of the plan, shared out over the cores (`cores.shared`)."""
+        per-read and per-file work of the plan is shared out over the cores (`cores.shared`);
+        a page's context fingerprint is its template's and the build's settings' (what the
+        context is made of is among its reads: `Renderer.context_reads`)."""
         recorded = writer.recorded
         kept = [page for page in pages if (row := self.previous.get(page.path)) is not None
                 and row[0] == (recorded(page.path) or "").encode()]
@@ -84,27 +85,23 @@ class Ledger:
         renderer, fingerprints = self.renderer, self.renderer.fingerprints
         reads = [read for read, _ in self.reads.values()]
 
-        def share(part: int, parts: int) -> tuple[list[bytes], list[bytes], list[Found]]:
-            return ([renderer.context_fingerprint(page) for page in kept[part::parts]],
-                    [fingerprints.of(read) for read in reads[part::parts]],
+        def share(part: int, parts: int) -> tuple[list[bytes], list[Found]]:
+            return ([fingerprints.of(read) for read in reads[part::parts]],
                     writer.hashed_intact(page.path for page in kept[part::parts]))
 
         results = shared(share, None if len(kept) >= SHARED_FROM else 1)
-        contexts: dict[str, bytes] = {}
-        for part, (context, read_fps, found) in enumerate(results):
-            mine = slice(part, None, len(results))
-            contexts.update(zip((page.path for page in kept[mine]), context, strict=True))
-            fingerprints.take(dict(zip(reads[mine], read_fps, strict=True)))
+        for part, (read_fps, found) in enumerate(results):
+            fingerprints.take(dict(zip(reads[part::len(results)], read_fps, strict=True)))
             writer.vouch(found)
-        return contexts
+        return {page.path: renderer.context_fingerprint(page) for page in kept}
 
     def pack(self, page: Page, reads: frozenset[str]) -> Packed:
         """What a render worker sends back of *page*'s reads (see `rendered`).
 
         Reads the last build made already have a number (the worker knows them from
-        the fork): only those are sent as numbers, the others as text, with the page's
-        context fingerprint (taken in the worker). No read's fingerprint is taken here:
-        each worker would take it again for the reads they share (most of them).
+        the fork): only those are sent as numbers, the others as text. No fingerprint is
+        taken here: each worker would take it again for the reads they share (most of
+        them).
         """
         ids = self.ids
         known, unknown = array("I"), []
@@ -114,13 +111,13 @@ class Ledger:
                 unknown.append(read)
             else:
                 known.append(number)
-        return known.tobytes(), unknown, self.renderer.context_fingerprint(page)
+        return known.tobytes(), unknown
 
-    def rendered(self, path: str, packed: Packed, digest: str) -> None:
-        """Note what the page *path* read as it was rendered in this build, and its bytes'
-        sha256; each read new to this build is fingerprinted here, once (in the building
-        process, while the workers render on)."""
-        known, unknown, context = packed
+    def rendered(self, page: Page, packed: Packed, digest: str) -> None:
+        """Note what *page* read as it was rendered in this build, and its bytes' sha256;
+        each read new to this build is fingerprinted here, once (in the building process,
+        while the workers render on)."""
+        known, unknown = packed
         numbers = array("I", known)
         for read in unknown:
             number = self.ids.get(read)
@@ -134,7 +131,8 @@ class Ledger:
             if number not in taken:
                 taken.add(number)
                 fingerprints.of(self.reads[number][0])
-        self.pages[path] = (digest.encode(), context, numbers.tobytes())
+        context = self.renderer.context_fingerprint(page)
+        self.pages[page.path] = (digest.encode(), context, numbers.tobytes())
 
     def save(self, store: Store) -> None:
         """Save what changed of the pages' reads, each read with what it gives now."""

@@ -11,6 +11,7 @@ never write files nor put an inline script or anything executable from content i
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Iterable
@@ -36,7 +37,7 @@ from sitegen.render.i18n import Catalogue, Translator
 from sitegen.render.images import ShownImages
 from sitegen.render.markdown import Heading, HeadingIds, ImageFinder, MarkdownRenderer
 from sitegen.render.reads import Recorder
-from sitegen.render.seo import page_meta, site_warnings
+from sitegen.render.seo import meta_sources, page_meta, site_warnings
 from sitegen.render.themes import ThemeSet
 
 log = logging.getLogger("sitegen.render")
@@ -87,7 +88,7 @@ class Renderer:
         shown = self.shown = ShownImages(self.images, self.env, self._base_path)
         self.registry = Registry(site)
         self.fingerprints = Fingerprints(self.registry, themes.template_source,
-                                         self.context_fingerprint, self.images.fingerprint)
+                                         self.fragment_fingerprint, self.images.fingerprint)
         self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url),
                                     image=shown.body_image)
         #: The images stage's parses of new bodies, rendered from instead of parsing again.
@@ -112,9 +113,12 @@ class Renderer:
         self.build_date = build_date()  # (an empty feed's date)
         self._settings = {"assets": assets_fingerprint, "base": self._base_path,
                           "bodies": bodies.fingerprint if bodies is not None else "",
-                          "messages": self.catalogue.fingerprint}
-        self._context_fps: dict[str, bytes] = {}
-        self._helper_ids: set[int] = set()  # (the context's helpers, left out of its print)
+                          "messages": self.catalogue.fingerprint, "logo": self.logo,
+                          "beacon": dataclasses.astuple(beacon) if beacon is not None else (),
+                          "date": self.build_date.isoformat()}
+        self._template_fps: dict[str, bytes] = {}
+        self._fragment_fps: dict[str, bytes] = {}
+        self._helper_ids: set[int] = set()  # (the context's helpers, left out of a print)
         self._cards: dict[tuple[str, str, bool, bool], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
@@ -287,7 +291,7 @@ class Renderer:
         """Everything a page template sees (documented in THEMES.md).
 
         Without *body*, the article's body and table of contents are left empty (the
-        context fingerprint knows them by the body's key instead).
+        fragment fingerprint knows them by the body's key instead).
         """
         site = self.site
         helpers = self.helpers
@@ -333,17 +337,39 @@ class Renderer:
             cached = self._bodies[own.body_hash] = (Markup(html), list(toc))
         return cached
 
+    def context_reads(self, page: Page) -> list[str]:
+        """The reads *page*'s context is made of, recorded with its templates' reads: the
+        page, the site (its own fields and its languages), the page's `obj`, and what its
+        SEO values read (`seo.meta_sources`: entities, and the images they show). With the
+        template and the build's settings (`context_fingerprint`), they are all the context
+        holds, so a page kept costs the plan no context made, only its reads' look-ups."""
+        keys = self.registry.keys
+        entities, images = meta_sources(self.site, page, self.images.bodies)
+        return [keys.get(id(page)) or "page:" + page.path, "site", "site.languages", *(
+            keys[id(entity)] for entity in (page.obj, *entities) if id(entity) in keys),
+            *("I\x00" + url for url in images)]
+
     def context_fingerprint(self, page: Page) -> bytes:
-        """What *page*'s context holds beside the model it reads (see `render.reads`)."""
-        if (found := self._context_fps.get(page.path)) is None:
-            found = self._context_fps[page.path] = self._context_fp(
+        """What *page*'s context holds beside its reads (`context_reads`): its template and
+        the build's settings (the assets, the base path, the bodies' code, the messages,
+        the logo, the beacon's settings and the build date)."""
+        if (found := self._template_fps.get(page.template)) is None:
+            found = self._template_fps[page.template] = context_fingerprint(
+                repr([page.template, self._settings]))
+        return found
+
+    def fragment_fingerprint(self, page: Page) -> bytes:
+        """What a fragment (a cached partial) rendered with *page*'s context can show of it,
+        beside the reads it records: every context value but the helpers (their settings
+        count), entities by key (their reads are recorded one by one), the body by its key,
+        the rest plain values (their `repr` is canonical). Made for the few pages whose
+        context a cached partial was rendered with (the read `C page:<path>`)."""
+        if (found := self._fragment_fps.get(page.path)) is None:
+            found = self._fragment_fps[page.path] = self._values_fp(
                 page, self.context(page, body=False))
         return found
 
-    def _context_fp(self, page: Page, context: dict[str, object]) -> bytes:
-        """Every context value but the helpers (their settings count): entities by key
-        (their reads are recorded one by one), the body by its key, the rest plain values
-        (their `repr` is canonical), in the order `context` makes for every page."""
+    def _values_fp(self, page: Page, context: dict[str, object]) -> bytes:
         keys, helpers = self.registry.keys, self._helper_ids
         if not helpers:
             helpers.update(id(helper) for helper in self.helpers.values())
@@ -377,11 +403,10 @@ class Renderer:
         """The HTML bytes of *page*, and every read its templates made."""
         template = self._template(page.template)
         context = self.context(page)
-        if page.path not in self._context_fps:  # (the plan took most: not again)
-            self._context_fps[page.path] = self._context_fp(page, context)
         try:
             with self.env.recording(self.registry.keys) as recorder:
                 recorder.reads.add("T\x00" + page.template)
+                recorder.reads.update(self.context_reads(page))
                 body = page.article or page.own_page
                 for url in self.images.bodies.get(body.body_hash, ()) if body else ():
                     recorder.reads.add("I\x00" + url)

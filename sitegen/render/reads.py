@@ -30,9 +30,10 @@ as many as per field.
 
 Each read is a string; `sitegen.render.fingerprints.Fingerprints` turns one into the
 fingerprint of what it gives now, so the next build compares each distinct read once and
-re-renders the pages whose reads changed. Pages read nothing else: the rest of their
-context is fingerprinted whole (`context_fingerprint`). This module must never render,
-write files, or read the wall clock.
+re-renders the pages whose reads changed. What a page's context is made of (the page, the
+site, its `obj`, what its SEO values read) is among its reads too (`Renderer.context_reads`);
+the rest is its template and the build's settings (`Renderer.context_fingerprint`). This
+module must never render, write files, or read the wall clock.
 """
 
 from __future__ import annotations

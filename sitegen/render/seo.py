@@ -200,11 +200,42 @@ def _tag_description(site: Site, page: Page, tag: TagView, t: Callable[..., str]
     return t(one if n == 1 else other, n=n, **values)
 
 
+def meta_sources(site: Site, page: Page,
+                 body_images: Mapping[str, Sequence[str]] | None = None,
+                 ) -> tuple[list[object], list[str]]:
+    """What `page_meta` reads of the model beside *page*, its `obj` and the site's own
+    fields: the entities it looks into (each counts whole) and the image URLs it shows.
+
+    The render fingerprints a page's context by these (`Renderer.context_fingerprint`), so
+    an entity `page_meta` reads and this leaves out would leave a page stale when it
+    changes: `tests/render/test_seo_meta.py` changes every other entity of a site and finds
+    no page's values changed."""
+    entities: list[object] = [*page.articles]
+    images = [a.image for a in page.articles if a.image]
+    article = page.article
+    if article is not None:
+        entities += [e for e in (article.author, article.agent, article.cluster,
+                                 *article.tags[:1]) if e is not None]
+        images.append(article.image)
+        images += body_images.get(article.body_hash, ()) if body_images is not None else ()
+    post = page.obj if isinstance(page.obj, SocialPostView) else None
+    if post is not None:
+        entities += [post.article] if post.article is not None else []
+        images.append(post.share_image)
+    if _has_alternates(site, page):
+        entities += site.languages
+    return entities, [url for url in images if url]
+
+
+def _has_alternates(site: Site, page: Page) -> bool:
+    return len(site.languages) > 1 and page.number == 1 and page.kind in ("home", "language")
+
+
 def _alternates(site: Site, page: Page) -> tuple[tuple[str, str], ...]:
     """On a site in several languages, the first page of the home and of each language's
     list name one another (`hreflang`): each language's list in its language, the home as
     `x-default`. Articles have no translations in the service, so they name none."""
-    if len(site.languages) < 2 or page.number != 1 or page.kind not in ("home", "language"):
+    if not _has_alternates(site, page):
         return ()
     found = [(language.id, site.absolute(language.url)) for language in site.languages]
     return (*found, ("x-default", site.absolute("/")))

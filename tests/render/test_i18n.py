@@ -103,7 +103,7 @@ def test_a_catalogue_change_changes_every_page_context(tmp_path: Path) -> None:
     (local / "messages.toml").write_text('[fr]\n"Contents" = "Table"\n', encoding="utf-8")
     changed = renderer_for(tmp_path)
     assert changed.catalogue.translator("fr")("Contents") == "Table"
-    assert changed.context_fingerprint(page) != before
+    assert changed.context_fingerprint(changed.site.pages[0]) != before
 
 
 def test_counts_follow_each_language_plural_rules() -> None:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from render_factory import article, demo_workspace, make_config, make_workspace
 
 from sitegen.model import build_site
+from sitegen.model.views import Page, Site
+from sitegen.render.fingerprints import Registry
+from sitegen.render.i18n import english
 from sitegen.render.pages import Renderer
-from sitegen.render.seo import is_svg, site_warnings
+from sitegen.render.seo import PageMeta, is_svg, meta_sources, page_meta, site_warnings
 from sitegen.render.themes import ThemeSet
 
 
@@ -98,3 +103,63 @@ def test_a_site_in_one_language_names_no_alternates(tmp_path: Path) -> None:
     site = build_site(config, make_workspace([article(1), article(2)]))
     home = next(p for p in site.pages if p.kind == "home")
     assert "hreflang" not in Renderer(config, site, ThemeSet(config)).render(home).decode()
+
+
+def _changed(value: object) -> object:
+    """Another value of *value*'s type (None when this test leaves such a field alone)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, str):
+        return value + "·"
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, datetime):
+        return value + timedelta(days=1)
+    if isinstance(value, list):
+        return [*reversed(value), *value[:1]] if value else None
+    return None
+
+
+def test_the_seo_values_read_no_entity_but_those_meta_sources_names(tmp_path: Path) -> None:
+    """`meta_sources` names every entity `page_meta` looks into (the render fingerprints a
+    page's context by them): change any other entity of a site, every field at once, and
+    no page's SEO values change; change one it names and some page's do."""
+    config = make_config(tmp_path, description="A site.")
+    workspace = demo_workspace()
+    workspace = workspace.model_copy(update={"articles": [
+        a.model_copy(update={"language": "fr"}) if i % 3 == 0 else a
+        for i, a in enumerate(workspace.articles)]})  # (two languages: the alternates)
+    site = build_site(config, workspace)
+    assert len(site.languages) > 1
+    registry = Registry(site)
+    body_images = {a.body_hash: [f"https://img.test/{a.id}.png"] for a in site.articles}
+
+    def meta(page: Page) -> PageMeta:
+        return page_meta(site, page, "https://logo.test/x.png", lambda url: url + "?shown",
+                         english, body_images)
+
+    pages = [*site.pages]
+    before = [meta(page) for page in pages]
+    sources = [{id(page), id(site), id(page.obj),
+                *map(id, meta_sources(site, page, body_images)[0])} for page in pages]
+    outside = seen = 0
+    for entity in registry.objects.values():
+        if isinstance(entity, (Site, Page)):
+            continue
+        fields = {f.name: getattr(entity, f.name) for f in dataclasses.fields(entity)
+                  if f.name != "kind"}  # (a view's page kind: a registry name, not content)
+        for name, value in fields.items():
+            if (other := _changed(value)) is not None:
+                object.__setattr__(entity, name, other)
+        try:
+            for page, old, named in zip(pages, before, sources, strict=True):
+                if id(entity) not in named:
+                    outside += 1
+                    assert meta(page) == old, (type(entity).__name__, page.path)
+                elif meta(page) != old:
+                    seen += 1
+        finally:
+            for name, value in fields.items():
+                object.__setattr__(entity, name, value)
+    assert outside > 10_000 and seen > 100, (outside, seen)
+    assert [meta(page) for page in pages] == before
