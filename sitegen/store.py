@@ -183,31 +183,21 @@ class Store:
 
     # --- derived data ----------------------------------------------------------------
 
-    def derived(self, kind: str, keys: Iterable[str]) -> dict[str, bytes]:
-        """The stored values of *kind* under *keys* (missing ones, and any whose seal does
-        not verify, left out: derived again by the caller)."""
-        wanted = list(keys)
+    def derived(self, kind: str, keys: Iterable[str] | None = None) -> dict[str, bytes]:
+        """The stored values of *kind* under *keys*, or every one of *kind* (missing ones,
+        and any whose seal does not verify, left out: derived again by the caller)."""
+        wanted = list(keys) if keys is not None else None
+        chunks = [None] if wanted is None else [
+            wanted[start:start + _CHUNK] for start in range(0, len(wanted), _CHUNK)]
         found: dict[str, bytes] = {}
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start:start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for key, sealed in self._query(
-                    f"SELECT key, value FROM derived WHERE kind = ? AND key IN ({marks})",
-                    (kind, *chunk)):
+        for chunk in chunks:
+            where = "" if chunk is None else f" AND key IN ({','.join('?' * len(chunk))})"
+            for key, sealed in self._query(f"SELECT key, value FROM derived WHERE kind = ?{where}",
+                                           (kind, *(chunk or ()))):
                 value = unseal(self._mac, kind, key, bytes(sealed)) \
                     if isinstance(sealed, bytes) else None
                 if value is not None:
-                    found[key] = value
-        return found
-
-    def every_derived(self, kind: str) -> dict[str, bytes]:
-        """Every stored value of *kind* whose seal verifies, by key."""
-        found: dict[str, bytes] = {}
-        for key, sealed in self._query("SELECT key, value FROM derived WHERE kind = ?", (kind,)):
-            value = unseal(self._mac, kind, key, bytes(sealed)) \
-                if isinstance(sealed, bytes) else None
-            if value is not None:
-                found[str(key)] = value
+                    found[str(key)] = value
         return found
 
     def save_derived(self, kind: str, values: Mapping[str, bytes], keep: Iterable[str]) -> None:

@@ -30,7 +30,7 @@ class StoredBytecode(BytecodeCache):
     def __init__(self, store: Store) -> None:
         self.store = store
         self._prefix = code_fingerprint() + ":"
-        self._stored = {key: value for key, value in store.every_derived(KIND).items()
+        self._stored = {key: value for key, value in store.derived(KIND).items()
                         if key.startswith(self._prefix)}
         self._used: set[str] = set()
         self._fresh: dict[str, bytes] = {}

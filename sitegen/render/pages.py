@@ -31,13 +31,14 @@ from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.beacon import BeaconSettings, beacon_attrs
 from sitegen.render.blocks import BlockRenderer, unshown
 from sitegen.render.bodies import Body, BodyCache
+from sitegen.render.contextprint import context_reads, settings_fingerprint, values_fingerprint
 from sitegen.render.feeds import FeedContent, build_date, clean_xml
-from sitegen.render.fingerprints import Fingerprints, Registry, context_fingerprint
+from sitegen.render.fingerprints import Fingerprints, Registry
 from sitegen.render.i18n import Catalogue, Translator
 from sitegen.render.images import ShownImages
 from sitegen.render.markdown import Heading, HeadingIds, ImageFinder, MarkdownRenderer
 from sitegen.render.reads import Recorder
-from sitegen.render.seo import meta_sources, page_meta, site_warnings
+from sitegen.render.seo import page_meta, site_warnings
 from sitegen.render.themes import ThemeSet
 
 log = logging.getLogger("sitegen.render")
@@ -118,7 +119,6 @@ class Renderer:
                           "date": self.build_date.isoformat()}
         self._template_fps: dict[str, bytes] = {}
         self._fragment_fps: dict[str, bytes] = {}
-        self._helper_ids: set[int] = set()  # (the context's helpers, left out of a print)
         self._cards: dict[tuple[str, str, bool, bool], Fragment] = {}
         self._card_macro: Callable[..., str] | None = None
         self._partials: dict[tuple[str, tuple[object, ...]], Fragment] = {}
@@ -338,56 +338,28 @@ class Renderer:
         return cached
 
     def context_reads(self, page: Page) -> list[str]:
-        """The reads *page*'s context is made of, recorded with its templates' reads: the
-        page, the site (its own fields and its languages), the page's `obj`, and what its
-        SEO values read (`seo.meta_sources`: entities, and the images they show). With the
-        template and the build's settings (`context_fingerprint`), they are all the context
-        holds, so a page kept costs the plan no context made, only its reads' look-ups."""
-        keys = self.registry.keys
-        entities, images = meta_sources(self.site, page, self.images.bodies)
-        return [keys.get(id(page)) or "page:" + page.path, "site", "site.languages", *(
-            keys[id(entity)] for entity in (page.obj, *entities) if id(entity) in keys),
-            *("I\x00" + url for url in images)]
+        """The reads *page*'s context is made of (`render.contextprint`), recorded with its
+        templates' reads, so a page kept costs the plan no context made."""
+        return context_reads(self.site, page, self.registry.keys, self.images.bodies)
 
     def context_fingerprint(self, page: Page) -> bytes:
-        """What *page*'s context holds beside its reads (`context_reads`): its template and
-        the build's settings (the assets, the base path, the bodies' code, the messages,
-        the logo, the beacon's settings and the build date)."""
+        """What *page*'s context holds beside its reads: its template and the build's
+        settings (assets, base path, bodies' code, messages, logo, beacon, build date)."""
         if (found := self._template_fps.get(page.template)) is None:
-            found = self._template_fps[page.template] = context_fingerprint(
-                repr([page.template, self._settings]))
+            found = self._template_fps[page.template] = settings_fingerprint(
+                page.template, self._settings)
         return found
 
     def fragment_fingerprint(self, page: Page) -> bytes:
-        """What a fragment (a cached partial) rendered with *page*'s context can show of it,
-        beside the reads it records: every context value but the helpers (their settings
-        count), entities by key (their reads are recorded one by one), the body by its key,
-        the rest plain values (their `repr` is canonical). Made for the few pages whose
-        context a cached partial was rendered with (the read `C page:<path>`)."""
+        """What a fragment (a cached partial) rendered with *page*'s context can show of it
+        beside the reads it records (`render.contextprint.values_fingerprint`): made for the
+        few pages a cached partial was rendered with (the read `C page:<path>`)."""
         if (found := self._fragment_fps.get(page.path)) is None:
-            found = self._fragment_fps[page.path] = self._values_fp(
-                page, self.context(page, body=False))
+            helpers = {id(helper) for helper in self.helpers.values()}
+            found = self._fragment_fps[page.path] = values_fingerprint(
+                page, self.context(page, body=False), self.registry.keys, helpers,
+                self._settings)
         return found
-
-    def _values_fp(self, page: Page, context: dict[str, object]) -> bytes:
-        keys, helpers = self.registry.keys, self._helper_ids
-        if not helpers:
-            helpers.update(id(helper) for helper in self.helpers.values())
-        parts: list[object] = [page.template, self._settings]
-        for name, value in context.items():
-            if id(value) in helpers:
-                continue
-            if name in ("body", "toc"):  # the body's source and code count instead
-                value = (page.article.body_hash if page.article is not None else
-                         page.own_page.body_hash if page.own_page is not None else "")
-            elif type(value) is Translator:
-                value = value.language  # (its messages count in the settings)
-            elif id(value) in keys:
-                value = "E" + keys[id(value)]
-            elif type(value) is list:
-                value = ["E" + keys[id(v)] if id(v) in keys else v for v in value]
-            parts += (name, value)
-        return context_fingerprint(repr(parts))
 
     def _template(self, name: str) -> Template:
         """The compiled template *name*, looked up once per renderer."""

@@ -203,10 +203,10 @@ def test_stored_bundles_are_read_one_at_a_time(
     asked: list[int] = []
     real = Store.derived
 
-    def spy(self: Store, kind: str, keys: Any) -> dict[str, bytes]:
-        keys = list(keys)
+    def spy(self: Store, kind: str, keys: Any = None) -> dict[str, bytes]:
+        keys = list(keys) if keys is not None else None
         if kind == search.KIND:
-            asked.append(len(keys))
+            asked.append(len(keys) if keys is not None else -1)
         return real(self, kind, keys)
 
     monkeypatch.setattr(Store, "derived", spy)
