@@ -13,6 +13,7 @@ import logging
 import time
 from pathlib import Path
 
+from sitegen.logs import is_quiet
 from sitegen.progress import Progress
 from sitegen.report import write_report
 
@@ -30,7 +31,7 @@ def build_command(options: argparse.Namespace) -> int:
         output=Path(override).resolve() if override is not None else None, offline=offline,
         refresh=bool(options.refresh), force=bool(getattr(options, "force", False)),
         strict=bool(options.strict), demo=demo, max_calls=getattr(options, "max_calls", None),
-        progress=Progress(enabled=False if getattr(options, "quiet", False) else None)))
+        progress=Progress(enabled=False if is_quiet(options) else None)))
     report.seconds = time.perf_counter() - started
     write_report(options.report, report)
     log.info("%s", report.summary())

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from sitegen import helptext
 from sitegen.errors import ConfigError, SitegenError
-from sitegen.logs import say_hidden_warnings, setup_logging
+from sitegen.logs import is_quiet, say_hidden_warnings, setup_logging
 from sitegen.unforeseen import unforeseen_error
 
 if TYPE_CHECKING:
@@ -299,7 +299,7 @@ def _main(args: list[str]) -> tuple[int, str | None]:
     try:
         options = build_parser().parse_args(args)
         command = options.command
-        quiet, verbose = getattr(options, "quiet", False), getattr(options, "verbose", False)
+        quiet, verbose = is_quiet(options), bool(getattr(options, "verbose", False))
         if quiet and verbose:
             raise ConfigError("-q and -v contradict each other: give one of them")
         options.quiet, options.verbose = quiet, verbose

@@ -28,7 +28,7 @@ from sitegen.fetch.client import ApiClient
 from sitegen.fetch.ledger import CallLedger
 from sitegen.fetch.payloads import DigestUpdate
 from sitegen.fetch.records import DigestSettings
-from sitegen.logs import say
+from sitegen.logs import is_quiet, say
 
 if TYPE_CHECKING:
     import httpx
@@ -291,7 +291,7 @@ def digest_command(options: argparse.Namespace, *,
         settings = asyncio.run(show_digest(config, transport=transport))
     for line in settings_lines(settings):  # (`show` prints what it was asked for, quiet too)
         if options.digest_command == "set":
-            say(line, bool(getattr(options, "quiet", False)))
+            say(line, is_quiet(options))
         else:
             print(line)
     return 0

@@ -137,6 +137,11 @@ _counter = WarningCounter()
 _console: _Console | None = None
 
 
+def is_quiet(options: object) -> bool:
+    """Whether a command's parsed options ask for `-q` (the flag is absent unless given)."""
+    return bool(getattr(options, "quiet", False))
+
+
 def say(text: str, quiet: bool, *, stream: TextIO | None = None) -> None:
     """Print one line of a command's normal output (stdout unless *stream*), unless *quiet*
     (the command line's `-q`, `options.quiet`).

@@ -27,7 +27,7 @@ from typing import Literal
 from sitegen.errors import ConfigError
 from sitegen.folders import check_init
 from sitegen.installsource import CiRequirement, ci_requirement, requirements_text
-from sitegen.logs import say
+from sitegen.logs import is_quiet, say
 
 log = logging.getLogger("sitegen.scaffold")
 
@@ -305,10 +305,6 @@ def upgrade_ci(directory: Path, ci: CiKind, requirement: CiRequirement) -> str:
     return f"updated {relative}: CI installs {requirement.source}"
 
 
-def _quiet(options: argparse.Namespace) -> bool:
-    return bool(getattr(options, "quiet", False))
-
-
 def init_command(options: argparse.Namespace) -> int:
     """`sitegen init [DIR] [--ci github|gitlab] [--requirement SPEC] [--upgrade-ci]`:
     scaffold (or rewrite only the CI's requirements file), report, and return 0."""
@@ -321,11 +317,11 @@ def init_command(options: argparse.Namespace) -> int:
     if requirement.warning:
         log.warning("%s", requirement.warning)
     if options.upgrade_ci:
-        say(upgrade_ci(directory, ci, requirement), _quiet(options))
+        say(upgrade_ci(directory, ci, requirement), is_quiet(options))
         return 0
     result = scaffold(directory, ci, requirement)
     for line in report_lines(result, ci, shown):
-        say(line, _quiet(options))
+        say(line, is_quiet(options))
     root = _git_root(directory.resolve())
     if root is not None and root != directory.resolve():
         log.warning(

@@ -122,16 +122,21 @@ def test_a_tampered_stored_body_never_reaches_the_output(site: Path) -> None:
 FORGED = "FORGED-TEMPLATE-RAN"
 
 
+def _demo_themes(site: Path) -> ThemeSet:
+    """The theme chain of the demo site in *site* (as `--demo` resolves it there)."""
+    cwd = os.getcwd()
+    os.chdir(site)
+    try:
+        return ThemeSet(resolve_config("site.toml", True))
+    finally:
+        os.chdir(cwd)
+
+
 def _forged_template(site: Path, name: str) -> tuple[str, bytes]:
     """The store key of the demo's compiled template *name*, and well-formed Jinja bytecode
     of another template (it writes FORGED) carrying *name*'s true source checksum: what
     anyone who can read Jinja's bytecode format can write into a cache."""
-    cwd = os.getcwd()
-    os.chdir(site)
-    try:
-        env = ThemeSet(resolve_config("site.toml", True)).environment()
-    finally:
-        os.chdir(cwd)
+    env = _demo_themes(site).environment()
     template = env.get_template(name)
     assert env.loader is not None and template.filename is not None
     source = env.loader.get_source(env, name)[0]
@@ -183,13 +188,7 @@ def test_a_second_build_compiles_no_template_and_an_edited_one_alone(
     cli_report(site, "build", "-q", "--demo", "--offline", "--force", "-o", "out")
     assert compiled == []  # (every template from the store: the seed's build stored them)
     (site / "templates").mkdir()
-    cwd = os.getcwd()
-    os.chdir(site)
-    try:
-        source = ThemeSet(resolve_config("site.toml", True)).template_source(
-            "partials/footer.html")
-    finally:
-        os.chdir(cwd)
+    source = _demo_themes(site).template_source("partials/footer.html")
     assert source is not None
     (site / "templates" / "partials").mkdir()
     (site / "templates" / "partials" / "footer.html").write_text(source + "<!-- edited -->")

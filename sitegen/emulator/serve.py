@@ -29,7 +29,7 @@ from sitegen.emulator.reload import DataReloader
 from sitegen.emulator.state import EmulatorState
 from sitegen.errors import ConfigError
 from sitegen.listening import bind
-from sitegen.logs import say
+from sitegen.logs import is_quiet, say
 
 logger = logging.getLogger("sitegen.emulator")
 
@@ -81,7 +81,7 @@ def emulate_command(options: argparse.Namespace) -> int:
     """Run the emulator until Ctrl-C; returns the exit status."""
     reloader = DataReloader(options.data, read_data) if options.data else None
     data = read_data(options.data)
-    quiet = bool(getattr(options, "quiet", False))
+    quiet = is_quiet(options)
     faults = Faults(latency_ms=options.latency, fail_rate=options.fail_rate,
                     rate_limit_every=options.rate_limit_every, quota=options.quota,
                     no_v2=options.no_v2, seed=options.seed)

@@ -15,7 +15,7 @@ from sitegen.config import check_api_url, resolve_config
 from sitegen.emulator.demo import demo_transport
 from sitegen.fetch.stored import open_config_store, peek_config_store
 from sitegen.fetch.sync import DEMO_KEY, SyncPlan, SyncResult, plan_sync, sync
-from sitegen.logs import say
+from sitegen.logs import is_quiet, say
 from sitegen.progress import Progress
 
 
@@ -85,7 +85,6 @@ def fetch_command(options: argparse.Namespace) -> int:
                       refresh=bool(getattr(options, "refresh", False)),
                       offline=offline,
                       max_calls=getattr(options, "max_calls", None),
-                      progress=Progress(enabled=None if not getattr(options, "quiet", False)
-                                        else False))
-    say(summary(result), bool(getattr(options, "quiet", False)))
+                      progress=Progress(enabled=False if is_quiet(options) else None))
+    say(summary(result), is_quiet(options))
     return 0

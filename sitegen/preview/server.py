@@ -27,7 +27,7 @@ from types import FrameType
 from sitegen.config import Config, resolve_config
 from sitegen.errors import ConfigError
 from sitegen.fetch.drafts import DraftFetcher
-from sitegen.logs import say
+from sitegen.logs import is_quiet, say
 from sitegen.preview.builder import SiteBuilder, drafts_output, preview_config, preview_output
 from sitegen.preview.fresh import FreshPages
 from sitegen.preview.httpserver import PreviewServer
@@ -172,7 +172,7 @@ def serve_command(options: argparse.Namespace) -> int:
     refresher = (_refresher(stop, options.refresh_every, session.refresh)
                  if options.refresh_every > 0 and not options.offline else None)
     started: list[threading.Thread] = []
-    quiet = bool(getattr(options, "quiet", False))
+    quiet = is_quiet(options)
     shown = f"{url}  drafts: {url}drafts/" if drafts else url
     say(f"sitegen preview: {shown}  (Ctrl-C to stop)", quiet)
     if refresher is not None:

@@ -42,16 +42,11 @@ class StoredBytecode(BytecodeCache):
         if data is not None:
             bucket.bytecode_from_string(data)  # (Jinja resets it if the source changed)
 
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        key = self._prefix + bucket.key
-        data = bucket.bytecode_to_string()
-        if self._stored.get(key) != data:
-            self._fresh[key] = data
+    def dump_bytecode(self, bucket: Bucket) -> None:  # (Jinja compiled it: none was usable)
+        self._fresh[self._prefix + bucket.key] = bucket.bytecode_to_string()
 
     def save(self) -> None:
         """Store the templates compiled in this build, dropping every other stored one but
         those this build used (nothing is written when nothing was compiled)."""
         if self._fresh:
             self.store.save_derived(KIND, self._fresh, self._used)
-            self._stored.update(self._fresh)
-            self._fresh = {}

@@ -206,7 +206,7 @@ def meta_sources(site: Site, page: Page,
     """What `page_meta` reads of the model beside *page*, its `obj` and the site's own
     fields: the entities it looks into (each counts whole) and the image URLs it shows.
 
-    The render fingerprints a page's context by these (`Renderer.context_fingerprint`), so
+    A page's context is recorded as these reads (`render.contextprint.context_reads`), so
     an entity `page_meta` reads and this leaves out would leave a page stale when it
     changes: `tests/render/test_seo_meta.py` changes every other entity of a site and finds
     no page's values changed."""
