@@ -55,7 +55,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     from sitegen.render.compiled import StoredBytecode
     from sitegen.render.markdown import ImageFinder
     from sitegen.render.pages import Renderer
-    from sitegen.render.pool import render_all
+    from sitegen.render.pool import render_all, render_bodies
     from sitegen.render.themes import ThemeSet
 
     output = Path(options.output or config.output_path()).resolve()
@@ -102,7 +102,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             links = LinkCheck(store, site, renderer, reuse=not options.force)
             todo = ledger.plan([*site.pages, *rendered_files(site, own_static)], writer)
         with timings.stage("render"):
-            renderer.preload_pages(todo)
+            shown = renderer.shown_articles(todo)
+            renderer.preload_bodies(shown)
+            render_bodies(renderer, shown, stop=options.stop)  # (once each, before the pages)
             writer.reserve(page.path for page in todo)  # each worker stages what it renders
             def pack(page: Page, reads: frozenset[str], data: bytes,
                      ) -> tuple[Staged, Packed, bytes]:  # (run in the render workers)

@@ -182,11 +182,21 @@ class Renderer:
         """The sanitized body HTML of *article*."""
         return str(self.body(article)[0])
 
-    def preload_pages(self, pages: Iterable[Page]) -> None:
-        """`preload_bodies` of the articles *pages* show whole (article pages, feeds)."""
-        self.preload_bodies(a for p in pages for a in (
+    def shown_articles(self, pages: Iterable[Page]) -> list[ArticleView]:
+        """The articles *pages* show whole (article pages, feeds)."""
+        return [a for p in pages for a in (
             [p.article] if p.article is not None else p.articles if kind_of(p.kind).file
-            else ()))
+            else ())]
+
+    def unrendered(self, articles: Iterable[ArticleView]) -> list[ArticleView]:
+        """*articles* whose body is not in memory, one article per body."""
+        seen = set(self._bodies)
+        missing = []
+        for article in articles:
+            if article.body_hash not in seen:
+                seen.add(article.body_hash)
+                missing.append(article)
+        return missing
 
     # --- pages ----------------------------------------------------------------------
 

@@ -5,7 +5,11 @@ order, each page's path and what a `Pack` made of its bytes and recorded reads (
 default both as they are); with many pages and more than one core, forked workers do
 it in chunks (they inherit the site, the renderer and the bodies already in memory,
 run the pack — the build's stages each page's bytes and scans its links there — and
-send back the bodies they rendered so the parent can store them). A worker that dies
+send back the bodies they rendered so the parent can store them). `render_bodies`
+renders the article bodies the pages will show first, over workers of its own when
+there are many, and hands them to the parent, so the page workers forked after inherit
+every body and none renders one twice (a feed shows bodies of articles whose pages
+another worker renders). A worker that dies
 or hangs ends the build with one sentence. Workers ignore Ctrl-C (SIGINT): the building
 process handles it and ends them, so an interrupt prints no worker tracebacks; a *stop*
 event set by another thread (the preview stopping) ends the pool at the next chunk. This
@@ -17,10 +21,10 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sitegen.errors import BuildError, Interrupted
-from sitegen.model.views import Page
+from sitegen.model.views import ArticleView, Page
 
 if TYPE_CHECKING:  # multiprocessing is imported when a pool is needed
     import multiprocessing.pool
@@ -42,9 +46,10 @@ Pack = Callable[[Page, frozenset[str], bytes], Any]
 #: A rendered page: output path, and its bytes and reads as `Pack` made them.
 Rendered = tuple[str, Any]
 Answer = tuple[list[Rendered], dict[str, "Body"]]
+T = TypeVar("T")
 
-# The renderer, pages and packer a forked worker works with (set just before the fork).
-_FORK_STATE: tuple[Renderer, Sequence[Page], Pack] | None = None
+# What a forked worker does with a chunk (start, end) of its work (set just before the fork).
+_FORK_WORK: Callable[[int, int], Any] | None = None
 
 
 def _keep(page: Page, reads: frozenset[str], data: bytes) -> tuple[bytes, frozenset[str]]:
@@ -56,14 +61,10 @@ def _render(renderer: Renderer, page: Page, pack: Pack) -> Rendered:
     return page.path, pack(page, reads, data)
 
 
-def _render_chunk(task: tuple[int, int]) -> Answer:
-    """pages[start:end] in a worker, and the bodies it rendered."""
-    assert _FORK_STATE is not None
-    renderer, pages, pack = _FORK_STATE
-    start, end = task
-    done = [_render(renderer, page, pack) for page in pages[start:end]]
-    fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
-    return done, fresh
+def _run_chunk(task: tuple[int, int]) -> Any:
+    """One chunk of the forked work, in a worker."""
+    assert _FORK_WORK is not None
+    return _FORK_WORK(*task)
 
 
 def _new_pool(count: int) -> multiprocessing.pool.Pool:
@@ -95,8 +96,8 @@ def _worker_signals() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 
 
-def _answers(results: multiprocessing.pool.IMapIterator[Answer],
-             stop: threading.Event | None) -> Iterator[Answer]:
+def _answers(results: multiprocessing.pool.IMapIterator[T],
+             stop: threading.Event | None) -> Iterator[T]:
     """The pool's answers in order; a worker silent for WORKER_TIMEOUT s fails the build
     (waited for in short steps, so a *stop* set meanwhile ends it within a quarter second)."""
     import time
@@ -127,6 +128,58 @@ def _check(stop: threading.Event | None) -> None:
         raise Interrupted("stopped while rendering")
 
 
+def _parallel(count: int, items: int) -> bool:
+    """Whether *items* are worth a pool of *count* forked workers here."""
+    if count <= 1 or items < PARALLEL_THRESHOLD:
+        return False
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _forked(work: Callable[[int, int], T], items: int, count: int,
+            stop: threading.Event | None) -> Iterator[T]:
+    """`work(start, end)` over chunks of `range(items)` in *count* forked workers: each
+    chunk's answer, in order."""
+    global _FORK_WORK
+    _FORK_WORK = work
+    # Everything the workers inherit (the site, the renderer, the bodies) moves to the
+    # collector's permanent generation: a worker's collections never walk those objects,
+    # so they neither cost it time nor write to (and so copy) the pages it shares.
+    gc.freeze()
+    try:
+        bounds = [(i, min(i + CHUNK_SIZE, items)) for i in range(0, items, CHUNK_SIZE)]
+        with _new_pool(count) as pool:
+            yield from _answers(pool.imap(_run_chunk, bounds), stop)
+    finally:
+        _FORK_WORK = None
+        gc.unfreeze()  # the preview lives on: what this build held may be collected again
+
+
+def render_bodies(renderer: Renderer, articles: Sequence[ArticleView],
+                  workers: int | None = None, stop: threading.Event | None = None) -> int:
+    """Render the bodies of *articles* that are not in memory yet (see the module
+    docstring): in this process when they are few, else over forked workers, which send
+    them back. How many bodies were rendered."""
+    missing = renderer.unrendered(articles)
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if not _parallel(count, len(missing)):
+        for article in missing:
+            _check(stop)
+            renderer.body(article)
+        return len(missing)
+
+    def chunk(start: int, end: int) -> dict[str, Body]:
+        for article in missing[start:end]:
+            renderer.body(article)
+        fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
+        return fresh
+
+    for fresh in _forked(chunk, len(missing), count, stop):
+        renderer.take_bodies(fresh)
+    return len(missing)
+
+
 def render_all(renderer: Renderer, pages: Sequence[Page], workers: int | None = None,
                pack: Pack = _keep, stop: threading.Event | None = None) -> Iterator[Rendered]:
     """(path, packed) of every page, in order (see the module docstring).
@@ -136,28 +189,17 @@ def render_all(renderer: Renderer, pages: Sequence[Page], workers: int | None = 
     set, the next page (in-process) or chunk raises `Interrupted`.
     """
     count = workers if workers is not None else (os.cpu_count() or 1)
-    parallel = count > 1 and len(pages) >= PARALLEL_THRESHOLD
-    if parallel:
-        import multiprocessing
-
-        parallel = "fork" in multiprocessing.get_all_start_methods()
-    if not parallel:
+    if not _parallel(count, len(pages)):
         for page in pages:
             _check(stop)
             yield _render(renderer, page, pack)
         return
-    global _FORK_STATE
-    _FORK_STATE = (renderer, pages, pack)
-    # Everything the workers inherit (the site, the renderer, the bodies) moves to the
-    # collector's permanent generation: a worker's collections never walk those objects,
-    # so they neither cost it time nor write to (and so copy) the pages it shares.
-    gc.freeze()
-    try:
-        bounds = [(i, min(i + CHUNK_SIZE, len(pages))) for i in range(0, len(pages), CHUNK_SIZE)]
-        with _new_pool(count) as pool:
-            for results, fresh in _answers(pool.imap(_render_chunk, bounds), stop):
-                renderer.take_bodies(fresh)
-                yield from results
-    finally:
-        _FORK_STATE = None
-        gc.unfreeze()  # the preview lives on: what this build held may be collected again
+
+    def chunk(start: int, end: int) -> Answer:
+        done = [_render(renderer, page, pack) for page in pages[start:end]]
+        fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}
+        return done, fresh
+
+    for results, fresh in _forked(chunk, len(pages), count, stop):
+        renderer.take_bodies(fresh)
+        yield from results

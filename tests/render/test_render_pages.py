@@ -267,6 +267,41 @@ def test_bodies_workers_rendered_come_back_to_the_parent(tmp_path: Path) -> None
                            for a in site.articles)
 
 
+def test_each_body_is_rendered_once_when_pages_and_feeds_share_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A feed shows the bodies of articles whose pages another worker renders: the bodies
+    come first (`render_bodies`, over workers of their own), so the page workers forked
+    after inherit them all and render none again. Without that step, the feeds' workers
+    rendered again the bodies the other worker had."""
+    import multiprocessing
+
+    from sitegen.render import pool
+
+    monkeypatch.setattr(pool, "PARALLEL_THRESHOLD", 20)  # (a pool for a small site)
+    config = make_config(tmp_path, per_page=1)
+    site = build_site(config, make_workspace([article(n, tags=[f"t{n % 5}"])
+                                              for n in range(1, 60)]))
+    pages = [*site.pages, *site.files]
+    renderer = Renderer(config, site, ThemeSet(config))
+    shown = renderer.shown_articles(pages)
+    assert len(shown) > len(site.articles)  # the feeds show bodies the pages show too
+    renders = multiprocessing.Value("i", 0)  # shared with the forked workers
+    markdown_render = renderer.markdown.render
+
+    def counted(*args: object, **kwargs: object) -> object:
+        with renders.get_lock():
+            renders.value += 1
+        return markdown_render(*args, **kwargs)  # type: ignore[arg-type]
+
+    renderer.markdown.render = counted  # type: ignore[method-assign]
+    assert pool.render_bodies(renderer, shown, workers=2) == len(site.articles)
+    assert renders.value == len(site.articles)
+    assert set(renderer.fresh_bodies) == {a.body_hash for a in site.articles}
+    assert len(list(render_all(renderer, pages, workers=2))) == len(pages)
+    assert renders.value == len(site.articles)  # the page workers rendered none again
+    assert pool.render_bodies(renderer, shown, workers=2) == 0  # all in memory now
+
+
 def test_article_html_is_the_sanitized_body(tmp_path: Path) -> None:
     config = make_config(tmp_path)
     site = build_site(config, make_workspace([article(1, content="# T\n\n[x](javascript:y)")]))
