@@ -11,7 +11,7 @@ build, and a fragment against the target page's ids (its bytes asked for once, o
 a link needs them). A path ending in `/` means its `index.html`. External links (another
 host, `mailto:`, `data:`...) are never followed.
 
-Pages are scanned with two literal-prefix regular expressions over the bytes instead of
+Pages are scanned with one literal-prefix regular expression over the bytes instead of
 an HTML parser: sitegen's own output always double-quotes attributes and escapes `"` and
 `<` in text, and `html.parser` takes ~10 s over the 60 MB of a 4,000-article site where
 this takes ~0.25 s (benchmarks/bench_links.py). Single-quoted or unquoted attributes a
@@ -29,11 +29,10 @@ from urllib.parse import unquote, urlsplit
 
 from markupsafe import escape
 
-#: Links but the page's own fragments, and those (a link with a newline, which a browser
-#: would drop, is not seen: the stored form is one link a line).
-_HREF = re.compile(rb' href="([^"#\n][^"\n]*)"')
-_SRC = re.compile(rb' src="([^"\n]+)"')
-_OWN = re.compile(rb' href="#([^"\n]+)"')
+#: Every link, in one pass over the page; those starting with `#` are the page's own
+#: fragments (a link with a newline, which a browser would drop, is not seen: the stored
+#: form is one link a line).
+_LINK = re.compile(rb' (?:href|src)="([^"\n]+)"')
 _ANCHOR_FORMS = (b' id="', b' name="')
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +96,10 @@ class LinkScanner:
 
     def scan(self, page: str, data: bytes) -> PageLinks:
         """The links of the page *page* (output path) with bytes *data*."""
-        links = set(_HREF.findall(data))
-        links.update(_SRC.findall(data))
-        missing = [b"#" + raw for raw in set(_OWN.findall(data))
-                   if not has_anchor(data, _fragment(raw))]
-        return PageLinks(tuple(links), tuple(sorted(missing)))
+        links = set(_LINK.findall(data))
+        own = {raw for raw in links if raw.startswith(b"#")}
+        missing = [raw for raw in own if not has_anchor(data, _fragment(raw[1:]))]
+        return PageLinks(tuple(links - own), tuple(sorted(missing)))
 
     def resolve(self, page: str, link: str) -> Resolved:
         """What *link* (as written in an attribute of the output page *page*) points to."""
