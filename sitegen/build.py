@@ -8,7 +8,9 @@ Unchanged pages are kept (`sitegen.plan`), every internal link is checked before
 
 from __future__ import annotations
 
+import gc
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +23,8 @@ from sitegen.unchanged import NoChange
 if TYPE_CHECKING:
     from sitegen.config import Config
     from sitegen.emit.writer import Staged
-    from sitegen.model.views import Page
+    from sitegen.model.views import Page, Site
+    from sitegen.ownpages import PageSource
     from sitegen.plan import Packed
     from sitegen.store import Store
     from sitegen.workspace import Workspace
@@ -48,7 +51,6 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
     from sitegen.images.stage import prepare_images
-    from sitegen.model import build_site
     from sitegen.ownpages import check_templates, load_pages
     from sitegen.plan import Ledger
     from sitegen.render.bodies import BodyCache, body_fingerprint
@@ -71,7 +73,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         with timings.stage("fetch"):
             workspace = _content(config, store, options, report, progress)
         with timings.stage("model"):
-            site = options.site or build_site(config, workspace, own_pages, options.drafts)
+            site = options.site or _model(config, workspace, own_pages, options)
         report.articles, report.html_pages = len(site.articles), len(site.pages)
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("images"):
@@ -138,6 +140,22 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.committed(result, timings, counter)
     return report
+
+
+def _model(config: Config, workspace: Workspace, own_pages: Sequence[PageSource],
+           options: BuildOptions) -> Site:
+    """The site model (`sitegen.model.build_site`), built while everything this process held
+    before it (the content just loaded, above all) is out of the collector's reach
+    (`gc.freeze`): its collections walk what the model allocates, not the whole workspace
+    again and again, which grew faster than the site (at 16,000 articles ~0.6 s of a 2.6 s
+    model stage, ~0.1 s at 4,000). Thawed after it: nothing stays frozen past the stage."""
+    from sitegen.model import build_site
+
+    gc.freeze()
+    try:
+        return build_site(config, workspace, own_pages, options.drafts)
+    finally:
+        gc.unfreeze()
 
 
 def _content(config: Config, store: Store, options: BuildOptions, report: BuildReport,
