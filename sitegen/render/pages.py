@@ -184,24 +184,15 @@ class Renderer:
 
     def shown_articles(self, pages: Iterable[Page]) -> list[ArticleView]:
         """The articles *pages* show whole (article pages, feeds)."""
-        return [a for p in pages for a in (
-            [p.article] if p.article is not None else p.articles if kind_of(p.kind).file
-            else ())]
+        return [a for p in pages for a in ([p.article] if p.article is not None
+                                           else p.articles if kind_of(p.kind).file else ())]
 
     def unrendered(self, articles: Iterable[ArticleView]) -> list[ArticleView]:
         """*articles* whose body is not in memory, one article per body."""
-        seen = set(self._bodies)
-        missing = []
-        for article in articles:
-            if article.body_hash not in seen:
-                seen.add(article.body_hash)
-                missing.append(article)
-        return missing
+        return list({a.body_hash: a for a in articles if a.body_hash not in self._bodies}
+                    .values())
 
     # --- pages ----------------------------------------------------------------------
-
-    def _beacon_attrs(self, page: Page) -> dict[str, str] | None:
-        return beacon_attrs(self.beacon, page) if self.beacon is not None else None
 
     def link(self, url: str) -> str:
         """A root-relative site URL made to work under the base URL's path ("/blog" + url)."""
@@ -323,7 +314,7 @@ class Renderer:
             "feed_html": helpers["feed_html"],
             "build_date": self.build_date,
             "feed_url": page.feed_url or site.feed_url,
-            "beacon": self._beacon_attrs(page),
+            "beacon": beacon_attrs(self.beacon, page) if self.beacon is not None else None,
             "beacon_src": self.beacon.script_url if self.beacon is not None else "",
             "articles": page.articles,
             "section": page.obj if page.article is None and page.own_page is None else None,

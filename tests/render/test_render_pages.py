@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from render_factory import XSS, article, hostile_workspace, make_config, make_workspace
@@ -242,15 +243,11 @@ def own_reads(path: str, reads: frozenset[str]) -> frozenset[str]:
         not read.startswith("page:") or read == "page:" + path))
 
 
-def test_bodies_workers_rendered_come_back_to_the_parent(tmp_path: Path) -> None:
-    """Feeds are rendered in the parent after the pages: they reuse the workers' bodies."""
+def count_markdown_renders(renderer: Renderer) -> Any:
+    """A counter of *renderer*'s Markdown renders, shared with the workers it forks."""
     import multiprocessing
 
-    config = make_config(tmp_path, per_page=1)
-    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
-    assert len(site.pages) > 200
-    renderer = Renderer(config, site, ThemeSet(config))
-    renders = multiprocessing.Value("i", 0)  # shared with the forked workers
+    renders = multiprocessing.Value("i", 0)
     markdown_render = renderer.markdown.render
 
     def counted(*args: object, **kwargs: object) -> object:
@@ -259,6 +256,16 @@ def test_bodies_workers_rendered_come_back_to_the_parent(tmp_path: Path) -> None
         return markdown_render(*args, **kwargs)  # type: ignore[arg-type]
 
     renderer.markdown.render = counted  # type: ignore[method-assign]
+    return renders
+
+
+def test_bodies_workers_rendered_come_back_to_the_parent(tmp_path: Path) -> None:
+    """Feeds are rendered in the parent after the pages: they reuse the workers' bodies."""
+    config = make_config(tmp_path, per_page=1)
+    site = build_site(config, make_workspace([article(n) for n in range(1, 120)]))
+    assert len(site.pages) > 200
+    renderer = Renderer(config, site, ThemeSet(config))
+    renders = count_markdown_renders(renderer)
     assert len(list(render_all(renderer, site.pages, workers=2))) == len(site.pages)
     assert set(renderer.fresh_bodies) == {a.body_hash for a in site.articles}
     feed = "".join(renderer.article_html(a) for a in site.articles)
@@ -273,8 +280,6 @@ def test_each_body_is_rendered_once_when_pages_and_feeds_share_it(
     come first (`render_bodies`, over workers of their own), so the page workers forked
     after inherit them all and render none again. Without that step, the feeds' workers
     rendered again the bodies the other worker had."""
-    import multiprocessing
-
     from sitegen.render import pool
 
     monkeypatch.setattr(pool, "PARALLEL_THRESHOLD", 20)  # (a pool for a small site)
@@ -285,15 +290,7 @@ def test_each_body_is_rendered_once_when_pages_and_feeds_share_it(
     renderer = Renderer(config, site, ThemeSet(config))
     shown = renderer.shown_articles(pages)
     assert len(shown) > len(site.articles)  # the feeds show bodies the pages show too
-    renders = multiprocessing.Value("i", 0)  # shared with the forked workers
-    markdown_render = renderer.markdown.render
-
-    def counted(*args: object, **kwargs: object) -> object:
-        with renders.get_lock():
-            renders.value += 1
-        return markdown_render(*args, **kwargs)  # type: ignore[arg-type]
-
-    renderer.markdown.render = counted  # type: ignore[method-assign]
+    renders = count_markdown_renders(renderer)
     assert pool.render_bodies(renderer, shown, workers=2) == len(site.articles)
     assert renders.value == len(site.articles)
     assert set(renderer.fresh_bodies) == {a.body_hash for a in site.articles}
