@@ -6,8 +6,9 @@ whole process, alternated run by run with Hugo's full build of the same articles
 Pagefind over Hugo's output. Peak RSS comes from `os.wait4`, which for a process gives the
 largest of it and every child it waited for: Pagefind runs as sitegen's child and the render
 workers are joined, so the figure is the build's largest process, Pagefind included. The
-model's time is the `model` stage of each build's `--report`. It must never compare sizes
-or tools across runs of different hosts' speed: every ratio is taken within one run.
+model's time is the `model` stage of each build's `--report`; each run builds both sizes
+back to back. It must never compare sizes or tools across runs of different hosts' speed:
+every ratio is taken within one run.
 """
 
 from __future__ import annotations
@@ -46,33 +47,39 @@ def _full_build(bench: Bench, site: Site, run: int) -> tuple[Sample, float]:
 
 
 def step_scale(bench: Bench) -> None:
-    """Full builds at two sizes, alternated with Hugo (+ Pagefind): memory and model time."""
+    """Full builds at two sizes, alternated with Hugo (+ Pagefind): memory and model time.
+
+    Each run builds every size, back to back (the smaller first in even runs, the larger
+    first in odd ones), so the model's ratio compares two timings of one moment of the
+    host, not of two moments minutes apart."""
     require_hugo()  # before any workspace is generated
     sizes = sorted({bench.articles, bench.scale_articles})
-    models: dict[int, list[float]] = {}
-    for n in sizes:
-        site = bench.warm_site(n, search=True, name=f"scale-{n}")
+    sites = {n: bench.warm_site(n, search=True, name=f"scale-{n}") for n in sizes}
+    for site in sites.values():
         _full_build(bench, site, -1)  # fills the stored bodies, as CI's first build did
-        ours: list[Sample] = []
-        hugo: list[Sample] = []
-        pagefind: list[Sample] = []
-        models[n] = []
-        for run in range(bench.runs):
+    ours: dict[int, list[Sample]] = {n: [] for n in sizes}
+    hugo: dict[int, list[Sample]] = {n: [] for n in sizes}
+    pagefind: dict[int, list[Sample]] = {n: [] for n in sizes}
+    models: dict[int, list[float]] = {n: [] for n in sizes}
+    for run in range(bench.runs):
+        for n in sizes if run % 2 == 0 else reversed(sizes):
             if run % 2 == 1:
-                _append(hugo_and_pagefind(bench, n, run), hugo, pagefind)
-            sample, model = _full_build(bench, site, run)
-            ours.append(sample)
+                _append(hugo_and_pagefind(bench, n, run), hugo[n], pagefind[n])
+            sample, model = _full_build(bench, sites[n], run)
+            ours[n].append(sample)
             models[n].append(model)
             if run % 2 == 0:
-                _append(hugo_and_pagefind(bench, n, run), hugo, pagefind)
-        _size_rows(bench, n, ours, hugo, pagefind, models[n], large=n == sizes[-1])
+                _append(hugo_and_pagefind(bench, n, run), hugo[n], pagefind[n])
+    for n in sizes:
+        _size_rows(bench, n, ours[n], hugo[n], pagefind[n], models[n], large=n == sizes[-1])
     if len(sizes) == 2:
         small, large = sizes
         bench.rows.append(Row(
             "scale", f"model, {large} ÷ {small} art.", "×",
             [b / a for a, b in zip(models[small], models[large], strict=True)],
             Target("<=", MODEL_RATIO, "×"),
-            note=f"per run; goal {MODEL_GOAL:g}× (linear: {large / small:g}×)"))
+            note=f"per run, both sizes built back to back; goal {MODEL_GOAL:g}× "
+                 f"(linear: {large / small:g}×)"))
 
 
 def _append(pair: tuple[Sample, Sample], hugo: list[Sample], pagefind: list[Sample]) -> None:
