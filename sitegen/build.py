@@ -137,6 +137,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             links.save()
             compiled.save()
             store.save_urls({article.id: article.url for article in site.articles})
+            store.seals.say(store.key_changed)  # (rows that did not verify: one line)
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.committed(result, timings, counter)
     return report

@@ -2,10 +2,9 @@
 
 Role: the store (`.sitegen/`) and the output folder are cached between CI runs, and a
 cache can be written by others (a `pull_request_target` workflow, a compromised action).
-Derived data that bypasses the content sanitiser (rendered bodies, the search bundle,
-image variants and their info, link scans) and the record of the output's files are
-therefore sealed with an HMAC-SHA256 whose key comes from a secret the build has and the
-cache does not hold:
+Every row of the store (content records, URL history, page plans and reads, build records,
+meta, derived data, the record of the output's files) is therefore sealed with a keyed
+BLAKE2b MAC whose key comes from a secret the build has and the cache does not hold:
 
 1. `SITEGEN_CACHE_KEY`, when set (it wins);
 2. else the API key (the variable `[api] key_env` names);
@@ -15,8 +14,11 @@ cache does not hold:
    no key in the environment stay incremental; a fresh CI machine with no secret makes a
    new key, and simply derives everything again.
 
-The MAC key is derived from the secret (`mac_key`); `seal` prefixes a value with its tag
-over (kind, key, value), `unseal` gives the value back only when the tag verifies. This
+The MAC key is derived from the secret (`mac_key`); `tag` is the MAC of (kind, key, value),
+`seal` prefixes a value with it, `unseal` gives the value back only when the tag verifies;
+`key_id` is a MAC of a fixed label, which the store keeps to tell a key change (one line) from
+rows edited in the cache; `ci_without_cache_key` tells a CI run that has no
+`SITEGEN_CACHE_KEY` (its seal then changes with the API key). This
 module must never store, print or log a secret or a key derived from one (only the random
 per-user key file is written, and never into the site folder).
 """
@@ -31,6 +33,9 @@ from pathlib import Path
 
 CACHE_KEY_ENV = "SITEGEN_CACHE_KEY"
 _LABEL = b"sitegen: derived data and output record, v1"
+_ID_LABEL = b"sitegen: the id of this cache key, v1"
+#: Environment variables that CI services set (GitHub Actions, GitLab CI, most others: CI).
+_CI_VARIABLES = ("GITHUB_ACTIONS", "GITLAB_CI", "CI")
 TAG_BYTES = 32
 
 
@@ -91,17 +96,41 @@ def _read_key(path: Path) -> bytes | None:
     return data if len(data) >= 32 else None
 
 
+def key_id(key: bytes | None) -> str | None:
+    """A name of *key* that reveals nothing of it (a MAC of a fixed label); None: no key."""
+    return None if key is None else hmac.new(key, _ID_LABEL, hashlib.sha256).hexdigest()[:32]
+
+
+def ci_without_cache_key() -> bool:
+    """True on a CI runner whose environment has no `SITEGEN_CACHE_KEY`."""
+    on_ci = any(os.environ.get(name, "").strip().lower() not in ("", "0", "false")
+                for name in _CI_VARIABLES)
+    return on_ci and not os.environ.get(CACHE_KEY_ENV, "").strip()
+
+
 def _tag(key: bytes, kind: str, name: str, value: bytes) -> bytes:
-    mac = hmac.new(key, f"{kind}\0{name}\0".encode("utf-8", "surrogateescape"),
-                   hashlib.sha256)
+    # keyed BLAKE2b (a MAC by design): at 16,000 article records it cost less than
+    # HMAC-SHA256 (see ARCHITECTURE.md, "The cache is untrusted")
+    mac = hashlib.blake2b(f"{kind}\0{name}\0".encode("utf-8", "surrogateescape"),
+                          key=key, digest_size=TAG_BYTES)
     mac.update(value)
     return mac.digest()
 
 
+def tag(key: bytes | None, kind: str, name: str, value: bytes) -> bytes:
+    """The tag of *value* stored as *name* of *kind* (an unusable one when there is no key)."""
+    return _tag(key, kind, name, value) if key is not None else bytes(TAG_BYTES)
+
+
+def verifies(key: bytes | None, kind: str, name: str, value: bytes, found: object) -> bool:
+    """True when *found* is the tag of *value* stored as *name* of *kind* under *key*."""
+    return key is not None and isinstance(found, bytes) and hmac.compare_digest(
+        found, _tag(key, kind, name, value))
+
+
 def seal(key: bytes | None, kind: str, name: str, value: bytes) -> bytes:
     """*value* with its tag in front (an unusable tag when there is no key)."""
-    tag = _tag(key, kind, name, value) if key is not None else bytes(TAG_BYTES)
-    return tag + value
+    return tag(key, kind, name, value) + value
 
 
 def unseal(key: bytes | None, kind: str, name: str, sealed: bytes) -> bytes | None:

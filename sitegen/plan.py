@@ -10,7 +10,8 @@ it made gives something else now; otherwise the writer keeps its previous bytes.
 After rendering, `Ledger` gathers every page's reads (kept pages keep theirs) and
 saves them with the build.
 A change of sitegen's code or of a library that shapes the output (the code fingerprint,
-`sitegen.codeprint`), or `--force`, renders everything. This module
+`sitegen.codeprint`), or `--force`, renders everything; a stored row that does not verify
+renders its page again, a plan of another generation every page (`Store.last_plan`). This module
 must never render or write the output.
 """
 
@@ -40,9 +41,8 @@ class Ledger:
     def __init__(self, store: Store, renderer: Renderer, *, force: bool) -> None:
         self.renderer = renderer
         self.code = code_fingerprint()
-        usable = not force and store.build_facts().get("code") == self.code
-        self.previous = store.page_rows() if usable else {}
-        self.reads = store.read_rows() if usable else {}
+        # (rows that do not verify, or of another generation, are not used: `Store.last_plan`)
+        self.previous, self.reads = store.last_plan(self.code) if not force else ({}, {})
         self.previous_reads = set(self.reads)
         self.ids = {read: number for number, (read, _) in self.reads.items()}
         self.next_id = max(self.reads, default=0) + 1

@@ -268,10 +268,12 @@ def report_lines(result: ScaffoldResult, ci: CiKind, shown_dir: str) -> list[str
     enter = "" if shown_dir in ("", ".") else f"cd {shlex.quote(shown_dir)} && "
     cron = result.settings.schedule
     last = (
-        f"  3. add the secret SITEGEN_API_KEY (Settings > Secrets and variables > Actions) "
+        f"  3. add the secrets SITEGEN_API_KEY and SITEGEN_CACHE_KEY (any long random "
+        f"string: it seals the content cache) (Settings > Secrets and variables > Actions) "
         f"and push: the site rebuilds at cron '{cron}' (UTC)"
         if ci == "github" else
-        f"  3. add the CI/CD variable SITEGEN_API_KEY and a pipeline schedule '{cron}' "
+        f"  3. add the CI/CD variables SITEGEN_API_KEY and SITEGEN_CACHE_KEY (any long random "
+        f"string: it seals the content cache) and a pipeline schedule '{cron}' "
         "(see .gitlab-ci.yml), then push"
     )
     return [

@@ -11,8 +11,9 @@ holds (a build, `sitegen serve`) is busy, not damaged: the open waits for it (on
 so) up to `store.BUSY_WAIT` seconds, then fails with `StoreBusyError`, the file untouched.
 Only a file that is not a database, fails its check or has another schema is replaced.
 `glance_store` gives the no-change stage (`sitegen.unchanged`) its quick look.
-Each opened `Store` is given the MAC key of the build's secret (`sitegen.cachekey`). It
-must never read or write the store's content.
+Each opened `Store` is given the MAC key of the build's secret (`sitegen.cachekey`); on a CI
+runner without `SITEGEN_CACHE_KEY` the first open says once what that costs. It must never
+read or write the store's content.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sqlite3
 from pathlib import Path
 
 import sitegen.store
-from sitegen.cachekey import mac_key
+from sitegen.cachekey import ci_without_cache_key, mac_key
 from sitegen.errors import CacheError, StoreBusyError
 from sitegen.store import (
     DEPLOYED_TABLE,
@@ -40,6 +41,7 @@ from sitegen.store import (
 )
 
 log = logging.getLogger("sitegen.store")
+_CI_KEY_SAID = False
 #: How long the first look at a store waits for a lock before the waiting line (seconds).
 FIRST_LOOK = 1.0
 
@@ -52,6 +54,7 @@ def open_store(folder: Path, source: str, key_env: str | None = None) -> Store:
     sealed values are checked with the key of *key_env*'s secret (`cachekey.mac_key`).
     """
     mac = mac_key(key_env)
+    _say_ci_key()
     path = folder / STORE_FILE
     folder.mkdir(parents=True, exist_ok=True)
     existed = path.exists()
@@ -89,11 +92,22 @@ def open_store(folder: Path, source: str, key_env: str | None = None) -> Store:
         connection.execute(URLS_TABLE)
         connection.execute(DEPLOYED_TABLE)
         connection.execute(IMAGES_TABLE)
-        connection.executemany("INSERT INTO meta VALUES (?, ?)",
+        connection.executemany("INSERT INTO meta VALUES (?, ?, NULL)",
                                [("schema", SCHEMA), ("source", source)])
     lost = existed and set_aside is None and other != ""  # (an empty store loses nothing)
     return Store(path, connection, recreated=True, discarded=lost, set_aside=set_aside,
                  mac_key=mac)
+
+
+def _say_ci_key() -> None:
+    """Once per process on a CI runner without `SITEGEN_CACHE_KEY`: what rotating the API key
+    will cost, and the fix."""
+    global _CI_KEY_SAID
+    if not _CI_KEY_SAID and ci_without_cache_key():
+        _CI_KEY_SAID = True
+        log.info("SITEGEN_CACHE_KEY is not set on this CI: the content cache is sealed with "
+                 "the API key, so rotating that key fetches everything again once (add "
+                 "SITEGEN_CACHE_KEY as a CI secret, any long random string)")
 
 
 def _opened(path: Path, connection: sqlite3.Connection, set_aside: Path | None,

@@ -78,6 +78,7 @@ def test_init_creates_a_site_that_loads(tmp_path: Path, capsys: pytest.CaptureFi
                        "created .github/workflows/sitegen.yml",
                        "created .github/workflows/sitegen-requirements.txt"]
     assert out[5] == "next steps:" and len(out) == 9
+    assert "SITEGEN_CACHE_KEY" in out[8]  # proposed as a CI secret (#50)
     assert "sitegen serve --demo" in out[6] and str(site) in out[6]
     config = load_config(site / "site.toml")
     assert config.api.schedule == "0 6 * * *"
@@ -213,11 +214,12 @@ def test_github_workflow_schedule_cache_and_pages(tmp_path: Path) -> None:
     assert restore["with"]["key"] == save["with"]["key"] == (
         "sitegen-${{ github.run_id }}-${{ github.run_attempt }}")
     assert restore["with"]["restore-keys"] == "sitegen-"
-    assert save["if"] == "always()"
+    assert save["if"] == "success()"  # a cache that failed a build is never saved (#48)
     steps = build_job["steps"]
     assert steps.index(restore) < steps.index(step(data, "build")) < steps.index(save)
     build = step(data, "build")
     assert build["env"] == {"SITEGEN_API_KEY": "${{ secrets.SITEGEN_API_KEY }}",
+                            "SITEGEN_CACHE_KEY": "${{ secrets.SITEGEN_CACHE_KEY }}",
                             "SITEGEN_ANALYTICS_KEY": "${{ secrets.SITEGEN_ANALYTICS_KEY }}",
                             "SITEGEN_SITE_URL": "${{ steps.pages.outputs.base_url }}"}
     assert step(data, "pages")["uses"].startswith("actions/configure-pages@")
@@ -312,7 +314,7 @@ def test_gitlab_pipeline_schedule_cache_and_pages(tmp_path: Path,
     assert pages["allow_failure"] == {"exit_codes": [4, 5]}
     content_cache = pages["cache"][0]
     assert content_cache["paths"] == ["$SITEGEN_CACHE/", "$SITEGEN_OUTPUT/"]
-    assert content_cache["when"] == "always"
+    assert content_cache["when"] == "on_success"  # never what failed a build (#48)
     assert content_cache["key"] == "sitegen-$CI_COMMIT_REF_SLUG"
     assert content_cache["fallback_keys"] == ["sitegen-$CI_DEFAULT_BRANCH"]
     assert pages["before_script"] == [

@@ -3,7 +3,8 @@
 Role: `save_workspace` makes the store hold exactly one workspace, in one transaction: each
 article as its own JSON row, the other lists as `rest` rows (a list that is None, "this API
 version has none", has no row, unlike an empty one), the API version and `articles_exact` as
-meta. `load_workspace` reads it back; a row that does not read back is `DamagedStore`, a
+meta. `load_workspace` reads it back, leaving out each record that does not verify or read
+back (a cache miss: fetched again); what is then no workspace is `DamagedStore`, a
 `CacheError` naming `--refresh`. `open_config_store` opens the store of a configuration (the one
 place that names a store's source). It must never make a request, decide what to fetch, or open
 the database itself (only `sitegen.store` does).
@@ -86,29 +87,38 @@ def save_workspace(store: Store, workspace: Workspace, stored: Workspace | None 
 def load_workspace(store: Store) -> Workspace | None:
     """The workspace *store* holds, or None when no sync saved one there.
 
-    Raises `DamagedStore` when a row does not read back (edited or damaged).
+    A record that does not verify (`Store.article_records`) or does not read back is left
+    out, counted among the rows that did not verify (the sync fetches it again; offline the
+    build goes without it). Raises `DamagedStore` when what is left is no workspace.
     """
     version = store.get("api_version")
     if version is None:
         return None
     rest = store.rest_records()
-    keys: list[str] = []
     articles: list[Article] = []
+    # one record at a time: parsing them all as one JSON list peaked 40 MB higher at 4,000
+    for key, record in store.article_records():
+        try:
+            article = Article.model_validate_json(record)
+        except ValidationError:
+            article = None
+        if article is None or article.id != key:
+            store.seals.forget(1)
+            continue
+        articles.append(article)
+    lists = {}
+    for kind in REST_KINDS:
+        try:
+            if kind in rest:
+                lists[kind] = _REST[kind].validate_json(rest[kind])
+        except ValidationError:
+            store.seals.forget(1)
     try:
-        # one record at a time: parsing them all as one JSON list peaked 40 MB higher at 4,000
-        for key, record in store.article_records():
-            keys.append(key)
-            articles.append(Article.model_validate_json(record))
-        lists = {kind: _REST[kind].validate_json(rest[kind]) for kind in REST_KINDS
-                 if kind in rest}
-        workspace = Workspace.model_validate({
+        return Workspace.model_validate({
             "api_version": version, "articles_exact": store.get("articles_exact") == "true",
             "articles": articles, **lists})
     except ValidationError:
         raise _damaged(store) from None
-    if [article.id for article in articles] != keys:
-        raise _damaged(store)
-    return workspace
 
 
 def _damaged(store: Store) -> DamagedStore:

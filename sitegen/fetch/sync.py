@@ -224,6 +224,10 @@ def _offline(store: Store, ledger: CallLedger) -> SyncResult:
         raise CacheError(f"the content store {store.path} was damaged or older and was "
                          "started afresh: run once online (e.g. `sitegen build --refresh`) to "
                          "fill it")
+    if store.key_changed:  # (every record would be left out: no empty site)
+        raise CacheError(f"the content store {store.path} was sealed with another key "
+                         "(SITEGEN_CACHE_KEY, else the API key, changed): set the key it was "
+                         "sealed with, or build once online to fetch it again")
     workspace = load_workspace(store)
     if workspace is None:
         raise CacheError(f"the content store {store.path} is empty: run once without "
