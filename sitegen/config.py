@@ -180,6 +180,12 @@ class ImagesSection(_Strict):
     #: Seconds the images stage may spend fetching in one build; the images not fetched by
     #: then are linked where they live and fetched by a later build.
     budget: float = Field(default=60.0, gt=0, le=86_400)
+    #: Seconds of CPU one image's decoding and resizing may take; a slower image is refused
+    #: (and remembered: it would be as slow again).
+    decode_seconds: float = Field(default=30.0, gt=0, le=3600)
+    #: Seconds the whole images stage may take in one build, downloads and processing; the
+    #: images not made by then are linked where they live and made by a later build.
+    deadline: float = Field(default=600.0, gt=0, le=86_400)
 
     @field_validator("widths", "formats")
     @classmethod

@@ -58,18 +58,23 @@ _PROCESSED: dict[tuple[bytes, object], Any] = {}
 def _images_processed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The images stage's encodes, done once per (source bytes, settings) in a test process:
     most builds of the demo in the suite make the same thirteen images their own, and their
-    encoding is deterministic (the image tests that count encodes still see every call)."""
+    encoding is deterministic (the image tests that count encodes still see every call;
+    what is not made, or refused, is never remembered here)."""
     import hashlib
 
     from sitegen.images import variants
+    from sitegen.images.process import Processed
 
-    real = variants.process
+    real = variants.process_all
 
-    def memoized(data: bytes, settings: Any) -> Any:
-        key = (hashlib.sha256(data).digest(), settings)
-        found = _PROCESSED.get(key)
-        if found is None:
-            found = _PROCESSED[key] = real(data, settings)
-        return found
+    def memoized(jobs: dict[str, bytes], settings: Any, limits: Any) -> dict[str, Any]:
+        keys = {d: (hashlib.sha256(data).digest(), settings) for d, data in jobs.items()}
+        found = {d: _PROCESSED[k] for d, k in keys.items() if k in _PROCESSED}
+        rest = {d: data for d, data in jobs.items() if d not in found}
+        made = real(rest, settings, limits) if rest else {}
+        for digest, result in made.items():
+            if isinstance(result, Processed):
+                _PROCESSED[keys[digest]] = result
+        return {**found, **made}
 
-    monkeypatch.setattr(variants, "process", memoized)
+    monkeypatch.setattr(variants, "process_all", memoized)

@@ -36,6 +36,12 @@ class Fetched:
     sources: dict[str, bytes] = field(default_factory=dict)  #: by sha256
     results: dict[str, Downloaded | Failed] = field(default_factory=dict)
 
+    def add(self, more: Fetched) -> None:
+        """Take the answers of a later round of downloads too."""
+        self.rows.update(more.rows)
+        self.sources.update(more.sources)
+        self.results.update(more.results)
+
     def cut(self, url: str) -> bool:
         """Whether *url* was asked and still unanswered when the budget ran out."""
         result = self.results.get(url)

@@ -26,6 +26,10 @@ class ImageSettings:
     #: `[api] url`: where a relative image URL lives, and the one loopback origin allowed.
     service: str
     budget: float
+    #: `[images] decode_seconds`: CPU seconds one image's processing may take.
+    decode_seconds: float
+    #: `[images] deadline`: seconds the whole stage may take (downloads and processing).
+    deadline: float
     max_bytes: int
     timeout: float
     concurrency: int
@@ -44,16 +48,18 @@ def read_settings(config: Config) -> ImageSettings:
                         section.max_pixels)
     return ImageSettings(
         enabled=section.enabled, service=config.api.base_url, budget=section.budget,
+        decode_seconds=section.decode_seconds, deadline=section.deadline,
         max_bytes=section.max_bytes, timeout=section.timeout,
         concurrency=section.concurrency, variants=variants,
         variants_key=hashlib.sha256(variants.key().encode()).hexdigest()[:12],
-        failure_key=failure_key(section.max_bytes, section.max_pixels, config.api.base_url))
+        failure_key=failure_key(section.max_bytes, section.max_pixels, config.api.base_url,
+                                section.decode_seconds))
 
 
-def failure_key(max_bytes: int, max_pixels: int, service: str) -> str:
+def failure_key(max_bytes: int, max_pixels: int, service: str, decode_seconds: float) -> str:
     """What decides whether a failed image would fail again besides its URL: the limits
-    and the service (`[images] max_bytes`, `max_pixels`, `[api] url`), and the code that
-    fetches and checks with Pillow's version (the code fingerprint, `sitegen.codeprint`);
-    part of the key a failure is kept under."""
-    return hashlib.sha256(f"{max_bytes}|{max_pixels}|{service}|{code_fingerprint()}".encode()
-                          ).hexdigest()[:12]
+    and the service (`[images] max_bytes`, `max_pixels`, `decode_seconds`, `[api] url`),
+    and the code that fetches and checks with Pillow's version (the code fingerprint,
+    `sitegen.codeprint`); part of the key a failure is kept under."""
+    text = f"{max_bytes}|{max_pixels}|{decode_seconds:g}|{service}|{code_fingerprint()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

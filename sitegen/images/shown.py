@@ -5,14 +5,18 @@ writes it, its `Picture` when the build made it its own, `DROPPED` (its alt text
 cannot be used and no URL of its own would work, or no entry (linked where it lives: not
 fetched in this build, or kept at its absolute URL). Each image that cannot be used is one
 warning naming the URL, where it is first shown and why, in every build while it is shown;
-those the budget cut are left to the stage's one warning. It must never do I/O but log.
+those the budget cut are left to the stage's one warning, and so are those whose stored
+data does not verify and that this build cannot fetch (`Known.unverified`): they show what
+an image refused for good shows, and never a link to the service's own media (its alt
+text). It must never do I/O but log.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from sitegen.images.failures import Failure
 from sitegen.images.picture import DROPPED, Dropped, Picture
@@ -30,6 +34,9 @@ class Known:
     pictures: Mapping[str, Picture]  #: sha256 → what was made of it
     cut: Callable[[str], bool]  #: whether the budget cut the URL's download
     now: float  #: the stage's clock (a passing failure says when it is asked again)
+    #: URLs whose stored data does not verify and that this build does not fetch again.
+    unverified: Set[str] = frozenset()
+    service: str = ""  #: `[api] url`: its media are never linked for an unverified image
 
 
 def entries(written: Mapping[str, str | None], where: Mapping[str, str], known: Known
@@ -41,6 +48,11 @@ def entries(written: Mapping[str, str | None], where: Mapping[str, str], known: 
     for url, absolute in sorted(written.items()):
         failure = known.failures.get(absolute) if absolute else NOT_HTTP
         picture = known.pictures.get(known.digests.get(absolute or "", ""))
+        if failure is None and absolute in known.unverified:
+            failed += 1  # (the stage's one warning counts them)
+            if not _elsewhere(url, absolute, known.service):
+                found[url] = DROPPED
+            continue
         if failure is None:
             if picture is not None:
                 found[url] = picture
@@ -52,6 +64,25 @@ def entries(written: Mapping[str, str | None], where: Mapping[str, str], known: 
                     nonpublic=failure.nonpublic) is DROPPED:
             found[url] = DROPPED
     return found, failed
+
+
+def _elsewhere(url: str, absolute: str | None, service: str) -> bool:
+    """Whether an image refused for good would be linked where it lives: written as an
+    absolute URL, on another origin than the service's."""
+    if absolute is None or not url.lower().startswith(("http://", "https://", "//")):
+        return False
+    return origin(absolute) != origin(service)
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of *url*, the port filled in from the scheme."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or ""), port or {"http": 80, "https": 443}.get(scheme)
 
 
 def reason(failure: Failure, now: float) -> str:

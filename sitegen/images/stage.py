@@ -8,9 +8,12 @@ Role: between the model and the render, make every image the site shows its own
    (`FindImages`), each body parsed once in its life (`images.stored` keeps the URLs);
 3. fetch: the URLs the store knows neither the bytes of nor a failure still standing of
    (every one with `--refresh`), only when the build may fetch, all under `[images]
-   budget` (`images.download`; the downloads are `sitegen.fetch.images`);
+   budget` (`images.download`; the downloads are `sitegen.fetch.images`); and again the
+   URLs whose stored data no longer verifies (sealed with another key: one warning when
+   the build cannot fetch, and the pages show them as images refused);
 4. decode and encode: each image's variants, made once per (content hash, settings),
-   written through the output (`images.variants`);
+   written through the output (`images.variants`), in child processes under `[images]
+   decode_seconds` of CPU each and the stage's `[images] deadline` (`images.worker`);
 5. store: the rows, bytes, variants and failures kept for the next build (`images.stored`,
    `images.failures`: a permanent failure is not asked again until `--refresh` or a change
    of what decided it, a passing one backs off);
@@ -22,6 +25,7 @@ for an image, and never import the render or the emitter.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,13 +39,14 @@ from sitegen.images.collect import FindImages, Refs, collect, markdown_sources, 
 from sitegen.images.download import Fetched, download, settle, to_ask
 from sitegen.images.failures import Failure, FailureMemory
 from sitegen.images.picture import Dropped, ImageMap
-from sitegen.images.settings import read_settings
+from sitegen.images.settings import ImageSettings, read_settings
 from sitegen.images.shown import Known, entries
-from sitegen.images.variants import Output, make_variants
+from sitegen.images.variants import Output, finish_variants, start_variants
 from sitegen.model.views import Site
 from sitegen.store import Store
 from sitegen.urls import service_url
 
+log = logging.getLogger("sitegen.images")
 
 @dataclass(slots=True)
 class ImageStats:
@@ -67,7 +72,9 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
     if not settings.enabled:
         own = {h: find(s) for h, s in markdown_sources(site, articles=False).items()}
         return ImageMap(service=settings.service, local=own_files(site, own)), stats
-    deadline = time.monotonic() + settings.budget  # (the stage's one deadline)
+    started = time.monotonic()  # (the stage's deadlines: downloads, then everything)
+    clock = Clock(started + min(settings.budget, settings.deadline),
+                  started + settings.deadline)
     refs = body_refs(site, store, find)
     found = collect(site, refs)
     written = {url: service_url(url, settings.service) for url in found.where}
@@ -76,18 +83,32 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
     memory = FailureMemory(store, settings.failure_key, time.time())
     failures = memory.recall(u for u in wanted if u not in rows)
     asked = to_ask(wanted, rows, failures, refresh=refresh)
-    fetched = download(settings, asked, deadline, transport=transport,
+    fetched = download(settings, asked, clock.fetching, transport=transport,
                        counts=stats.counts) if fetch and asked else Fetched()
     failures = settle(failures, fetched, rows, memory)
     known = {**rows, **fetched.rows}
-    digests = {u: known[u][0] for u in wanted if u in known and u not in failures}
-    made = make_variants(set(digests.values()), fetched.sources, store, output, settings)
+    digests = _digests(wanted, known, failures)
+    pending = start_variants(set(digests.values()), fetched.sources, store, output, settings)
+    lost = sorted(u for u, d in digests.items() if d in pending.made.unverified)
+    if lost and fetch:  # (stored with another key, or changed: fetched again)
+        again = download(settings, lost, clock.fetching, transport=transport,
+                         counts=stats.counts)
+        failures = settle(failures, again, {u: r for u, r in rows.items() if u not in lost},
+                          memory)
+        fetched.add(again)
+        known.update(again.rows)
+        digests = _digests(wanted, known, failures)
+    made = finish_variants(pending, fetched.sources, store, output, settings, clock.making)
     for url, digest in digests.items():  # bytes that will not decode never will
         if digest in made.refused:
             failures[url] = Failure(*made.refused[digest])
     usable = {u for u in digests if u not in failures}
+    unverified = {u for u in usable if digests[u] in made.unverified}
     shown, stats.failed = entries(written, found.where, Known(
-        digests, failures, made.pictures, fetched.cut, memory.now))
+        digests, failures, made.pictures, fetched.cut, memory.now, unverified,
+        settings.service))
+    _deadline_passed(settings, sum(1 for u in usable if digests[u] in made.unmade))
+    _not_verified(len(unverified))
     stats.images = len(found.where)
     stats.processed = sum(1 for e in shown.values() if not isinstance(e, Dropped))
     stored.save_sources(store, {u: r for u, r in fetched.rows.items() if u in usable},
@@ -96,6 +117,39 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
     _save_failures(memory, failures, wanted, fetched, known)
     bodies = {h: urls for h, urls in found.bodies.items() if urls}
     return ImageMap(shown, bodies, settings.service, own_files(site, refs)), stats
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The stage's deadlines (`time.monotonic()`): for downloads (`[images] budget`, within
+    the stage's), and for everything (`[images] deadline`)."""
+
+    fetching: float
+    making: float
+
+
+def _digests(wanted: Iterable[str], known: Mapping[str, stored.Row],
+             failures: Mapping[str, Failure]) -> dict[str, str]:
+    """URL → the sha256 of its bytes, for the URLs shown whose bytes are known, not failed."""
+    return {u: known[u][0] for u in wanted if u in known and u not in failures}
+
+
+def _deadline_passed(settings: ImageSettings, left: int) -> None:
+    """One warning for the images the stage's deadline left unmade (none: nothing)."""
+    if left:
+        log.warning("the images stage stopped making images when its deadline of %g s ran "
+                    "out ([images] deadline): %d image(s) not made are linked where they "
+                    "live for now and made by a later build; raise [images] deadline to "
+                    "wait longer", settings.deadline, left)
+
+
+def _not_verified(count: int) -> None:
+    """One warning for the images whose stored data does not verify, not fetched again
+    (an offline build): the pages show them as images that cannot be used."""
+    if count:
+        log.warning("%d cached image(s) could not be verified (sealed with another key, or "
+                    "changed) and cannot be fetched offline: the pages show them as images "
+                    "that cannot be used; build online once to fetch them again", count)
 
 
 def body_refs(site: Site, store: Store, find: FindImages) -> Refs:

@@ -2,28 +2,33 @@
 
 Role: for each image the site shows (by the sha256 of its bytes), name its variant files
 to the output: kept when the previous build's files are intact (nothing read), else written
-from the store (`imagevariants`), else made from its bytes (`sitegen.images.process`, four
-at a time) and stored. Bytes that will not decode are refused (`Made.refused`: the reason,
-and whether it is for good); any exception while processing one image is that image's
-refusal, never the build's failure. It must never fetch, never write the output but
-through the `Output` it is given, and never warn (the stage names the image's URL).
+from the store (`imagevariants`), else made from its bytes in child processes under the
+stage's deadlines (`sitegen.images.worker`: CPU seconds per image, the stage's end) and
+stored. Bytes that will not decode, or not in time, are refused (`Made.refused`: the reason,
+and whether it is for good); the images the stage's deadline left unmade (`Made.unmade`)
+and those whose stored data no longer verifies and whose bytes this build does not have
+(`Made.unverified`: sealed with another key, or changed) are told apart, never refused.
+Any exception while processing one image is that image's refusal, never the build's
+failure. It must never fetch, never write the output but through the `Output` it is given,
+and never warn (the stage names the image's URL).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from sitegen.cores import core_count
 from sitegen.images import stored
 from sitegen.images.picture import Picture
-from sitegen.images.process import ImageRefused, Processed, process
+from sitegen.images.process import Processed
 from sitegen.images.settings import ImageSettings
+from sitegen.images.worker import Limits, process_all
 from sitegen.store import Store
 
-WORKERS = 4  #: images encoded at once (Pillow's encoders release the GIL)
+WORKERS = 4  #: images made at once, at most (one child process each, one per core)
 
 
 class Output(Protocol):
@@ -53,24 +58,62 @@ class Made:
     pictures: dict[str, Picture] = field(default_factory=dict)
     #: Images whose bytes will not do: (the reason, whether asking again would not help).
     refused: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    #: Images the stage's deadline left unmade (their bytes are kept: a later build).
+    unmade: set[str] = field(default_factory=set)
+    #: Images with nothing usable stored (nothing verifies) and no bytes in this build.
+    unverified: set[str] = field(default_factory=set)
 
 
-def make_variants(digests: set[str], fresh: Mapping[str, bytes], store: Store,
-                  output: Output, settings: ImageSettings) -> Made:
-    """The variants of the images *digests* in *output*; *fresh* holds the bytes fetched by
-    this build (the others' are read from the store when they must be encoded)."""
-    key = settings.variants_key
-    infos = stored.load_infos(store, key, digests)
+@dataclass(slots=True)
+class Pending:
+    """What is left after the stored data was used: the images to make from their bytes."""
+
+    infos: dict[str, stored.Info]
+    made: Made
+    todo: list[str]  #: by sha256, sorted
+    sources: dict[str, bytes]  #: the bytes of those of *todo* this build has
+
+
+def start_variants(digests: set[str], fresh: Mapping[str, bytes], store: Store,
+                   output: Output, settings: ImageSettings) -> Pending:
+    """Keep or write the stored variants of the images *digests*; *fresh* holds the bytes
+    fetched by this build (the others' are read from the store when they must be made).
+    `Pending.made.unverified`: those left with no bytes (the stage may fetch them again)."""
+    infos = stored.load_infos(store, settings.variants_key, digests)
     made = Made()
     todo = _keep_intact(sorted(digests), infos, output, made)
     todo = _write_stored(todo, infos, store, output, settings, made)
-    sources = {**fresh, **stored.load_sources(store, [d for d in todo if d not in fresh])}
-    new = _encode([d for d in todo if d in sources], sources, output, settings, made)
+    sources = {d: fresh[d] for d in todo if d in fresh}
+    sources.update(stored.load_sources(store, [d for d in todo if d not in fresh]))
+    made.unverified = {d for d in todo if d not in sources}
+    return Pending(infos, made, todo, sources)
+
+
+def finish_variants(pending: Pending, more: Mapping[str, bytes], store: Store,
+                    output: Output, settings: ImageSettings, until: float) -> Made:
+    """Make the images left (with *more* bytes fetched since, by sha256) within the
+    stage's deadline *until* (`time.monotonic()`), and store what was made."""
+    made, key = pending.made, settings.variants_key
+    sources = {**pending.sources, **more}
+    made.unverified = {d for d in made.unverified if d not in sources}
+    todo = sorted({d for d in pending.todo if d in sources} | {
+        d for d in more if d not in made.pictures})
+    new = _encode(todo, sources, output,
+                  Limits(settings.decode_seconds, until, min(WORKERS, core_count())),
+                  settings, made)
+    kept = made.unverified | made.unmade  # (their stored rows may verify under another key)
     stored.save_variant_files(store, key, {d: files for d, (_, files) in new.items()},
-                              made.pictures)
+                              set(made.pictures) | kept)
     stored.save_infos(store, key, {d: info for d, (info, _) in new.items()},
-                      set(infos) | set(new))
+                      set(pending.infos) | set(new) | kept)
     return made
+
+
+def make_variants(digests: set[str], fresh: Mapping[str, bytes], store: Store,
+                  output: Output, settings: ImageSettings, until: float) -> Made:
+    """`start_variants` and `finish_variants` with nothing fetched in between."""
+    return finish_variants(start_variants(digests, fresh, store, output, settings), {},
+                           store, output, settings, until)
 
 
 def _keep_intact(digests: list[str], infos: Mapping[str, stored.Info], output: Output,
@@ -109,38 +152,26 @@ def _write_stored(digests: list[str], infos: Mapping[str, stored.Info], store: S
 
 
 def _encode(digests: list[str], sources: Mapping[str, bytes], output: Output,
-            settings: ImageSettings, made: Made
+            limits: Limits, settings: ImageSettings, made: Made
             ) -> dict[str, tuple[stored.Info, dict[str, bytes]]]:
-    """Decode and encode each image of *digests*, its files written; (info, files) of each
-    made, by sha256."""
+    """Decode and encode each image of *digests* within *limits*, its files written;
+    (info, files) of each made, by sha256."""
     new: dict[str, tuple[stored.Info, dict[str, bytes]]] = {}
-
-    def one(digest: str) -> tuple[str, Processed | tuple[str, bool]]:
-        return digest, _process(sources[digest], settings)
-
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        for digest, result in pool.map(one, digests):
-            if isinstance(result, tuple):
-                made.refused[digest] = result
-                continue
+    results = process_all({d: sources[d] for d in digests}, settings.variants, limits) \
+        if digests else {}
+    for digest in digests:
+        result = results.get(digest)
+        if result is None:
+            made.unmade.add(digest)
+        elif isinstance(result, tuple):
+            made.refused[digest] = result
+        else:
             for variant in result.variants:
                 output.write(f"media/{variant.name}", variant.data)
             info = _info(result)
             made.pictures[digest] = info.picture
             new[digest] = info, {v.name: v.data for v in result.variants}
     return new
-
-
-def _process(data: bytes, settings: ImageSettings) -> Processed | tuple[str, bool]:
-    """The image made of *data*, or why not (the reason, whether it is for good)."""
-    try:
-        return process(data, settings.variants)
-    except ImageRefused as error:
-        return str(error), True
-    except MemoryError:  # (this machine's trouble, not the image's: not remembered)
-        return "it cannot be processed: out of memory", False
-    except Exception as error:  # noqa: BLE001 - an image's trouble is a warning, never the build's
-        return f"it cannot be processed ({type(error).__name__}: {error})", True
 
 
 def _info(processed: Processed) -> stored.Info:

@@ -124,9 +124,9 @@ def test_an_empty_output_with_the_store_kept_encodes_no_image_again(
     from sitegen.images import stored, variants
 
     encoded: list[int] = []
-    real = variants.process
-    monkeypatch.setattr(variants, "process", lambda data, settings: (
-        encoded.append(len(data)), real(data, settings))[1])
+    real = variants.process_all
+    monkeypatch.setattr(variants, "process_all", lambda jobs, settings, limits: (
+        encoded.extend(len(d) for d in jobs.values()), real(jobs, settings, limits))[1])
     with image_host() as host:
         data = workspace(f"![One]({host.url('/a.png')})\n\n![Two]({host.url('/wide.png')})\n")
         cfg, out = config(tmp_path, api=host.origin), tmp_path / "_site"
