@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,7 +73,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
         with timings.stage("fetch"):
             workspace = _content(config, store, options, report, progress)
         with timings.stage("model"):
-            site = options.site or _model(config, workspace, own_pages, options)
+            site = options.site or _model(config, workspace, own_pages, own_static, options)
         report.articles, report.html_pages = len(site.articles), len(site.pages)
         check_collisions(own_static, (page.path for page in site.pages))
         with timings.stage("images"):
@@ -144,7 +144,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
 
 
 def _model(config: Config, workspace: Workspace, own_pages: Sequence[PageSource],
-           options: BuildOptions) -> Site:
+           own_static: Collection[str], options: BuildOptions) -> Site:
     """The site model (`sitegen.model.build_site`), built with the cyclic garbage collector
     off: the stage allocates a graph that lives as long as the build, and the collections
     it set off walked that graph and the whole loaded workspace again and again, a cost that
@@ -155,7 +155,7 @@ def _model(config: Config, workspace: Workspace, own_pages: Sequence[PageSource]
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return build_site(config, workspace, own_pages, options.drafts)
+        return build_site(config, workspace, own_pages, options.drafts, claimed=own_static)
     finally:
         if collecting:
             gc.enable()

@@ -139,18 +139,21 @@ def test_reserved_slugs_duplicates_and_article_slugs(tmp_path: Path, workspace: 
     taken = workspace.articles[0].slug or ""
     (tmp_path / "pages/a.md").write_text(f'+++\ntitle = "Mine"\nslug = "{taken}"\n+++\n')
     out = tmp_path / "o"
-    # a page on an article's URL is a configuration error naming both (nothing is written)
-    with pytest.raises(ConfigError, match=rf"your page pages/a.md and article \S+ both have "
-                                          rf"the URL /{taken}/: give the page another slug"):
+    # a page on an article's URL keeps it: the article (named by the service) moves
+    with caplog.at_level(logging.WARNING):
         run_build(config(tmp_path), BuildOptions(output=out, workspace=workspace))
-    assert not out.exists()
+    assert re.search(rf"article \S+ wants the URL /{taken}/, which your page pages/a.md has: "
+                     rf"the article moved to /{taken}-2/", caplog.text)
+    assert re.search(r"<h1[^>]*>Mine</h1>", (out / taken / "index.html").read_text())
+    assert (out / f"{taken}-2" / "index.html").is_file()
+    caplog.clear()
     # with articles under their own permalink the two never meet: both keep their URLs
     with caplog.at_level(logging.WARNING):
         run_build(config(tmp_path, permalink="/posts/{slug}/"),
                   BuildOptions(output=out, workspace=workspace))
     assert re.search(r"<h1[^>]*>Mine</h1>", (out / taken / "index.html").read_text())
     assert (out / "posts" / taken / "index.html").is_file()
-    assert "is the URL of your page" not in caplog.text
+    assert "which your page" not in caplog.text
 
 
 def test_a_page_edit_gives_the_output_of_a_fresh_build(tmp_path: Path,

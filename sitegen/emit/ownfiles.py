@@ -68,12 +68,21 @@ def rendered_files(site: Site, own: Mapping[str, bytes]) -> list[Page]:
 
 def check_collisions(own: Iterable[str], generated: Iterable[str]) -> None:
     """Refuse an own static file that would land on (or around) a file sitegen writes."""
+    for rel, clash in clashes(own, generated).items():
+        raise ConfigError(f"static/{rel} would overwrite {clash}, which sitegen writes: "
+                          "rename or remove the file in static/")
+
+
+def clashes(own: Iterable[str], generated: Iterable[str]) -> dict[str, str]:
+    """Each own static file on (or around) a file of *generated*: that file, by own path
+    (sorted)."""
     made = set(generated)
     folders = {rel.rpartition("/")[0] for rel in made}
     for rel in list(folders):
         while rel:
             rel = rel.rpartition("/")[0]
             folders.add(rel)
+    found: dict[str, str] = {}
     for rel in sorted(own):
         clash = rel if rel in made else None
         if clash is None and rel in folders:
@@ -84,5 +93,5 @@ def check_collisions(own: Iterable[str], generated: Iterable[str]) -> None:
                 clash = parent
             parent = parent.rpartition("/")[0]
         if clash is not None:
-            raise ConfigError(f"static/{rel} would overwrite {clash}, which sitegen writes: "
-                              "rename or remove the file in static/")
+            found[rel] = clash
+    return found

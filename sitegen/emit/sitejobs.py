@@ -88,11 +88,12 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet,
     A static file on (or around) a file sitegen makes is a configuration error, but for a
     `robots.txt` of the owner's, which replaces sitegen's (`rendered_files`), and a
     `_redirects`, which is merged with sitegen's (`emit.redirects`); an old URL now taken by
-    a page or file of the site gives way to it.
+    a page or file of the site, or running into (or around) an owner's file, gives way to it.
     """
-    from sitegen.emit.ownfiles import check_collisions, rendered_files
+    from sitegen.emit.ownfiles import check_collisions, clashes, rendered_files
     from sitegen.emit.redirects import (
         REDIRECTS_FILE,
+        output_path,
         owner_sources,
         plan_redirects,
         redirect_files,
@@ -106,6 +107,11 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet,
     check_collisions(own, made)
     moved = plan_redirects(site, history, {*made, *own},
                            owner_sources(owner_redirects, site.base_url))
+    blocked = {page: rel for rel, page in clashes(own, map(output_path, moved)).items()}
+    for old in sorted(old for old in moved if output_path(old) in blocked):  # (the owner wins)
+        log.warning("the old URL %s runs into your file static/%s, which keeps its path: no "
+                    "redirect to %s was made", old, blocked[output_path(old)],
+                    moved.pop(old))
     redirects = dict(redirect_files(site, moved, renderer.translator, owner_redirects))
     check_collisions(own, redirects)
     return {**files, **redirects, **own}

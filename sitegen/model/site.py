@@ -14,13 +14,14 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import TypeVar
 
 from sitegen.config import Config
-from sitegen.errors import ConfigError
 from sitegen.fetch.fields import Record
 from sitegen.fetch.records import Article, Cluster
 from sitegen.model.body import article_body, titled_hash
+from sitegen.model.claims import Claims, give_way
 from sitegen.model.kinds import kind_of, layout_files, layout_pages
 from sitegen.model.languages import native_name
 from sitegen.model.own import menu_of, own_page_views
@@ -38,6 +39,7 @@ from sitegen.model.slugs import (
     wanted_slug,
 )
 from sitegen.model.social import social_views
+from sitegen.model.tags import attach_tags, tag_name, tag_names
 from sitegen.model.views import (
     AgentView,
     ArticleView,
@@ -58,9 +60,6 @@ log = logging.getLogger("sitegen.model")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
 S = TypeVar("S", bound=Section)
-#: Tags kept per article: plenty for any real article, and what keeps the tag pages and
-#: feeds of a record with 10,000 tags linear (each tag's feed repeats its entries' tags).
-MAX_TAGS = 50
 
 
 def _text(value: str | None) -> str:
@@ -94,8 +93,12 @@ def _sections(
     name_of: Callable[[Record], str | None],
     what: str,
     warn: Callable[[str], None],
+    kind: str,
+    claims: Claims,
 ) -> dict[str, S]:
-    """Views for records (sorted by id), with unique slugs derived from their names."""
+    """Views for records (sorted by id), with unique slugs derived from their names; one
+    on a URL of the *kind* the owner's files hold (*claims*) moves."""
+    url_of = partial(_kind_url, kind)
     allocator = SlugAllocator()
     views: dict[str, S] = {}
     for record in sorted(records, key=lambda r: str(getattr(r, "id", ""))):
@@ -108,12 +111,21 @@ def _sections(
         slug = allocator.allocate(wanted)
         if is_device_name(wanted):
             warn(f"{what} {record_id} slug {wanted!r} is a reserved name; using {slug!r} instead")
+        slug, moved = give_way(claims, slug, url_of, partial(allocator.allocate, wanted),
+                               f"{what} {record_id}", section=True)
+        if moved:
+            warn(moved)
         views[record_id] = make(record, slug)
     return views
 
 
-#: Chooses an article's final slug from the one it wants: (slug, repairs).
-SlugChoice = Callable[[str, str], tuple[str, list[str]]]
+def _kind_url(kind: str, slug: str) -> str:
+    return kind_of(kind).url_for(slug=slug)
+
+
+#: Chooses an article's final slug from the one it wants, its description and the URL a
+#: slug gives it: (slug, repairs).
+SlugChoice = Callable[[str, str, Callable[[str], str]], tuple[str, list[str]]]
 
 
 def article_view(config: Config, article: Article, choose: SlugChoice,
@@ -131,13 +143,17 @@ def article_view(config: Config, article: Article, choose: SlugChoice,
         repairs.append(f"{what} has no creation date; using 1970-01-01")
         published = EPOCH
     updated = max(article.updatedAt or published, published)
-    wanted, made = wanted_slug(article.slug, article.title, article.id, what)
-    slug, allocated = choose(wanted, what)
-    repairs += made + allocated
     language, repair = _language(article.language, config.site.language, what)
+
+    def url_of(slug: str) -> str:
+        return expand_permalink(config.site.permalink, slug, published, language, article.id)
+
+    wanted, made = wanted_slug(article.slug, article.title, article.id, what)
+    slug, allocated = choose(wanted, what, url_of)
+    repairs += made + allocated
     if repair:
         repairs.append(repair)
-    url = expand_permalink(config.site.permalink, slug, published, language, article.id)
+    url = url_of(slug)
     meta = article.meta
     description = _text(article.description) or _text(meta.description if meta else None)
     keywords = [k.strip() for k in (meta.keywords or "").split(",")] if meta else []
@@ -151,59 +167,19 @@ def article_view(config: Config, article: Article, choose: SlugChoice,
     )
 
 
-def tag_names(article: Article) -> tuple[str, ...]:
-    """The raw tag names of *article* (its tags, else its meta's)."""
-    return tuple(article.tags) or (tuple(article.meta.tags) if article.meta else ())
-
-
-def _attach_tags(pairs: list[tuple[Article, ArticleView]],
-                 warn: Callable[[str], None]) -> dict[str, TagView]:
-    """Tags by slug; a tag's display name is the one its oldest article used.
-
-    An article keeps its first `MAX_TAGS` distinct tags (a warning says so).
-    """
-    tags: dict[str, TagView] = {}
-    refs: dict[str, TagRef] = {}  # one per tag, shared by its articles
-    named: dict[str, tuple[str, str]] = {}  # raw tag → (name, slug): tags repeat a lot
-    for record, view in reversed(pairs):  # oldest first: names and slugs stay stable
-        names = tag_names(record)
-        seen: set[str] = set()
-        for raw in names:
-            found = named.get(raw)
-            if found is None:
-                found = named[raw] = _tag_name(raw, warn)
-            name, slug = found
-            if not name:
-                continue
-            if slug in seen:
-                continue
-            if len(seen) == MAX_TAGS:
-                warn(f"article {record.id} has more than {MAX_TAGS} tags; only its first "
-                     f"{MAX_TAGS} were kept")
-                break
-            seen.add(slug)
-            ref = refs.get(slug)
-            if ref is None:
-                tag = tags[slug] = TagView(id=slug, name=name, slug=slug,
-                                           url=kind_of("tag").url_for(slug=slug))
-                ref = refs[slug] = TagRef(tag.name, slug, tag.url)
-            view.tags.append(ref)
-    for _, view in pairs:
-        for ref in view.tags:
-            tags[ref.slug].articles.append(view)
-    return tags
-
-
-def _tag_name(raw: str, warn: Callable[[str], None]) -> tuple[str, str]:
-    """A raw tag's display name and slug ("" for both when nothing is left of it)."""
-    name = _text(raw)[:80]
-    if not name:
-        return "", ""
-    wanted = slugify(name) or "tag-" + short_hash(name)
-    slug = device_safe(wanted, "tag")
-    if slug != wanted:
-        warn(f"tag {name!r} slug {wanted!r} is a reserved name; using {slug!r} instead")
-    return name, slug
+def _move_languages(languages: dict[str, LanguageView], claims: Claims,
+                    warn: Callable[[str], None]) -> None:
+    """Move each language whose URL the owner's files hold to a free slug no language has."""
+    if not claims or len(languages) < 2:  # (one language: no language pages)
+        return
+    allocator = SlugAllocator(view.slug for view in languages.values())
+    for code, view in sorted(languages.items()):
+        slug, warning = give_way(claims, view.slug, partial(_kind_url, "language"),
+                                 partial(allocator.allocate, view.slug), f"language {code!r}",
+                                 section=True)
+        if warning:
+            warn(warning)
+            view.slug, view.url = slug, _kind_url("language", slug)
 
 
 def _cluster(record: Record, slug: str, warn: Callable[[str], None]) -> ClusterView:
@@ -227,7 +203,7 @@ def _draft_views(config: Config, drafts: Sequence[Article], published: set[str],
     allocator = SlugAllocator()
     drafted = kind_of("draft")
 
-    def choose(wanted: str, what: str) -> tuple[str, list[str]]:
+    def choose(wanted: str, what: str, url_of: Callable[[str], str]) -> tuple[str, list[str]]:
         return allocate_slug(wanted, allocator, what)
 
     seen: set[str] = set()
@@ -250,7 +226,7 @@ def _draft_views(config: Config, drafts: Sequence[Article], published: set[str],
         if not view.model and view.agent is not None:
             view.model = view.agent.model
         for raw in tag_names(record):
-            tag = tags.get(_tag_name(raw, lambda message: None)[1])
+            tag = tags.get(tag_name(raw, lambda message: None)[1])
             if tag is not None and all(ref.slug != tag.slug for ref in view.tags):
                 view.tags.append(TagRef(tag.name, tag.slug, tag.url))
         views.append(view)
@@ -259,10 +235,13 @@ def _draft_views(config: Config, drafts: Sequence[Article], published: set[str],
 
 
 def build_site(config: Config, workspace: Workspace,
-               own: Sequence[PageSource] = (), drafts: Sequence[Article] | None = None) -> Site:
+               own: Sequence[PageSource] = (), drafts: Sequence[Article] | None = None,
+               claimed: Iterable[str] = ()) -> Site:
     """The Site graph for *workspace* under *config* and the owner's pages *own*: pure,
     deterministic, repairs logged. *drafts* (`serve --drafts` only) are laid out at
-    `/drafts/<slug>/` and nowhere else (None: not a drafts preview)."""
+    `/drafts/<slug>/` and nowhere else (None: not a drafts preview). *claimed* holds the
+    output paths of the owner's `static/` files: like the owner's pages, they keep their
+    paths, and a page the service names (article, tag, agent…) moves off them."""
     own_pages = own_page_views(own)
     records: list[Article] = []
     seen_ids: set[str] = set()
@@ -279,18 +258,14 @@ def build_site(config: Config, workspace: Workspace,
         records.append(article)
     # Oldest first for slug allocation (an older article keeps its slug).
     records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
-    # Articles live beside the owner's pages (/{slug}/) only with the root permalink.
-    owners = ({page.slug: page.source for page in own_pages}
-              if config.site.permalink == "/{slug}/" else {})
-    allocator = SlugAllocator(reserved() | owners.keys())
+    # One URL, two pages: the owner's page or file keeps it, the service's article moves.
+    claims = Claims({page.path: page.source for page in own_pages}, claimed)
+    allocator = SlugAllocator(reserved())
 
-    def choose(wanted: str, what: str) -> tuple[str, list[str]]:
-        owner = owners.get(wanted)
-        if owner is not None:  # one URL, two pages: the owner decides which moves
-            raise ConfigError(
-                f"your page {owner} and {what} both have the URL /{wanted}/: give the page "
-                f"another slug in its front matter (slug = \"...\")")
-        return allocate_slug(wanted, allocator, what)
+    def choose(wanted: str, what: str, url_of: Callable[[str], str]) -> tuple[str, list[str]]:
+        slug, repairs = allocate_slug(wanted, allocator, what)
+        slug, moved = give_way(claims, slug, url_of, lambda: allocator.allocate(wanted), what)
+        return slug, repairs + ([moved] if moved else [])
 
     pairs: list[tuple[Article, ArticleView]] = []
     for record in records:
@@ -314,10 +289,11 @@ def build_site(config: Config, workspace: Workspace,
             model=_text(getattr(r, "model", None)),
             language=_language(getattr(r, "language", None), config.site.language, "")[0],
         ),
-        lambda r: getattr(r, "name", None), "agent", late,
+        lambda r: getattr(r, "name", None), "agent", late, "agent", claims,
     )
     clusters = _sections(workspace.clusters or [], lambda r, s: _cluster(r, s, late),
-                         lambda r: getattr(r, "name", None), "cluster", late)
+                         lambda r: getattr(r, "name", None), "cluster", late, "cluster",
+                         claims)
     authors = _sections(
         workspace.authors or [],
         lambda r, s: AuthorView(
@@ -326,9 +302,9 @@ def build_site(config: Config, workspace: Workspace,
             image=safe_http_url(getattr(r, "imageUrl", None)) or "",
             language=_language(getattr(r, "language", None), config.site.language, "")[0],
         ),
-        lambda r: getattr(r, "name", None), "author identity", late,
+        lambda r: getattr(r, "name", None), "author identity", late, "author", claims,
     )
-    tags = _attach_tags(pairs, late)
+    tags = attach_tags(pairs, late, claims)
     languages: dict[str, LanguageView] = {}
     for record, view in pairs:
         view.agent = agents.get(record.agentId or "")
@@ -348,7 +324,9 @@ def build_site(config: Config, workspace: Workspace,
 
     link_neighbours(articles)
     link_related(articles)
-    social = social_views(workspace.social_posts or [], articles, config.site.base_url)
+    _move_languages(languages, claims, late)
+    social = social_views(workspace.social_posts or [], articles, config.site.base_url,
+                          claims, late)
     site = Site(
         config=config, title=config.site.title, description=config.site.description,
         base_url=config.site.base_url, language=config.site.language, articles=articles,

@@ -4,16 +4,20 @@ Role: turn the workspace's social post records into `SocialPostView`s with uniqu
 slugs (never `page`, which the list's pagination uses), the image of the slot each
 selected, the image link previews want (landscape first), and the published article
 a post promotes when the record names one (by id, slug or URL of this site; nothing
-else is ever linked). Pure: it must never do I/O, log, or render.
+else is ever linked). A post whose URL a file of the owner's holds moves to a free slug
+(`sitegen.model.claims`; the warning goes to the caller's *warn*). Pure: it must never do
+I/O, log, or render.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from urllib.parse import urlsplit
 
 from sitegen.fetch.records import SocialPost
+from sitegen.model.claims import Claims, give_way
 from sitegen.model.slugs import SlugAllocator, device_safe, short_hash, slugify, url_to_path
 from sitegen.model.views import ArticleView, SocialPostView
 from sitegen.urls import safe_http_url
@@ -68,9 +72,15 @@ def _alt_in(article: ArticleView | None, image: str) -> str:
     return ""
 
 
+def _post_url(slug: str) -> str:
+    return f"/social/{slug}/"
+
+
 def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
-                 base_url: str) -> list[SocialPostView]:
-    """The posts (newest first), each with its page URL and promoted article."""
+                 base_url: str, claims: Claims | None = None,
+                 warn: Callable[[str], None] = lambda message: None) -> list[SocialPostView]:
+    """The posts (newest first), each with its page URL and promoted article; a post on a
+    URL the owner's files hold (*claims*) moves, *warn* told."""
     allocator = SlugAllocator({"page", "feed.xml", "index.html"})
     posts: list[SocialPostView] = []
     found = _Articles(articles)
@@ -84,7 +94,11 @@ def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
         image = by_slot.get(chosen, "")
         title = _text(record.title) or _text(record.slug) or "Untitled"
         wanted = slugify(record.slug) or slugify(title) or "post-" + short_hash(record.id)
-        slug = allocator.allocate(device_safe(wanted, "post"))
+        safe = device_safe(wanted, "post")
+        slug, moved = give_way(claims or Claims(), allocator.allocate(safe), _post_url,
+                               partial(allocator.allocate, safe), f"social post {record.id}")
+        if moved:
+            warn(moved)
         url = f"/social/{slug}/"
         promoted = _promoted(record, found, base_url)
         share = by_slot["landscape"] or image

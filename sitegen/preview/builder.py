@@ -7,10 +7,12 @@ browsers show first (`fresh.FreshPages`). The preview builds into its own folder
 `.sitegen/preview/` beside site.toml, with URLs pointing at the local server and the beacon off,
 so it must never replace a deployable build; and it never writes files itself. With `--drafts`
 it also fetches the workspace's drafts (`fetch.drafts`) after each sync and builds into a
-folder of its own, `.sitegen/preview-drafts/`: the site in `site/`, and beside it a store of
-its own (`drafts_config`), so nothing derived from a draft (a rendered body, a page's reads,
-search data) is ever written to the site's store; the site's store gets only the sync's
-published records, as with any `serve`.
+folder of its own, `preview-drafts/` inside the store's folder (`[api] cache_dir`, whatever it
+is: the folder `sitegen init` git-ignores and no build may use as its output, so a draft never
+reaches git nor a deployable output): the site in `site/`, and beside it a store of its own
+(`drafts_config`), so nothing derived from a draft (a rendered body, a page's reads, search
+data) is ever written to the site's store; the site's store gets only the sync's published
+records, as with any `serve`.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ if TYPE_CHECKING:
     from sitegen.workspace import Workspace
 
 PREVIEW_DIR = Path(".sitegen") / "preview"
-#: `serve --drafts`' folder: its output (`site/`) and its own store, beside `PREVIEW_DIR`.
-DRAFTS_DIR = Path(".sitegen") / "preview-drafts"
+#: `serve --drafts`' folder inside the store's (`[api] cache_dir`): its output (`site/`) and
+#: its own store.
+DRAFTS_DIR = "preview-drafts"
 
 
 def preview_output(config: Config) -> Path:
@@ -47,14 +50,15 @@ def preview_output(config: Config) -> Path:
 
 
 def drafts_output(config: Config) -> Path:
-    """The folder `serve --drafts` builds into and serves from: `.sitegen/preview-drafts/site/`."""
-    return (config.root / DRAFTS_DIR / "site").resolve()
+    """The folder `serve --drafts` builds into and serves from: `preview-drafts/site/` in the
+    store's folder (`.sitegen/preview-drafts/site/` by default)."""
+    return config.cache_path / DRAFTS_DIR / "site"
 
 
 def drafts_config(config: Config) -> Config:
-    """*config* as the drafts preview's builds see it: the store of `.sitegen/preview-drafts/`
-    (derived data of drafts never reaches the site's store)."""
-    api = config.api.model_copy(update={"cache_dir": DRAFTS_DIR.as_posix()})
+    """*config* as the drafts preview's builds see it: the store of `preview-drafts/` in the
+    store's folder (derived data of drafts never reaches the site's store)."""
+    api = config.api.model_copy(update={"cache_dir": str(config.cache_path / DRAFTS_DIR)})
     return config.model_copy(update={"api": api})
 
 

@@ -7,8 +7,8 @@ waiting page until the first build lands), build, watch the sources, refresh con
 in progress ends at once: the stop event is its `BuildOptions.stop`), print one summary line and
 exit 0 with no traceback. The preview builds into `.sitegen/preview/` beside
 site.toml, or with `--drafts` (the workspace's drafts too, at `/drafts/`) into
-`.sitegen/preview-drafts/` (see `builder.py`). This module must never contain build, routing or
-watching logic.
+`preview-drafts/` in the store's folder, `[api] cache_dir` (see `builder.py`). This module must
+never contain build, routing or watching logic.
 """
 
 from __future__ import annotations

@@ -16,13 +16,13 @@ from render_factory import article, make_config, make_workspace  # noqa: E402
 
 from sitegen.errors import ConfigError  # noqa: E402
 from sitegen.model import build_site  # noqa: E402
-from sitegen.model.site import MAX_TAGS  # noqa: E402
 from sitegen.model.slugs import (  # noqa: E402
     DEVICE_NAMES,
     SlugAllocator,
     expand_permalink,
     is_device_name,
 )
+from sitegen.model.tags import MAX_TAGS  # noqa: E402
 
 DEVICES = ["con", "prn", "aux", "nul", "com1", "com9", "lpt1", "lpt9"]
 

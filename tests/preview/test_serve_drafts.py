@@ -213,3 +213,25 @@ def test_drafts_and_offline_contradict(tmp_path: Path) -> None:
                           text=True, timeout=120)
     assert done.returncode == 2
     assert "--drafts" in done.stderr.splitlines()[-1] and "--offline" in done.stderr
+
+
+def test_the_drafts_preview_goes_where_init_told_git_to_look_away(
+        tmp_path: Path, api: str) -> None:
+    """The drafts preview lives in the store's folder, whatever `[api] cache_dir` names, and
+    `sitegen init` git-ignores that folder: no draft is ever a file git would add."""
+    site = write_site(tmp_path / "site", api)
+    toml = site / "site.toml"
+    toml.write_text(toml.read_text().replace("[api]\n", '[api]\ncache_dir = "cache"\n'))
+    made = sitegen(site, "init", ".")
+    assert made.returncode == 0, made.stderr
+    assert "created .gitignore" in made.stdout
+    subprocess.run(["git", "init", "-q", str(site)], check=True)
+    with serving(site) as preview:
+        assert preview.get("/drafts/rainy-day-edinburgh/").status_code == 200
+    visible = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=site,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert "site.toml" in visible and not [name for name in visible if "drafts" in name], visible
+    assert not [name for name in visible if any(s in readable(site / name) for s in SECRETS)]
+    drafts_site = site / "cache" / "preview-drafts" / "site"
+    assert (drafts_site / "drafts" / "rainy-day-edinburgh" / "index.html").is_file()
+    assert not (site / ".sitegen").exists()
