@@ -44,6 +44,7 @@ def run_build(config: Config | ConfigFile, options: BuildOptions) -> BuildReport
 
 
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
+    from sitegen.cachekey import note_fresh_key
     from sitegen.emit.linkcheck import LinkCheck
     from sitegen.emit.ownfiles import check_collisions, collect_own_static, rendered_files
     from sitegen.emit.search import search_stage
@@ -70,6 +71,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
     with open_config_store(config) as store, OutputWriter(
             output, lock_timeout=options.lock_timeout,
             record=store.output_record(str(output))) as writer:
+        note_fresh_key(store.get("api_version") is not None)  # (a new key: said once)
         with timings.stage("fetch"):
             workspace = _content(config, store, options, report, progress)
         with timings.stage("model"):

@@ -12,7 +12,10 @@ BLAKE2b MAC whose key comes from a secret the build has and the cache does not h
    `~/.cache/sitegen/cache-key`): outside the site folder and outside what a site's CI
    caches, created once, atomically, with mode 0600. So the demo and offline builds with
    no key in the environment stay incremental; a fresh CI machine with no secret makes a
-   new key, and simply derives everything again.
+   new key, and derives everything again (`note_fresh_key` lets the build say so once).
+   As ssh treats a private key, a key file that is a link, another user's, or readable or
+   writable by others, or that sits in a folder others can write to, is never used (one
+   warning): someone else could know it or have put their own in place.
 
 The MAC key is derived from the secret (`mac_key`); `tag` is the MAC of (kind, key, value),
 `seal` prefixes a value with it, `unseal` gives the value back only when the tag verifies;
@@ -25,11 +28,16 @@ per-user key file is written, and never into the site folder).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
+import logging
 import os
 import secrets
+import stat
 from pathlib import Path
+
+log = logging.getLogger("sitegen.cachekey")
 
 CACHE_KEY_ENV = "SITEGEN_CACHE_KEY"
 _LABEL = b"sitegen: derived data and output record, v1"
@@ -61,14 +69,31 @@ def mac_key(key_env: str | None) -> bytes | None:
     return hmac.new(raw, _LABEL, hashlib.sha256).digest()
 
 
+class _UnsafeKey(Exception):
+    """The per-user key file or its folder could be read or written by someone else."""
+
+
+#: Key files this process refused (warned about once each) and made itself.
+_refused: set[Path] = set()
+_made: set[Path] = set()
+
+
 def _user_key() -> bytes | None:
-    """The per-user random key, made (0600, atomically: linked into place) when missing."""
+    """The per-user random key, made (0600, atomically: linked into place) when missing.
+
+    Like ssh with a private key, a key file someone else could have written or read (not
+    the user's, readable or writable by others, a symbolic link, or in a folder others can
+    write to) is not used: one warning says which and how to fix it, and nothing derived
+    is trusted (it is all derived again).
+    """
     path = user_key_path()
-    found = _read_key(path)
-    if found is not None:
-        return found
     try:
+        _check_folder(path.parent)
+        found = _read_key(path)
+        if found is not None:
+            return found
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _check_folder(path.parent)
         temporary = path.with_name(f".cache-key-{secrets.token_hex(8)}")
         handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                          0o600)
@@ -79,20 +104,63 @@ def _user_key() -> bytes | None:
             os.close(handle)
         try:
             os.link(temporary, path)  # fails when another build made it first: use theirs
+            _made.add(path)
         except FileExistsError:
             pass
         finally:
             temporary.unlink(missing_ok=True)
+        return _read_key(path)
+    except _UnsafeKey as unsafe:
+        if path not in _refused:
+            _refused.add(path)
+            log.warning("the cache key file %s %s, so it is not used and everything derived "
+                        "is made again: delete it (sitegen makes a new one that only you can "
+                        "read) or set %s", path, unsafe, CACHE_KEY_ENV)
+        return None
     except OSError:
         return None
-    return _read_key(path)
+
+
+def _check_folder(folder: Path) -> None:
+    """Raise _UnsafeKey when *folder* (when it exists) is another user's or others can
+    write to it (they could put their own key in place)."""
+    try:
+        found = folder.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(found.st_mode):
+        raise _UnsafeKey(f"is in {folder}, which is not a folder")
+    if found.st_uid != os.geteuid():
+        raise _UnsafeKey(f"is in {folder}, a folder owned by another user")
+    if found.st_mode & 0o022:
+        raise _UnsafeKey(f"is in {folder}, a folder others can write to "
+                         f"(mode {stat.S_IMODE(found.st_mode):04o})")
 
 
 def _read_key(path: Path) -> bytes | None:
+    """The key in *path*, None when missing or unreadable; _UnsafeKey when the file is a
+    link, another user's, or others can read or write it."""
     try:
-        data = path.read_bytes().strip()
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _UnsafeKey("is a symbolic link") from None
+        return None
+    try:
+        found = os.fstat(handle)
+        if not stat.S_ISREG(found.st_mode):
+            raise _UnsafeKey("is not a regular file")
+        if found.st_uid != os.geteuid():
+            raise _UnsafeKey("is owned by another user")
+        if found.st_mode & 0o077:
+            raise _UnsafeKey(f"can be read or written by others "
+                             f"(mode {stat.S_IMODE(found.st_mode):04o})")
+        with os.fdopen(os.dup(handle), "rb") as file:
+            data = file.read(4096).strip()
     except OSError:
         return None
+    finally:
+        os.close(handle)
     return data if len(data) >= 32 else None
 
 
@@ -106,6 +174,17 @@ def ci_without_cache_key() -> bool:
     on_ci = any(os.environ.get(name, "").strip().lower() not in ("", "0", "false")
                 for name in _CI_VARIABLES)
     return on_ci and not os.environ.get(CACHE_KEY_ENV, "").strip()
+
+
+def note_fresh_key(store_has_content: bool) -> None:
+    """Say once (one warning) that this process made a new per-user key while a store held
+    content sealed with another: everything derived is made again. For the build to call
+    after opening its store; later calls say nothing."""
+    made = bool(_made)
+    _made.clear()
+    if made and store_has_content:
+        log.warning("no %s or API key: a new cache key was made, everything derived is made "
+                    "again; set %s in CI to keep the cache warm", CACHE_KEY_ENV, CACHE_KEY_ENV)
 
 
 def _tag(key: bytes, kind: str, name: str, value: bytes) -> bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -169,13 +170,32 @@ def index_wheel_sha256(version: str) -> str:
         return hashlib.sha256(wheels[0].read_bytes()).hexdigest()
 
 
+#: The characters a `--requirement SPEC` may hold: printable ASCII and the space. A
+#: whitelist, since pip and `str.splitlines` break lines at more characters than anyone
+#: lists (`\x0b`, `\x0c`, `\x1c`-`\x1e`, `\x85`, `\u2028`, ...).
+_SPEC_CHARACTERS = re.compile(r"[\x20-\x7e]+")
+
+#: A requirement's project name at its start (PEP 508), compared normalised (PEP 503).
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+#: The unrelated project on the package index whose name sitegen's import name shares.
+_NOT_SITEGEN = "sitegen"
+
+
 def check_spec(spec: str) -> str:
     """A `--requirement SPEC` as one requirements-file line; ConfigError when it cannot be."""
     value = spec.strip()
-    if not value or "\n" in value or "\r" in value or value.startswith("#"):
+    if (not value or not _SPEC_CHARACTERS.fullmatch(value) or value.startswith("#")
+            or value.endswith("\\")):
         raise ConfigError(
-            f"--requirement {spec!r} is not one requirement: give one line, "
-            f"e.g. --requirement \"{EXAMPLE_SPEC}\"")
+            f"--requirement {spec!r} is not one requirement: give one line of printable "
+            f"ASCII characters, e.g. --requirement \"{EXAMPLE_SPEC}\"")
+    name = _PROJECT_NAME.match(value)
+    if name and re.sub(r"[-_.]+", "-", name.group()).lower() == _NOT_SITEGEN:
+        raise ConfigError(
+            f"--requirement {spec!r} names the unrelated project `sitegen` on the package "
+            f"index: this sitegen is published as `{DIST_NAME}`, e.g. --requirement "
+            f"\"{EXAMPLE_SPEC}\"")
     return value
 
 

@@ -15,7 +15,9 @@ make a request or read a key itself.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import re
 import shlex
 import tomllib
@@ -154,8 +156,10 @@ def render_ci(ci: CiKind, settings: SiteSettings) -> str:
     text = template_text(_CI_TEMPLATES[ci])
     values = {
         "__SITEGEN_SCHEDULE__": check_schedule(settings.schedule),
-        "__SITEGEN_OUTPUT__": settings.output,
-        "__SITEGEN_CACHE__": settings.cache_dir,
+        # Quoted (a JSON string is a YAML double-quoted scalar), so a folder named `null`,
+        # `true` or `1e3` stays a string in the workflow.
+        "__SITEGEN_OUTPUT__": json.dumps(settings.output),
+        "__SITEGEN_CACHE__": json.dumps(settings.cache_dir),
         "__SITEGEN_REQUIREMENTS__": REQUIREMENTS_PATHS[ci],
         **{f"__PIN_{name}__": f"{sha} # {tag}" for name, (_, sha, tag) in ACTION_PINS.items()},
     }
@@ -213,6 +217,7 @@ def scaffold(directory: Path, ci: CiKind = "github",
         directory.mkdir(parents=True, exist_ok=True)
         for planned in files:
             target = directory.joinpath(*planned.path.parts)
+            _check_inside(directory, target, str(planned.path))
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 with target.open("x", encoding="utf-8", newline="\n") as handle:
@@ -285,6 +290,29 @@ def report_lines(result: ScaffoldResult, ci: CiKind, shown_dir: str) -> list[str
     ]
 
 
+def _check_inside(directory: Path, target: Path, relative: str) -> None:
+    """Refuse a *target* whose folder leads out of *directory* through a symbolic link (a
+    link planted there would make `init` write a file elsewhere)."""
+    if not target.parent.resolve().is_relative_to(directory.resolve()):
+        raise ConfigError(
+            f"the folder of {relative} in {directory} is a symbolic link to "
+            f"{target.parent.resolve()}, outside the site, so init will not write there: "
+            "remove the link and run `sitegen init` again")
+
+
+def _replace_file(target: Path, text: str) -> None:
+    """Write *text* to a new file beside *target* and move it over *target*, so a hard link
+    there is replaced rather than written through."""
+    temporary = target.with_name(f".{target.name}.sitegen-new")
+    temporary.unlink(missing_ok=True)
+    try:
+        with temporary.open("x", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def upgrade_ci(directory: Path, ci: CiKind, requirement: CiRequirement) -> str:
     """Rewrite the requirements file beside the CI file, the one file `init` replaces;
     a requirement CI cannot install leaves an existing file as it is. Returns the line
@@ -298,8 +326,14 @@ def upgrade_ci(directory: Path, ci: CiKind, requirement: CiRequirement) -> str:
     if not requirement.installable and target.is_file():
         return f"kept {relative}: CI cannot install this sitegen (see the warning)"
     try:
+        _check_inside(directory, target, relative)
+        if target.is_symlink():
+            raise ConfigError(
+                f"{relative} in {directory} is a symbolic link (to {target.resolve()}), so "
+                "init will not write through it: remove the link and run "
+                "`sitegen init --upgrade-ci` again")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(requirements_text(requirement), encoding="utf-8", newline="\n")
+        _replace_file(target, requirements_text(requirement))
     except OSError as error:
         raise ConfigError(
             f"cannot write {target}: {error.strerror or error}: "

@@ -100,6 +100,33 @@ def test_the_requirement_flag_wins_and_is_one_line() -> None:
             check_spec(bad)
 
 
+@pytest.mark.parametrize("brk", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
+                                 "\u2028", "\u2029", "\t", "\x00"])
+def test_a_requirement_with_any_line_break_pip_might_read_is_refused(brk: str) -> None:
+    spec = f"sitegen-cas==1.2.3{brk}--index-url https://evil.example/simple"
+    with pytest.raises(ConfigError, match="is not one requirement") as caught:
+        check_spec(spec)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_requirement_ending_in_a_line_continuation_is_refused() -> None:
+    with pytest.raises(ConfigError, match="is not one requirement"):
+        check_spec("sitegen-cas==1.2.3 \\")
+
+
+@pytest.mark.parametrize("spec", ["sitegen", "sitegen==1.0", "Sitegen>=2", "sitegen[x]",
+                                  "sitegen @ git+https://example.com/r@abc", "SiteGen"])
+def test_the_unrelated_sitegen_project_is_refused_naming_sitegen_cas(spec: str) -> None:
+    with pytest.raises(ConfigError, match="unrelated project `sitegen`.*sitegen-cas"):
+        check_spec(spec)
+
+
+@pytest.mark.parametrize("spec", ["sitegen-cas==1.2.3", "sitegen_cas==1.2.3",
+                                  "sitegen-cas @ https://example.com/a.whl#sha256=ab"])
+def test_sitegen_cas_in_any_spelling_is_accepted(spec: str) -> None:
+    assert check_spec(f"  {spec}\n") == spec
+
+
 def test_the_tests_own_sitegen_is_never_taken_for_an_index_install() -> None:
     """Under pytest the checkout's own sitegen_cas.egg-info comes first on sys.path, and it
     has no direct_url.json: only the installer's record counts, which says editable (or, in

@@ -23,6 +23,7 @@ from sitegen.emulator.generator import generate_workspace
 from sitegen.errors import ConfigError
 from sitegen.scaffold import (
     CI_PATHS,
+    REQUIREMENTS_PATHS,
     SiteSettings,
     example_site_toml,
     render_ci,
@@ -194,7 +195,7 @@ def test_github_workflow_schedule_cache_and_pages(tmp_path: Path) -> None:
     assert "github.event.repository.default_branch" in build_job["if"]
     # The output and cache folders are written once each, as workflow variables.
     assert data["env"]["SITEGEN_OUTPUT"] == "_site" and data["env"]["SITEGEN_CACHE"] == ".sitegen"
-    assert text.count("_site") == 1 and text.count(".sitegen\n") + text.count(".sitegen ") == 1
+    assert text.count("_site") == 1 and text.count('".sitegen"') == 1
     assert data["permissions"] == {}
     assert build_job["permissions"] == {"contents": "read", "pages": "read"}
     assert data["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
@@ -533,3 +534,73 @@ def test_init_inside_a_repository_subfolder_warns(
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     assert init(root) == 0
     assert "repository root" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ci", ["github", "gitlab"])
+@pytest.mark.parametrize("name", ["null", "true", "no", "1e3", "0x10", "1.5", "on"])
+def test_folders_yaml_would_read_as_other_types_stay_strings(tmp_path: Path, ci: str,
+                                                             name: str) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "site.toml").write_text(
+        f'[site]\noutput = "{name}"\n[api]\ncache_dir = "{name}"\n', encoding="utf-8")
+    assert init(site, "--ci", ci) == 0
+    data = yaml.safe_load((site / CI_PATHS[ci]).read_text(encoding="utf-8"))
+    variables = data["env"] if ci == "github" else data["variables"]
+    assert variables["SITEGEN_CACHE"] == name
+    if ci == "github":
+        assert variables["SITEGEN_OUTPUT"] == name
+
+
+def test_upgrade_ci_never_writes_through_a_symlinked_requirements_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = tmp_path / "site"
+    assert init(site) == 0
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n", encoding="utf-8")
+    requirements = site / REQUIREMENTS_PATHS["github"]
+    requirements.unlink()
+    requirements.symlink_to(outside)
+    capsys.readouterr()
+    assert init(site, "--upgrade-ci", "--requirement", "sitegen-cas==1.2.3") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "symbolic link" in err[0]
+    assert outside.read_text(encoding="utf-8") == "precious\n"
+    assert requirements.is_symlink()
+
+
+def test_upgrade_ci_never_writes_into_a_symlinked_folder_out_of_the_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    assert init(site) == 0
+    shutil.rmtree(site / ".github")
+    elsewhere.mkdir()
+    (site / ".github").symlink_to(elsewhere, target_is_directory=True)
+    assert init(site, "--upgrade-ci", "--requirement", "sitegen-cas==1.2.3") == 2
+    assert "outside the site" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_upgrade_ci_replaces_a_hard_link_rather_than_writing_through_it(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    assert init(site) == 0
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n", encoding="utf-8")
+    requirements = site / REQUIREMENTS_PATHS["github"]
+    requirements.unlink()
+    os.link(outside, requirements)
+    assert init(site, "--upgrade-ci", "--requirement", "sitegen-cas==1.2.3") == 0
+    assert outside.read_text(encoding="utf-8") == "precious\n"
+    assert requirements.read_text(encoding="utf-8").splitlines()[-1] == "sitegen-cas==1.2.3"
+
+
+@pytest.mark.parametrize("spec", ["sitegen", "sitegen-cas==1.2.3\x0b--index-url https://e.x/"])
+def test_init_refuses_a_requirement_pip_would_misread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: str
+) -> None:
+    assert init(tmp_path / "site", "--requirement", spec) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --requirement ")
+    assert not (tmp_path / "site").exists()

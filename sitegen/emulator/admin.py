@@ -7,15 +7,15 @@ Role: `POST /__admin/articles` (create: a record in the data file's form; a miss
 the next incremental sync sees exactly that article change. They need no key, are not API
 calls (no quota, no faults, no latency), answer only loopback clients (403 otherwise) and
 refuse any request that carries an `Origin` header: a web page open in the user's browser
-must never change the workspace. A body that is not a JSON object, or a field of the wrong
-type, is a 422 with one sentence. Changes live in memory only: this module must never write
+must never change the workspace. A body that is not a JSON object, a number JSON cannot say
+back (NaN, Infinity, 1e400), or a field of the wrong type, is a 422 with one sentence and
+changes nothing. Changes live in memory only: this module must never write
 the data file or anything else.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from sitegen.emulator import finitejson
 from sitegen.emulator.prose import slugify
 from sitegen.emulator.query import is_object_id
 from sitegen.emulator.state import EmulatorState, Record
@@ -115,8 +116,12 @@ def _is_stamp(value: Any) -> bool:
 async def _body(request: Request) -> Record:
     raw = await request.body()
     try:
-        body = json.loads(raw)
-    except ValueError:
+        body = finitejson.loads(raw)
+    except finitejson.NotFinite as number:
+        raise AdminProblem(422, f"The request body holds the number {number}, which JSON "
+                                "answers cannot carry; send a finite number within a double's "
+                                "range.") from None
+    except (ValueError, RecursionError):
         body = None
     if not isinstance(body, dict):
         raise AdminProblem(422, "The request body must be a JSON object of article fields, "

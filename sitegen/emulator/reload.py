@@ -6,9 +6,10 @@ a changed file off the event loop with `serve.read_data`'s checks, and swap it i
 one line says what changed. An article whose record the reload changes gets an `updatedAt`
 later than anything served before, unless the file already dates it so (`stamp_changes`), so
 the next incremental sync sees exactly the articles that changed, as the service's own
-clock would. A file that does not read (bad JSON, no workspace, gone) keeps what is served,
-with one warning naming the file and the problem. Admin changes made before a reload are
-replaced by the file's content. It must never write the file.
+clock would. A file that does not read or cannot be served (bad JSON, no workspace, a list
+that is not one, a date past the calendar's end, gone) keeps what is served, with one warning
+naming the file and the problem, and the poller goes on to the next save. Admin changes made
+before a reload are replaced by the file's content. It must never write the file.
 """
 
 from __future__ import annotations
@@ -96,15 +97,23 @@ class DataReloader:
             return
         try:
             data = await asyncio.to_thread(self.read, self.path)
-        except ConfigError as error:
+            articles = data.get("articles")
+            if articles is not None and not isinstance(articles, list):
+                raise ConfigError(f"--data file {self.path} has an 'articles' value that is "
+                                  "not a list; fix the file")
+            articles = [item for item in articles or [] if isinstance(item, dict)]
+            counts = stamp_changes(state.records("articles"), articles)
+            data["articles"] = articles
+            state.replace(data)  # (all or nothing: what is served changes only here)
+        except Exception as error:  # (any file at all: the poller must outlive it)
             if signature(self.path) != now:
                 return  # caught half-written: the next poll reads the finished file
             self.seen = now
-            logger.warning("%s; still serving its previous content", error)
+            problem = (str(error) if isinstance(error, ConfigError) else
+                       f"--data file {self.path} cannot be served "
+                       f"({error.__class__.__name__}: {error}); fix the file")
+            logger.warning("%s; still serving its previous content",
+                           " ".join(problem.split()))
             return
         self.seen = now
-        articles = [item for item in data.get("articles") or [] if isinstance(item, dict)]
-        counts = stamp_changes(state.records("articles"), articles)
-        data["articles"] = articles
-        state.replace(data)
         logger.info("%s", _summary(self.path, counts, len(articles)))

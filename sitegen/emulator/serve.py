@@ -52,6 +52,9 @@ def read_data(path: str | None) -> dict[str, Any]:
     except ValueError as error:
         raise ConfigError(f"--data file {path} is not valid JSON ({error}); fix the file or "
                           "generate one with `python -m sitegen.emulator.generator`") from None
+    except RecursionError:
+        raise ConfigError(f"--data file {path} is nested too deeply to read; fix the file or "
+                          "generate one with `python -m sitegen.emulator.generator`") from None
     workspace = data.get("workspace") if isinstance(data, dict) else None
     if not isinstance(workspace, dict) or not is_object_id(workspace.get("id")):
         raise ConfigError(f"--data file {path} has no 'workspace' object with a 24-hex 'id'; "

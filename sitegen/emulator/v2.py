@@ -11,7 +11,6 @@ records other than the digest and the analytics log.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from sitegen.emulator import filters, forms, store
+from sitegen.emulator import filters, finitejson, forms, store
 from sitegen.emulator.query import ApiProblem, Query, check_id
 from sitegen.emulator.state import EmulatorState, Record, later_than
 from sitegen.fetch.payloads import AnalyticsEvent, DigestUpdate
@@ -141,8 +140,11 @@ async def _json_body(request: Request, model: type[M]) -> tuple[M, Record]:
     if media_type != "application/json":
         raise ApiProblem(400, "Invalid request body", "Content-Type must be application/json.")
     try:
-        raw = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError):
+        raw = finitejson.loads(await request.body())
+    except finitejson.NotFinite as number:
+        raise ApiProblem(400, "Invalid JSON body", f"The body holds the number {number}, "
+                         "which JSON answers cannot carry.") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ApiProblem(400, "Invalid JSON body", "The body is not valid JSON.") from None
     if not isinstance(raw, dict):
         raise ApiProblem(400, "Invalid request body", "The body must be a JSON object.")

@@ -2,12 +2,13 @@
 
 Role: bind the listening socket at once (a port in use is a `ConfigError` naming it and
 `--port 0`), say the URL, and run uvicorn (asyncio loop, h11) on that socket in one thread
-until `stop`. Connections are bounded: uvicorn answers a request 503 while `MAX_CONNECTIONS`
-connections are open (`limit_concurrency`), and a connection whose request line and headers
-have not all arrived `HEADER_TIMEOUT` seconds after it opened (or after its last answer) is
-closed, so silent or trickling clients cannot hold the slots; the event streams have their
-own cap (`app.MAX_STREAMS`). It must never write a file, and never decide what a request is
-answered (that is `app.py`'s and `routing.py`'s).
+until `stop`. Work is bounded: at most `MAX_REQUESTS` requests are answered at once, one
+beyond them gets a 503 (`requestcap.RequestCap`: only whole requests count, so connections
+that send nothing or a byte at a time never take a real request's place), and a connection
+whose request line and headers have not all arrived `HEADER_TIMEOUT` seconds after it opened
+(or after its last answer) is closed, so silent or trickling clients hold nothing for long;
+the event streams have their own cap (`app.MAX_STREAMS`). It must never write a file, and
+never decide what a request is answered (that is `app.py`'s and `routing.py`'s).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from sitegen.listening import bind
 from sitegen.preview.app import create_app
 from sitegen.preview.fresh import FreshPages
 from sitegen.preview.reload import ReloadChannel
+from sitegen.preview.requestcap import RequestCap
 from sitegen.preview.routing import host_allowed
 
 log = logging.getLogger("sitegen.preview")
 
 HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers to arrive
-#: Connections open at once; a request beyond them is answered 503 at once.
-MAX_CONNECTIONS = 64
+#: Requests answered at once (event streams included); one beyond them is answered 503.
+MAX_REQUESTS = 64
 SHUTDOWN_GRACE = 5  # seconds a response under way may take to finish when the preview stops
 
 
@@ -71,10 +73,11 @@ class PreviewServer:
         bound_host, bound_port = self._socket.getsockname()[:2]
         self.server_name = str(bound_host)
         self.server_port = int(bound_port)
-        app = create_app(root, channel, fresh, self.allows_host, self.url)
+        app = RequestCap(create_app(root, channel, fresh, self.allows_host, self.url),
+                         MAX_REQUESTS)
         config = uvicorn.Config(app, loop="asyncio", http=_Protocol, lifespan="off",
                                 log_config=None, log_level="error", access_log=False,
-                                server_header=False, limit_concurrency=MAX_CONNECTIONS,
+                                server_header=False,
                                 timeout_graceful_shutdown=SHUTDOWN_GRACE)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="sitegen-http", daemon=False)

@@ -145,3 +145,26 @@ async def test_admin_requests_spend_no_quota_and_live_outside_the_api() -> None:
     for prefix in ("/api/v1", f"/api/v2/workspaces/{WS}"):
         answer = await client.patch(f"{prefix}/__admin/articles/{ARTICLE}", json={"title": "T"})
         assert answer.status_code in (404, 405)
+
+
+@pytest.mark.parametrize("body", [
+    b'{"meta": {"score": NaN}}', b'{"meta": {"score": 1e400}}', b'{"meta": {"x": -1e400}}',
+    b'{"title": "T", "rating": Infinity}', b'{"meta": {"x": [-Infinity]}}'])
+async def test_a_number_json_cannot_say_back_is_a_422_and_changes_nothing(body: bytes) -> None:
+    client = _client()
+    headers = {"content-type": "application/json"}
+    article = f"/api/v2/workspaces/{WS}/articles/{ARTICLE}"
+    changed = await client.patch(f"/__admin/articles/{ARTICLE}", content=body, headers=headers)
+    made = await client.post("/__admin/articles", content=body, headers=headers)
+    for answer in (changed, made):
+        assert answer.status_code == 422, answer.text
+        details = answer.json()["details"]
+        assert "cannot carry" in details and details.endswith(".") and ". " not in details
+    state = client.app.state.emulator  # type: ignore[attr-defined]
+    assert state.find("articles", ARTICLE) == TINY["articles"][0]
+    assert len(state.records("articles")) == len(TINY["articles"])
+    for _ in range(2):  # (and the article is still served, again and again)
+        served = await client.get(article, headers={"x-api-key": "k"})
+        assert served.status_code == 200 and served.json()["article"]["title"] == "Article 1"
+    fine = await client.patch(f"/__admin/articles/{ARTICLE}", json={"meta": {"score": 1.5}})
+    assert fine.status_code == 200 and fine.json()["meta"]["score"] == 1.5

@@ -95,3 +95,38 @@ def test_an_article_edited_without_a_new_date_still_reaches_the_next_sync() -> N
     assert "2031-06-01T00:00:00.000Z" < a["updatedAt"] < c["updatedAt"]
     assert d["updatedAt"] == "2040-01-01T00:00:00.000Z"  # already the newest: kept
     assert stamp_changes(incoming, copy.deepcopy(incoming)) == (0, 0, 0)
+
+
+_NESTED = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(("bad", "problem"), [
+    ('"articles": 5', "has an 'articles' value that is not a list"),
+    ('"articles": [{"id": ["not", "hashable"], "title": "x"}]', "cannot be served (TypeError"),
+    (f'"articles": [{{"id": "deep", "meta": {_NESTED}}}]', "is nested too deeply"),
+])
+def test_a_data_file_that_cannot_be_served_keeps_the_emulator_following_the_file(
+        tmp_path: Path, bad: str, problem: str) -> None:
+    data = generate_workspace(6, seed=3)
+    path = tmp_path / "workspace.json"
+    _write(path, data)
+    target = data["articles"][0]
+    detail = f"/api/v2/workspaces/{data['workspace']['id']}/articles/{target['id']}"
+    with Emulate("--data", str(path), cwd=tmp_path) as emulator:
+        saving = path.with_suffix(".saving")
+        saving.write_text(f'{{"workspace": {json.dumps(data["workspace"])}, {bad}}}',
+                          encoding="utf-8")
+        saving.replace(path)
+        warning = emulator.wait_for_line(lambda line: line.startswith("warning: "))
+        assert warning.startswith(f"warning: --data file {path} ") and problem in warning
+        assert warning.endswith("still serving its previous content")
+        answer = emulator.get(detail)
+        assert answer.status_code == 200 and target["title"] in answer.text
+        edited = copy.deepcopy(data)
+        edited["articles"][0]["title"] = "Served after the bad save"
+        _write(path, edited)
+        emulator.wait_for(lambda: "Served after the bad save" in emulator.get(detail).text)
+        emulator.stop()
+        assert emulator.process.returncode == 0, emulator.lines[-5:]
+        assert emulator.lines[-1] == "emulator stopped"
+        assert not [line for line in emulator.lines if "unexpected" in line]

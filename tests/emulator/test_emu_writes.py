@@ -147,3 +147,20 @@ def test_later_than_is_strictly_later_within_the_same_millisecond(
     second = state.later_than(first)
     assert first == "2026-01-01T12:00:00.123Z"
     assert second == "2026-01-01T12:00:00.124Z"
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"1e400", b"-Infinity"])
+async def test_a_number_json_cannot_say_back_is_a_400(client: Any, ns: Any,
+                                                      number: bytes) -> None:
+    headers = {**ns.V2, "content-type": "application/json"}
+    before = await client.get(f"{ns.BASE2}/digest", headers=ns.V2)
+    body = b'{"enabled": true, "frequency": "daily", "subject": "S", "senderName": "A", ' \
+           b'"replyTo": "e@example.com", "extra": ' + number + b"}"
+    answer = await client.put(f"{ns.BASE2}/digest", headers=headers, content=body)
+    assert answer.status_code == 400 and answer.json()["error"] == "Invalid JSON body"
+    assert "cannot carry" in answer.json()["details"]
+    after = await client.get(f"{ns.BASE2}/digest", headers=ns.V2)
+    assert after.status_code == 200 and after.json() == before.json()
+    event = await client.post(f"{ns.BASE2}/analytics", headers=headers,
+                              content=b'{"visitorId": "v-123456", "x": ' + number + b"}")
+    assert event.status_code == 400

@@ -1,4 +1,5 @@
-"""The preview answers only its own host, and keeps its connection threads bounded."""
+"""The preview answers only its own host, keeps its threads bounded, and answers real requests
+whatever idle or trickling connections are open."""
 
 from __future__ import annotations
 
@@ -60,40 +61,96 @@ def test_host_rules_for_other_bindings() -> None:
         assert not host_allowed(bad, "127.0.0.1", "127.0.0.1", 8000)
 
 
-def test_a_request_beyond_the_connection_cap_is_answered_503_and_the_server_recovers(
+def test_idle_connections_take_no_thread_and_no_real_requests_place(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """1,500 idle connections once made 1,506 threads: now 200 idle connections add no thread
-    (they wait on the event loop), a request made while MAX_CONNECTIONS of them (16 here, to
-    see the bound) are open is answered 503 at once, and once they go a request is answered."""
-    cap = 16
-    monkeypatch.setattr(httpserver, "MAX_CONNECTIONS", cap)
+    (they wait on the event loop), and a request made while they are open is answered, even
+    with the request cap (MAX_REQUESTS) far below them (16 here)."""
+    monkeypatch.setattr(httpserver, "MAX_REQUESTS", 16)
     write_site(tmp_path)
     before = threading.active_count()
     conns: list[socket.socket] = []
     with serving(tmp_path, ReloadChannel()) as server:
-        url = server.url
         try:
-            for _ in range(200):
+            for number in range(200):
                 conns.append(socket.create_connection(("127.0.0.1", server.server_port),
                                                       timeout=30))
-                assert threading.active_count() <= before + 1 + cap  # (+1: the server's)
-            deadline = time.monotonic() + 120  # until the server has taken the connections in
-            while True:
-                busy = httpx.get(url + "hello/", timeout=30)
-                if busy.status_code == 503 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.1)
-            assert busy.status_code == 503
-            assert threading.active_count() <= before + 1 + cap
+                conns[-1].sendall(b"G" if number % 2 else b"")
+                assert threading.active_count() <= before + 1  # (+1: the server's)
+            time.sleep(0.5)  # (the server has taken them in)
+            for _ in range(20):
+                response = httpx.get(server.url + "hello/", timeout=30)
+                assert response.status_code == 200 and "<p>hi</p>" in response.text
+            assert threading.active_count() <= before + 1 + 16  # (+ the file threads)
         finally:
             for conn in conns:
                 conn.close()
-        deadline = time.monotonic() + 120  # the server sees the closes
-        while True:
-            response = httpx.get(url + "hello/", timeout=30)
-            if response.status_code == 200 or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+
+
+def _one_byte_clients(port: int, count: int, stop: threading.Event) -> list[threading.Thread]:
+    """*count* clients that each connect, send one byte, wait for the server to close the
+    connection (the header deadline) and connect again, until *stop*."""
+    def client() -> None:
+        while not stop.is_set():
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+                conn.sendall(b"G")
+                conn.settimeout(0.2)
+                while not stop.is_set():
+                    try:
+                        if conn.recv(1024) == b"":
+                            break
+                    except TimeoutError:
+                        continue
+                    except OSError:
+                        break
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def test_eighty_reconnecting_one_byte_clients_never_starve_real_requests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(httpserver, "HEADER_TIMEOUT", 1.0)
+    write_site(tmp_path)
+    stop = threading.Event()
+    with serving(tmp_path, ReloadChannel()) as server:
+        threads = _one_byte_clients(server.server_port, 80, stop)
+        try:
+            time.sleep(0.5)  # (all 80 connected, each holding a partial request)
+            answers = []
+            deadline = time.monotonic() + 3.0  # (past a header deadline: they reconnected)
+            while time.monotonic() < deadline:
+                answers.append(httpx.get(server.url + "hello/", timeout=30).status_code)
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+    assert len(answers) >= 10 and set(answers) == {200}, answers
+
+
+def test_requests_beyond_the_request_cap_are_answered_503_and_the_server_recovers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Requests being answered count (an event stream lasts as long as its page): with
+    MAX_REQUESTS (3 here) streams open, a page request is told to retry; one stream closing
+    frees a place."""
+    monkeypatch.setattr(httpserver, "MAX_REQUESTS", 3)
+    write_site(tmp_path)
+    with serving(tmp_path, ReloadChannel()) as server, httpx.Client(timeout=30) as client:
+        events = server.url + "__sitegen/events"
+        with ExitStack() as streams:
+            for _ in range(3):
+                response = streams.enter_context(client.stream("GET", events))
+                assert response.status_code == 200
+            with httpx.Client(timeout=30) as other:
+                busy = other.get(server.url + "hello/")
+            assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
+            assert busy.headers["cache-control"] == "no-store"
+        deadline = time.monotonic() + 120
+        while server.channel.subscriber_count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        response = client.get(server.url + "hello/")
         assert response.status_code == 200 and "<p>hi</p>" in response.text
 
 
