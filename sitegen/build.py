@@ -139,6 +139,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             store.save_urls({article.id: article.url for article in site.articles})
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.committed(result, timings, counter)
+    report.why = ledger.reasons(report.written)  # (`--explain`, the report, the preview)
     return report
 
 

@@ -152,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="fail (exit 1, previous output kept) when any warning was logged")
     build.add_argument("--report", metavar="FILE",
                        help="write a JSON build report (on every exit status)")
+    build.add_argument("--explain", action="store_true",
+                       help="print each file written or removed, and why (which recorded "
+                       "read of the page changed)")
     build.add_argument("--base-url", metavar="URL",
                        help="the public base URL for this build, instead of [site] url "
                        "(also SITEGEN_SITE_URL)")
