@@ -142,6 +142,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             store.seals.say(store.key_changed)  # (rows that did not verify: one line)
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.committed(result, timings, counter)
+    report.why = ledger.reasons(report.written)  # (`--explain`, the report, the preview)
     return report
 
 

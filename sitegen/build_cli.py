@@ -2,7 +2,8 @@
 
 Role: turn the parsed command line into the site.toml to load (`ConfigFile`: the recipe's
 first stage answers an offline build that changed nothing before loading it) and
-`BuildOptions`, run the recipe, then print the one-line summary and write `--report FILE`.
+`BuildOptions`, run the recipe, then print (`--explain`) each file written or removed and
+why (`sitegen.why`), the one-line summary, and write `--report FILE`.
 It must never build anything itself, and never print a key.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from sitegen.logs import is_quiet
 from sitegen.progress import Progress
 from sitegen.report import write_report
+from sitegen.why import explain_lines
 
 log = logging.getLogger("sitegen.build")
 
@@ -34,5 +36,8 @@ def build_command(options: argparse.Namespace) -> int:
         progress=Progress(enabled=False if is_quiet(options) else None)))
     report.seconds = time.perf_counter() - started
     write_report(options.report, report)
+    if getattr(options, "explain", False):
+        for line in explain_lines(report.why, sorted(report.written), sorted(report.removed)):
+            print(line)
     log.info("%s", report.summary())
     return 0

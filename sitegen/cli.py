@@ -11,6 +11,8 @@ build logic, never print a traceback unless `--debug`, and never print a key.
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import signal
 import sys
 import traceback
@@ -30,7 +32,34 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises ConfigError (exit 2, one line) instead of printing usage noise."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise ConfigError(f"{message} (see `{self.prog} --help`)")
+        raise ConfigError(f"{message}{_did_you_mean(message)} (see `{self.prog} --help`)")
+
+
+#: argparse's sentence for a value outside `choices` (a command name, `--ci`).
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def _did_you_mean(message: str) -> str:
+    """", did you mean 'build'?" when *message* refuses a near miss of one choice (difflib)."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return ""
+    choices = [choice.strip().strip("'") for choice in found.group(2).split(",")]
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f": did you mean {close[0]!r}?" if close else ""
+
+
+def _calls_limit(text: str) -> int:
+    """`--max-calls N`: a whole number of at least 1 (0 or less could never make progress)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value} allows no call at all: give a number of at least 1, or leave "
+            "--max-calls out for no limit")
+    return value
 
 
 class _Version(argparse.Action):
@@ -123,12 +152,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="fail (exit 1, previous output kept) when any warning was logged")
     build.add_argument("--report", metavar="FILE",
                        help="write a JSON build report (on every exit status)")
+    build.add_argument("--explain", action="store_true",
+                       help="print each file written or removed, and why (which recorded "
+                       "read of the page changed)")
     build.add_argument("--base-url", metavar="URL",
                        help="the public base URL for this build, instead of [site] url "
                        "(also SITEGEN_SITE_URL)")
     build.add_argument("--demo", action="store_true",
                        help="use the bundled demo workspace: no key, no network")
-    build.add_argument("--max-calls", type=int, metavar="N",
+    build.add_argument("--max-calls", type=_calls_limit, metavar="N",
                        help="stop before making more than N API calls, exit 4 (default: no "
                        "limit)")
 

@@ -11,8 +11,10 @@ After rendering, `Ledger` gathers every page's reads (kept pages keep theirs) an
 saves them with the build.
 A change of sitegen's code or of a library that shapes the output (the code fingerprint,
 `sitegen.codeprint`), or `--force`, renders everything; a stored row that does not verify
-renders its page again, a plan of another generation every page (`Store.last_plan`). This module
-must never render or write the output.
+renders its page again, a plan of another generation every page (`Store.last_plan`). The
+plan keeps the cause it found for each page it renders (a tuple, and the page's recorded
+read numbers: no work beyond the decision), said in words only for the pages a build wrote
+(`reasons`, `sitegen.why`). This module must never render or write the output.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sitegen.emit.writer import OutputWriter
 from sitegen.model.views import Page
 from sitegen.render.pages import Renderer
 from sitegen.store import Store
+from sitegen.why import NEW, OUTPUT, READS, SETTINGS, rank, say
 
 #: A page's reads as a render worker sends them: known read numbers, and new reads.
 Packed = tuple[bytes, list[str]]
@@ -41,13 +44,20 @@ class Ledger:
     def __init__(self, store: Store, renderer: Renderer, *, force: bool) -> None:
         self.renderer = renderer
         self.code = code_fingerprint()
+        recorded = store.build_facts().get("code")
         # (rows that do not verify, or of another generation, are not used: `Store.last_plan`)
         self.previous, self.reads = store.last_plan(self.code) if not force else ({}, {})
+        #: Why nothing of the last build is used (`sitegen.why.FRESH`), None: it is.
+        self.fresh = "force" if force else "first" if recorded is None else "code" \
+            if recorded != self.code else None if self.previous else "unverified"
         self.previous_reads = set(self.reads)
         self.ids = {read: number for number, (read, _) in self.reads.items()}
         self.next_id = max(self.reads, default=0) + 1
         self.pages: dict[str, tuple[bytes, bytes, bytes]] = {}
         self.fingerprinted: set[int] = set()  # reads fingerprinted in this build (`rendered`)
+        #: Each page to render: its cause (`sitegen.why`), and its reads' numbers for READS.
+        self.why: dict[str, tuple[str, bytes]] = {}
+        self.changed: set[int] = set()  # the reads that give something else now
 
     def plan(self, pages: Iterable[Page], writer: OutputWriter) -> list[Page]:
         """The pages to render; the writer keeps every other one (see the module docstring)."""
@@ -55,21 +65,44 @@ class Ledger:
         contexts = self._check(pages, writer)
         changed: set[int] | None = None  # found when first needed (not for a new output)
         todo: list[Page] = []
+        why = self.why
         for page in pages:
             row = self.previous.get(page.path)
-            if row is None or row[1] != contexts.get(page.path):
+            context = contexts.get(page.path)  # (None: the output holds other bytes)
+            if row is None or row[1] != context:
                 todo.append(page)
+                why[page.path] = (NEW if row is None else OUTPUT if context is None
+                                  else SETTINGS, b"")
                 continue
             if changed is None:
                 fingerprints = self.renderer.fingerprints
-                changed = {number for number, (read, fp) in self.reads.items()
-                           if fingerprints.of(read) != fp}
-            if (changed and not changed.isdisjoint(array("I", row[2]))) \
-                    or not writer.keep(page.path):
+                changed = self.changed = {number for number, (read, fp) in self.reads.items()
+                                          if fingerprints.of(read) != fp}
+            if changed and not changed.isdisjoint(array("I", row[2])):
                 todo.append(page)
+                why[page.path] = (READS, row[2])
+            elif not writer.keep(page.path):
+                todo.append(page)
+                why[page.path] = (OUTPUT, b"")
             else:
                 self.pages[page.path] = row
         return todo
+
+    def reasons(self, paths: Iterable[str]) -> dict[str, str]:
+        """Why each of *paths* the plan sent to be rendered was (`sitegen.why`), in words."""
+        found: dict[str, str] = {}
+        fingerprints = self.renderer.fingerprints
+        for path in paths:
+            cause = self.why.get(path)
+            if cause is None:
+                continue
+            if cause[0] != READS:
+                found[path] = say(self.fresh if cause[0] == NEW and self.fresh else cause[0])
+                continue
+            reads = sorted((self.reads[number][0] for number in array("I", cause[1])
+                            if number in self.changed), key=rank)
+            found[path] = say(READS, [(read, fingerprints.of(read) == b"") for read in reads])
+        return found
 
     def _check(self, pages: list[Page], writer: OutputWriter) -> dict[str, bytes]:
         """The context fingerprint of each page the last build made these very bytes of, with

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from sitegen.emit.writer import WriteResult
     from sitegen.logs import WarningCounter
 
-REPORT_VERSION = 3  # 3: `pages` counts HTML pages, `files` every file
+#: 3: `pages` counts HTML pages, `files` every file; 4: `paths` and `why` (what changed, why)
+REPORT_VERSION = 4
 
 
 class Timings:
@@ -115,6 +116,8 @@ class BuildReport:
     #: The search stage (`sitegen.emit.search.SearchResult.to_report`): pages indexed, the
     #: shards, and the shards Pagefind indexed again in this build.
     search: dict[str, Any] = field(default_factory=dict)
+    #: Why each file the plan rendered and the writer wrote was rendered (`sitegen.why`).
+    why: dict[str, str] = field(default_factory=dict)
 
     def committed(self, result: WriteResult, timings: Timings,
                   warnings: WarningCounter) -> None:
@@ -197,6 +200,8 @@ class BuildReport:
             "warnings": logged,
             "warning_count": max(self.warnings, len(logged)),
             "output_changed": self.output_changed,
+            "paths": {"written": sorted(self.written), "removed": sorted(self.removed)},
+            "why": dict(sorted(self.why.items())),
             "timings": {name: round(value, 4) for name, value in self.timings.items()},
             "seconds": round(self.seconds, 4),
         }
@@ -234,6 +239,8 @@ def failure_json(error: SitegenError | None, exit_code: int, seconds: float,
         "warnings": logged,
         "warning_count": len(logged),
         "output_changed": False,
+        "paths": {"written": [], "removed": []},
+        "why": {},
         "timings": {name: round(value, 4) for name, value in (timings or {}).items()},
         "seconds": round(seconds, 4),
     }

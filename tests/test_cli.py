@@ -202,3 +202,24 @@ def test_a_template_error_is_one_sentence_and_the_output_is_kept(
     assert len(err) == 1 and err[0].startswith("error: rendering ") and said in err[0], err
     assert {p: hashlib.sha256(p.read_bytes()).digest() for p in (tmp_path / "out").rglob("*")
             if p.is_file()} == before
+
+
+def test_a_misspelt_command_names_the_one_meant(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["biuld"]) == 2
+    assert "did you mean 'build'?" in capsys.readouterr().err.strip().splitlines()[-1]
+    assert main(["init", "--ci", "gitlob"]) == 2
+    assert "did you mean 'gitlab'?" in capsys.readouterr().err
+    assert main(["zzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_a_max_calls_that_allows_no_call_is_a_usage_error(
+        limit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: exit 4 "reached before GET …; run again later", which never progresses."""
+    code = main(["build", "--demo", "-o", str(tmp_path / "out"), "--max-calls", limit])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("error: argument --max-calls: ")
+    assert "at least 1" in err[0]
+    assert not (tmp_path / "out").exists()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -81,6 +81,8 @@ class BuildSummary:
     api_calls: int = 0
     #: the site's pages (HTML files), the count `build` and its report give
     pages: int = 0
+    #: why each file written was rendered again (`BuildReport.why`), by output path
+    why: dict[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -186,4 +188,4 @@ class SiteBuilder:
             say_hidden_warnings()  # each rebuild shows ten warnings of a kind, then a count
         return BuildSummary(written=_pages(report.written), removed=_pages(report.removed),
                             seconds=time.perf_counter() - started, api_calls=calls,
-                            pages=report.pages["count"])
+                            pages=report.pages["count"], why=report.why)

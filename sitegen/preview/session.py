@@ -3,7 +3,8 @@
 Role: decide what each event needs and run it, one build at a time: a template or static change
 re-renders without fetching; a site.toml change reloads the configuration (an invalid one keeps
 the last good one and shows the error) and fetches only when `[api]` changed; a periodic refresh
-fetches. Every outcome goes to the terminal as one line and to open pages through the
+fetches. Every outcome goes to the terminal as one line (a rebuild's and a refresh's name, for
+each page open browsers show that it wrote, why: `sitegen.why`) and to open pages through the
 `ReloadChannel`; a failure never stops the preview. A rebuild or refresh ended because the
 preview is stopping (`Interrupted`) says nothing: the summary line `serve` prints is the last.
 This module must never serve HTTP, watch files or write the output itself.
@@ -21,6 +22,7 @@ from sitegen.config import Config
 from sitegen.errors import ApiError, CacheError, ConfigError, Interrupted
 from sitegen.preview.builder import Builder, BuildSummary, settle_heap
 from sitegen.preview.changes import ChangeSet, WatchPlan, plan_for
+from sitegen.preview.fresh import output_path
 from sitegen.preview.problems import describe_failure
 from sitegen.preview.reload import ReloadChannel
 
@@ -47,6 +49,17 @@ class SessionStats:
 
 def _pages(summary: BuildSummary) -> str:
     return _count(summary.written)
+
+
+def _in_view(summary: BuildSummary, open_paths: frozenset[str]) -> str:
+    """"; /a/: article:<id> changed" for each page open browsers show that the build wrote
+    (why it was rendered again, `sitegen.why`), or nothing."""
+    said = []
+    for url_path in sorted(open_paths):
+        rel = output_path(url_path)
+        if rel is not None and rel in summary.why:
+            said.append(f"{url_path}: {summary.why[rel]}")
+    return "".join(f"; {line}" for line in said)
 
 
 def _count(pages: int) -> str:
@@ -134,8 +147,8 @@ class PreviewSession:
                 return
             self.stats.rebuilds += 1
             self._channel.built(css_only=css_only)
-            log.info("rebuilt %s in %.2f s (%s)", _pages(summary), summary.seconds,
-                     changes.describe())
+            log.info("rebuilt %s in %.2f s (%s)%s", _pages(summary), summary.seconds,
+                     changes.describe(), _in_view(summary, self._channel.open_paths()))
             settle_heap()
 
     def refresh(self) -> None:
@@ -163,8 +176,8 @@ class PreviewSession:
             self._channel.notify(None)
             if summary.changed or self._channel.problem is not None:
                 self._channel.built()
-            log.info("content refresh #%d: %s changed in %.2f s", number, _pages(summary),
-                     summary.seconds)
+            log.info("content refresh #%d: %s changed in %.2f s%s", number, _pages(summary),
+                     summary.seconds, _in_view(summary, self._channel.open_paths()))
             settle_heap()
 
     def _failed(self, error: BaseException) -> None:

@@ -220,3 +220,22 @@ def test_the_open_pages_are_rendered_before_the_metadata_warnings(tmp_path: Path
         logging.getLogger(LOGGER_NAME).removeHandler(handler)
     assert any("description" in message for message in logged)
     assert len(at_hook) == 1 and not [m for m in at_hook[0] if "description" in m]
+
+
+def test_the_rebuild_line_says_why_the_page_in_view_changed(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The preview's log line names, for the page open in a browser, the read that changed."""
+    import logging
+
+    from sitegen.preview.changes import ChangeSet
+    from sitegen.preview.session import PreviewSession
+
+    site, config, channel, _, builder = _built_preview(tmp_path, "first")
+    session = PreviewSession(load_config=lambda: config, build=builder, channel=channel,
+                             config_file=site / "site.toml", can_fetch=False)
+    channel.subscribe("/").get(timeout=1)
+    _override_base(site, "second")
+    caplog.set_level(logging.INFO, logger="sitegen.preview")
+    session.apply(ChangeSet(templates=(site / "templates" / "base.html",)))
+    line = next(m for m in caplog.messages if m.startswith("rebuilt "))
+    assert line.endswith("; /: template base.html changed"), line
