@@ -35,6 +35,8 @@ class SyncStats:
     details_saved: int = 0
     skipped: int = 0
     removed: int = 0
+    #: Owner listing pages a new article would cost (`Structure.owner_pages_per_new`).
+    owner_pages_per_new: int = 0
 
     def count(self, workspace: Workspace) -> None:
         """Take the record counts of *workspace* (None: a kind its API version lacks)."""

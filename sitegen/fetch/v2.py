@@ -95,6 +95,9 @@ class Structure:
     social_posts: list[SocialPost] | None = None
     digest: DigestSettings | None = None
     digest_read: bool = False
+    #: Owner listing pages a new article costs: one per cluster and author identity of each
+    #: kind the article records do not name (`owners.py`).
+    owner_pages_per_new: int = 0
 
 
 def workspace_info(raw: Any, workspace_id: str) -> WorkspaceInfo:
@@ -232,6 +235,10 @@ async def read_structure(client: ApiClient, info: WorkspaceInfo,
         social_posts=posts.result())
     structure.digest, structure.digest_read = digest.result()
     owners = known.owners if known is not None else {}
+    structure.owner_pages_per_new = sum(
+        len(kind or []) for name, kind in (("clusterId", structure.clusters),
+                                           ("authorIdentityId", structure.authors))
+        if not any(name in a.model_fields_set for a in structure.articles))
     await gather_all([
         link_owners(client, base, structure.articles, "clusterId", "clusters",
                     structure.clusters or [], owners.get("clusterId")),
