@@ -1,11 +1,12 @@
-"""The monthly API budget a build reports: scheduled builds at their steady state.
+"""The monthly API budget a build reports: scheduled builds, on a day with changes and without.
 
 Role: turn one sync into the `api.monthly` part of the build report and, when the
-projection exceeds the quota, one warning. The projection is of the steady state, the
-calls of a re-sync that finds nothing new (`sitegen.quota.steady_calls`, or this build's
-own calls when it was one), times the builds `[api] schedule` starts in a month; never
-of a cold first build, whose calls are once. The quota is `[api] monthly_quota`, else the
-workspace plan's. It must never make a request, and never log a key.
+projection exceeds the quota, one warning. Two figures per build: a re-sync that finds
+nothing new (`sitegen.quota.steady_calls`, or this build's own calls when it was one) and a
+build with changes, the ordinary day (`sitegen.quota.changed_calls`: one new article), each
+times the builds `[api] schedule` starts in a month; the projection and the quota check use the
+build with changes. Never of a cold first build, whose calls are once. The quota is `[api]
+monthly_quota`, else the workspace plan's. It must never make a request, and never log a key.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from sitegen.quota import plan_quota, project, steady_calls
+from sitegen.quota import changed_calls, plan_quota, project, steady_calls
 
 if TYPE_CHECKING:
     from sitegen.config import Config
@@ -50,16 +51,21 @@ def monthly_budget(config: Config, synced: SyncResult, calls: int
     if quota is None:
         quota = plan_quota(synced.workspace.info.plan)
     steady, basis = per_build(synced, calls)
-    projection = project(steady, config.api.schedule, quota)
+    changed = changed_calls(steady, version=synced.workspace.api_version,
+                            owner_pages=synced.stats.owner_pages_per_new)
+    projection = project(changed, config.api.schedule, quota)
     if projection.over_budget:
         log.warning(
-            "a rebuild that finds nothing new makes about %d API calls; at [api] schedule "
-            "'%s' (%.0f builds a month) that is about %d calls a month, over the monthly "
-            "quota of %d: choose a less frequent [api] schedule (and the CI's cron), or raise "
-            "[api] monthly_quota if your plan allows more",
-            steady, config.api.schedule, projection.runs_per_month, projection.monthly,
-            projection.quota)
-    return {**projection.to_report(), "per_build": steady, "basis": basis}
+            "a build with a new article makes about %d API calls (%d when nothing is new); "
+            "at [api] schedule '%s' (%.0f builds a month) that is about %d calls a month, "
+            "over the monthly quota of %d: choose a less frequent [api] schedule (and the "
+            "CI's cron), or raise [api] monthly_quota if your plan allows more",
+            changed, steady, config.api.schedule, projection.runs_per_month,
+            projection.monthly, projection.quota)
+    unchanged = project(steady, config.api.schedule, quota)
+    return {**projection.to_report(), "per_build": changed,
+            "per_build_unchanged": steady, "projected_unchanged": unchanged.monthly,
+            "basis": basis}
 
 
 def refresh_cost(config: Config, minutes: float, workspace_counts: dict[str, int | None] | None,

@@ -218,6 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     emulate.add_argument("--quota", type=int, default=None, metavar="N",
                          help="answer 402 after N calls (default: no quota)")
     emulate.add_argument("--no-v2", action="store_true", help="serve v1 only (v2 answers 404)")
+    emulate.add_argument("--no-owner-fields", action="store_true",
+                         help="serve v2 article records without clusterId and "
+                         "authorIdentityId (the per-owner listings still tell them)")
     emulate.add_argument("--seed", type=int, default=0,
                          help="seed of the simulated faults, to repeat them (default: 0)")
     _common(emulate, config=False)

@@ -161,6 +161,17 @@ def steady_calls(*, version: str | None, agents: int, clusters: int | None,
     return 3 + _pages(agents) + _pages(clusters) + _pages(authors) + _pages(social_posts)
 
 
+def changed_calls(steady: int, *, version: str | None, owner_pages: int) -> int:
+    """The API calls of a build with changes, the ordinary day of a workspace whose agents
+    publish: the re-sync that finds nothing new (*steady*), one article's detail, and (v2)
+    the *owner_pages* a new article costs when the article records do not name its cluster
+    and author identity (one page of each owner's listing). A changed article already known
+    costs at most one page of each of its two owners instead; several new articles on one day
+    share the owner pages.
+    """
+    return steady + 1 + (0 if version == "v1" else owner_pages)
+
+
 #: A working month of `sitegen serve`: 8 hours on each of 21 working days, in minutes.
 SERVE_MINUTES_PER_MONTH = 8 * 60 * 21
 

@@ -149,6 +149,8 @@ class BuildReport:
         budget = ""
         if isinstance(monthly, dict) and monthly.get("projected") is not None:
             budget = f", ~{monthly['projected']}/month at the schedule"
+            if monthly.get("projected_unchanged") not in (None, monthly["projected"]):
+                budget += f" (~{monthly['projected_unchanged']} if nothing is new)"
             if monthly.get("quota") is not None:
                 budget += f" of {monthly['quota']} allowed"
         return (

@@ -77,29 +77,60 @@ def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
         output=tmp_path / "out", demo=True, transport=demo_transport()))
     calls = report.api["total"]
     monthly = report.api["monthly"]
-    # A cold first build reads every article: the projection is of the steady state instead,
-    # the calls of a re-sync that finds nothing new (workspace, digest, one page per listing).
-    steady = monthly["per_build"]
-    assert 0 < steady < calls / 4
+    # A cold first build reads every article: the projection is of the ordinary day instead,
+    # a build with one new article: the calls of a re-sync that finds nothing new (workspace,
+    # digest, one page per listing) and its detail (the demo's records name their owners).
+    steady = monthly["per_build_unchanged"]
+    assert 0 < steady < calls / 4 and monthly["per_build"] == steady + 1
     assert monthly["basis"].startswith("the workspace's size")
-    assert {k: monthly[k] for k in ("runs_per_month", "projected", "quota")} == {
-        "runs_per_month": 30.44, "projected": round(steady * 30.4375), "quota": 10_000}
-    assert f"~{round(steady * 30.4375)}/month" in report.summary()
+    assert {k: monthly[k] for k in ("runs_per_month", "projected", "quota",
+                                    "projected_unchanged")} == {
+        "runs_per_month": 30.44, "projected": round((steady + 1) * 30.4375), "quota": 10_000,
+        "projected_unchanged": round(steady * 30.4375)}
+    assert (f"~{round((steady + 1) * 30.4375)}/month at the schedule "
+            f"(~{round(steady * 30.4375)} if nothing is new)") in report.summary()
     # The next build finds nothing new: its own calls are the steady state, as estimated.
     again = run_build(config, BuildOptions(  # type: ignore[arg-type]
         output=tmp_path / "out", demo=True, transport=demo_transport()))
     assert again.api["monthly"]["basis"].startswith("this build")
-    assert again.api["monthly"]["per_build"] == again.api["total"] == steady
+    assert again.api["monthly"]["per_build_unchanged"] == again.api["total"] == steady
+    assert again.api["monthly"]["per_build"] == steady + 1
+
+
+def test_the_projection_counts_the_owner_pages_of_a_new_article(tmp_path: Path) -> None:
+    """Article records without their cluster and author identity: a new article costs one
+    page of every owner's listing, and the projection of a build with changes says so."""
+    import httpx
+
+    from sitegen.build import BuildOptions, run_build
+    from sitegen.emulator.app import create_app
+    from sitegen.emulator.demo import load_demo
+    from sitegen.emulator.faults import Faults
+
+    data = load_demo()
+    config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
+    app = create_app(data, faults=Faults(no_owner_fields=True))
+    run_build(config, BuildOptions(  # type: ignore[arg-type]
+        output=tmp_path / "out", demo=True, transport=httpx.ASGITransport(app=app)))
+    again = run_build(config, BuildOptions(  # type: ignore[arg-type]
+        output=tmp_path / "out", demo=True, transport=httpx.ASGITransport(app=app)))
+    monthly, owners = again.api["monthly"], len(data["clusters"]) + len(data["authorIdentities"])
+    assert monthly["per_build_unchanged"] == again.api["total"]
+    assert monthly["per_build"] == again.api["total"] + 1 + owners
+    assert monthly["projected"] == round(monthly["per_build"] * 30.4375)
 
 
 def test_steady_calls_from_the_workspace_size() -> None:
-    from sitegen.quota import refreshes_per_month, steady_calls
+    from sitegen.quota import changed_calls, refreshes_per_month, steady_calls
 
     assert steady_calls(version="v2", agents=3, clusters=4, authors=2, social_posts=0) == 7
     assert steady_calls(version="v2", agents=250, clusters=None, authors=None,
                         social_posts=None) == 6
     assert steady_calls(version="v1", agents=3, clusters=None, authors=None,
                         social_posts=None) == 2
+    assert changed_calls(7, version="v2", owner_pages=0) == 8
+    assert changed_calls(7, version="v2", owner_pages=192) == 200
+    assert changed_calls(2, version="v1", owner_pages=192) == 3
     assert refreshes_per_month(10) == 1008
     assert refreshes_per_month(0) == 0
 

@@ -37,6 +37,8 @@ class Faults:
     - `retry_after_s`: the `Retry-After` value (seconds) of simulated 429s.
     - `quota`: after this many API calls, every call is answered 402.
     - `no_v2`: every `/api/v2` path answers 404, as a service without v2 would.
+    - `no_owner_fields`: v2 article records come without `clusterId` and `authorIdentityId`
+      (the reference does not promise them); the per-owner listings still tell them.
     - `seed`: seeds the random choices of `fail_rate`.
     """
 
@@ -45,6 +47,7 @@ class Faults:
     rate_limit_every: int = 0
     quota: int | None = None
     no_v2: bool = False
+    no_owner_fields: bool = False
     seed: int = 0
     retry_after_s: int = 1
     queue: list[InjectedFault] = field(default_factory=list, repr=False)

@@ -37,6 +37,8 @@ WORKSPACE_V1 = (
 WORKSPACE_V2 = ("id", "name")
 
 ARTICLE_V2_HIDDEN_IN_LISTS = frozenset({"content", "blocks", "meta"})
+#: An article's owners, left out of v2 article records by `emulate --no-owner-fields`.
+ARTICLE_OWNER_FIELDS = frozenset({"clusterId", "authorIdentityId"})
 
 
 def project(record: Record, fields: Sequence[str]) -> Record:
@@ -44,12 +46,14 @@ def project(record: Record, fields: Sequence[str]) -> Record:
     return {name: record[name] for name in fields if name in record}
 
 
-def v2_article_item(record: Record) -> Record:
-    """An article as the v2 list endpoints show it: everything but the body."""
-    return {name: value for name, value in record.items()
-            if name not in ARTICLE_V2_HIDDEN_IN_LISTS}
+def v2_article_item(record: Record, *, owners: bool = True) -> Record:
+    """An article as the v2 list endpoints show it: everything but the body (and, without
+    *owners*, but its cluster and author identity)."""
+    hidden = ARTICLE_V2_HIDDEN_IN_LISTS if owners else (
+        ARTICLE_V2_HIDDEN_IN_LISTS | ARTICLE_OWNER_FIELDS)
+    return {name: value for name, value in record.items() if name not in hidden}
 
 
-def v2_full(record: Record) -> Record:
-    """A record as a v2 single-record endpoint shows it: every stored field."""
-    return dict(record)
+def v2_full(record: Record, *, hidden: frozenset[str] = frozenset()) -> Record:
+    """A record as a v2 single-record endpoint shows it: every stored field (but *hidden*)."""
+    return {name: value for name, value in record.items() if name not in hidden}

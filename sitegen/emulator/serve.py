@@ -87,7 +87,8 @@ def emulate_command(options: argparse.Namespace) -> int:
     quiet = is_quiet(options)
     faults = Faults(latency_ms=options.latency, fail_rate=options.fail_rate,
                     rate_limit_every=options.rate_limit_every, quota=options.quota,
-                    no_v2=options.no_v2, seed=options.seed)
+                    no_v2=options.no_v2, no_owner_fields=options.no_owner_fields,
+                    seed=options.seed)
     app = create_app(data, key=options.key, faults=faults, log_requests=True)
     sock = bind(options.host, options.port)
     port = sock.getsockname()[1]

@@ -6,7 +6,8 @@ per-agent, cluster and author article lists `{articles: [...], pagination}`; sin
 `{agent}`, `{article}`, ...; digest GET / PUT and analytics POST. Lists default to limit 20
 (1..100, else 400); articles and agents sort by createdAt, the others by updatedAt, descending
 by default (the article and order defaults are our assumption). Handlers must never change
-records other than the digest and the analytics log.
+records other than the digest and the analytics log. With `Faults.no_owner_fields`, article
+records leave out `clusterId` and `authorIdentityId` (the per-owner listings still scope by them).
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def _getter(collection: str) -> Handler:
     """The single-record endpoint of *collection*: `{<singular>: {...}}`."""
 
     async def handler(request: Request, state: EmulatorState) -> dict[str, Any]:
-        return {SINGLE[collection][1]: forms.v2_full(_one(request, state, collection))}
+        hidden = (forms.ARTICLE_OWNER_FIELDS if collection == "articles"
+                  and state.faults.no_owner_fields else frozenset())
+        return {SINGLE[collection][1]: forms.v2_full(_one(request, state, collection),
+                                                     hidden=hidden)}
 
     return handler
 
@@ -90,7 +94,9 @@ def _articles(request: Request, state: EmulatorState, scope: tuple[str, Any] | N
     found = state.listing(key, lambda: store.matching(state.records("articles"), tests, field,
                                                       descending))
     page, paging = store.cut(found, skip, limit)
-    return {"articles": [forms.v2_article_item(a) for a in page], "pagination": paging}
+    owners = not state.faults.no_owner_fields
+    return {"articles": [forms.v2_article_item(a, owners=owners) for a in page],
+            "pagination": paging}
 
 
 async def get_workspace(request: Request, state: EmulatorState) -> dict[str, Any]:

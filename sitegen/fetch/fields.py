@@ -46,6 +46,12 @@ def _to_datetime(value: Any) -> Any:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def parse_timestamp(value: Any) -> datetime | None:
+    """A service timestamp as an aware UTC datetime; None when it is none or unreadable."""
+    parsed = _to_datetime(value)
+    return parsed if isinstance(parsed, datetime) else None
+
+
 def _to_bool(value: Any) -> Any:
     if isinstance(value, str):
         return value.strip().lower() in {"true", "1", "yes"}

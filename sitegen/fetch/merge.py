@@ -35,6 +35,8 @@ class SyncStats:
     details_saved: int = 0
     skipped: int = 0
     removed: int = 0
+    #: Owner listing pages a new article would cost (`Structure.owner_pages_per_new`).
+    owner_pages_per_new: int = 0
 
     def count(self, workspace: Workspace) -> None:
         """Take the record counts of *workspace* (None: a kind its API version lacks)."""
@@ -55,10 +57,15 @@ def known_articles(previous: Workspace | None) -> KnownArticles | None:
     """What an incremental v2 article listing starts from: an exact v2 store, else nothing."""
     if previous is None or previous.api_version != "v2" or not previous.articles_exact:
         return None
+    from sitegen.fetch.owners import KnownOwners
     from sitegen.fetch.v2 import KnownArticles
 
     updated = {a.id: a.updatedAt for a in previous.articles if a.updatedAt is not None}
-    return KnownArticles(updated) if len(updated) == len(previous.articles) else None
+    if len(updated) != len(previous.articles):
+        return None
+    owners = {name: KnownOwners({a.id: getattr(a, name) for a in previous.articles}, updated)
+              for name in ("clusterId", "authorIdentityId")}
+    return KnownArticles(updated, owners)
 
 
 def plan_bodies(articles: list[Article], previous: Workspace | None

@@ -148,6 +148,7 @@ async def _sync(config: Config, key: str, transport: httpx.AsyncBaseTransport | 
         async with api_client(config, key, transport, ledger, max_calls) as client:
             structure, reader = await _read_structure(client, config, known_articles(previous))
             ledger.version = structure.version
+            stats.owner_pages_per_new = structure.owner_pages_per_new
             known, needed, stats.details_saved = plan_bodies(structure.articles, previous)
             details = (read_detail(client, reader, config.api.workspace, a) for a in needed)
             if status is not None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from sitegen.errors import ApiError, QuotaError
 from sitegen.fetch import paging
 from sitegen.fetch.answers import NotFound
+from sitegen.fetch.owners import KnownOwners, link_owners
 from sitegen.fetch.paging import (
     PAGE_LIMIT,
     ends,
@@ -62,9 +62,11 @@ M = TypeVar("M", bound=BaseModel)
 
 @dataclass(frozen=True)
 class KnownArticles:
-    """What the last sync's complete article listing held: each id with its `updatedAt`."""
+    """What the last sync's complete article listing held: each id with its `updatedAt`,
+    and (`owners`, by field name) each one's stored cluster and author identity."""
 
     updated: dict[str, datetime]
+    owners: dict[str, KnownOwners] = field(default_factory=dict)
 
     @property
     def mark(self) -> datetime | None:
@@ -93,6 +95,9 @@ class Structure:
     social_posts: list[SocialPost] | None = None
     digest: DigestSettings | None = None
     digest_read: bool = False
+    #: Owner listing pages a new article costs: one per cluster and author identity of each
+    #: kind the article records do not name (`owners.py`).
+    owner_pages_per_new: int = 0
 
 
 def workspace_info(raw: Any, workspace_id: str) -> WorkspaceInfo:
@@ -139,40 +144,12 @@ async def _digest(client: ApiClient, base: str) -> tuple[DigestSettings | None, 
         return None, False
 
 
-async def _members(client: ApiClient, path: str) -> list[str]:
-    """Ids of the published articles of one cluster or author identity (404: none)."""
-    try:
-        listing = await paginate(client, "v2", path, ("articles",), {**PUBLISHED, **STABLE_ORDER})
-    except NotFound:
-        log.warning("%s vanished during the sync (404); its articles are not linked to it", path)
-        return []
-    return [item["id"] for item in listing.items
-            if isinstance(item, dict) and isinstance(item.get("id"), str)]
-
-
 def _published(articles: list[Article]) -> list[Article]:
     """Keep the published ones; fill a missing status (the listing was filtered by it)."""
     for article in articles:
         if article.status is None:
             article.status = "published"
     return [article for article in articles if article.status == "published"]
-
-
-async def _link(client: ApiClient, base: str, articles: list[Article],
-                field_name: str, route: str, owners: Sequence[Cluster | AuthorIdentity]) -> None:
-    """Fill `clusterId` / `authorIdentityId` from per-owner listings where articles lack it."""
-    lacking = [a for a in articles if field_name not in a.model_fields_set]
-    if not lacking or not owners:
-        return
-    memberships = await gather_all(
-        _members(client, f"{base}/{route}/{owner.id}/articles") for owner in owners)
-    owner_of: dict[str, str] = {}
-    for owner, members in zip(owners, memberships, strict=True):
-        for article_id in members:
-            owner_of.setdefault(article_id, owner.id)
-    for article in lacking:
-        if article.id in owner_of:
-            setattr(article, field_name, owner_of[article.id])
 
 
 async def _recent_articles(client: ApiClient, path: str,
@@ -234,7 +211,8 @@ async def read_structure(client: ApiClient, info: WorkspaceInfo,
     """Every v2 listing of the workspace, concurrently, then cluster and author membership.
 
     With *known* (the last complete sync's articles), only the articles updated since are
-    read when the listing proves that is all that changed (`Structure.recent_only`).
+    read when the listing proves that is all that changed (`Structure.recent_only`), and an
+    article's owners are asked only where the store cannot tell them (`owners.py`).
     """
     base = f"/workspaces/{info.id}"
     agents = asyncio.ensure_future(
@@ -256,11 +234,16 @@ async def read_structure(client: ApiClient, info: WorkspaceInfo,
         recent_only=listed.recent_only, clusters=clusters.result(), authors=authors.result(),
         social_posts=posts.result())
     structure.digest, structure.digest_read = digest.result()
+    owners = known.owners if known is not None else {}
+    structure.owner_pages_per_new = sum(
+        len(kind or []) for name, kind in (("clusterId", structure.clusters),
+                                           ("authorIdentityId", structure.authors))
+        if not any(name in a.model_fields_set for a in structure.articles))
     await gather_all([
-        _link(client, base, structure.articles, "clusterId", "clusters",
-              structure.clusters or []),
-        _link(client, base, structure.articles, "authorIdentityId", "author-identities",
-              structure.authors or []),
+        link_owners(client, base, structure.articles, "clusterId", "clusters",
+                    structure.clusters or [], owners.get("clusterId")),
+        link_owners(client, base, structure.articles, "authorIdentityId", "author-identities",
+                    structure.authors or [], owners.get("authorIdentityId")),
     ])
     return structure
 
