@@ -38,12 +38,14 @@ def run_build(config: Config | ConfigFile, options: BuildOptions) -> BuildReport
     logger.addHandler(counter)
     try:
         stage = NoChange.of(config, options)  # the first stage: unchanged? (does it apply?)
-        return stage.replay(counter) or stage.recorded(_stages(stage.config(), options, counter))
+        return stage.replay(counter) or stage.recorded(
+            _stages(stage.config(), options, counter, stage))
     finally:
         logger.removeHandler(counter)
 
 
-def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> BuildReport:
+def _stages(config: Config, options: BuildOptions, counter: WarningCounter,
+            stage: NoChange) -> BuildReport:
     from sitegen.cachekey import note_fresh_key
     from sitegen.emit.linkcheck import LinkCheck
     from sitegen.emit.ownfiles import check_collisions, collect_own_static, rendered_files
@@ -73,7 +75,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
             record=store.output_record(str(output))) as writer:
         note_fresh_key(store.get("api_version") is not None)  # (a new key: said once)
         with timings.stage("fetch"):
-            workspace = _content(config, store, options, report, progress)
+            workspace, version = _content(config, store, options, report, progress)
+        stage.content_read(version, counter.count)
         with timings.stage("model"):
             site = options.site or _model(config, workspace, own_pages, own_static, options)
         report.articles, report.html_pages = len(site.articles), len(site.pages)
@@ -165,17 +168,21 @@ def _model(config: Config, workspace: Workspace, own_pages: Sequence[PageSource]
 
 
 def _content(config: Config, store: Store, options: BuildOptions, report: BuildReport,
-             progress: Progress) -> Workspace:
-    """The workspace to build: given, or synced into the store (`sitegen.fetch.sync`)."""
+             progress: Progress) -> tuple[Workspace, int | None]:
+    """The workspace to build: given, or synced into the store (`sitegen.fetch.sync`); and
+    the store's content version it is (None: given, or another process changed the store
+    during the sync: a version read before the sync, plus one if it changed the content)."""
     from sitegen.budget import api_report
     from sitegen.fetch.ledger import CallLedger
     from sitegen.fetch.sync import DEMO_KEY, sync
     if options.workspace is not None:  # nothing fetched: an empty ledger of its version
         report.api, report.from_cache = CallLedger(
             version=options.workspace.api_version).to_report(), True
-        return options.workspace
+        return options.workspace, None
+    before = store.content_version()
     synced = sync(config, store, key=DEMO_KEY if options.demo else None,
                   transport=options.service_transport(), refresh=options.refresh,
                   offline=options.offline, max_calls=options.max_calls, progress=progress)
     report.api, report.from_cache = api_report(config, synced), synced.from_cache
-    return synced.workspace
+    after = store.content_version()
+    return synced.workspace, after if after == before + synced.changed else None

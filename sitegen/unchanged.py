@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sitegen import __version__
+from sitegen.codeprint import code_fingerprint, code_signature
 from sitegen.emit.intact import folders_of, output_intact, stat_digest, stats_digest
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import SitegenError
@@ -64,6 +65,7 @@ class _Inputs:
     output: Path
     key: str
     key_env: str  # the variable of the API key (a secret of the record's seal)
+    code: str  # the stat signature of what the code fingerprint reads (`codeprint`)
 
 
 class NoChange:
@@ -72,15 +74,23 @@ class NoChange:
     def __init__(self, config: Config | ConfigFile, options: BuildOptions,
                  inputs: _Inputs | None) -> None:
         self._config, self.options, self.inputs = config, options, inputs
+        self._content: tuple[int | None, int] = (None, 0)
         #: The stage's time (its own: the recipe's stages are timed once it is loaded).
         self.timings = Timings(options.stop) if inputs is not None else None
 
     @classmethod
     def of(cls, config: Config | ConfigFile, options: BuildOptions) -> NoChange:
         """The stage of this build (see the module docstring for when it applies)."""
-        applies = options.offline and not options.refresh
-        return cls(config, options, _locate(config, options)
-                   if applies and isinstance(config, ConfigFile) else None)
+        given = (options.workspace, options.site, options.own_pages, options.drafts,
+                 options.before_render)  # (what no file shows)
+        return cls(config, options, _locate(config, options) if isinstance(config, ConfigFile)
+                   and all(hook is None for hook in given) else None)
+
+    def content_read(self, version: int | None, warnings: int) -> None:
+        """What the build's content is: the store's content *version* it read (None: not
+        known, so nothing is recorded), and how many *warnings* were logged by then (the
+        sync's, which an offline build would not log, are not replayed)."""
+        self._content = (version, warnings)
 
     def config(self) -> Config:
         """The build's configuration, loaded now (a `ConfigError` when it is invalid)."""
@@ -89,7 +99,9 @@ class NoChange:
 
     def replay(self, counter: WarningCounter) -> BuildReport | None:
         """The last build's report when nothing it read changed since; else None (build)."""
-        if self.inputs is None or self.timings is None or self.options.force:
+        options = self.options
+        if self.inputs is None or self.timings is None or not options.offline \
+                or options.refresh or options.force:
             return None
         with self.timings.stage("unchanged"):
             found = self._look(self.inputs)
@@ -109,14 +121,15 @@ class NoChange:
         """*report*, the build's that just succeeded, remembered with these inputs when its
         output is exactly what the writer left (else the next build builds), this stage's
         time in its timings."""
-        if self.inputs is None or self.timings is None:
+        version, warnings = self._content
+        if self.inputs is None or self.timings is None or version is None:
             return report
         with self.timings.stage("unchanged"):
             store = glance_store(self.inputs.store, self.inputs.key_env, write=True)
             if store is not None:
                 with store:
                     try:
-                        _record(self.inputs, store, report)
+                        _record(self.inputs, store, version, _replayed(report, warnings))
                     except (SitegenError, OSError):
                         pass  # (the next build builds)
         report.timings = {"unchanged": self.timings.stages["unchanged"], **report.timings}
@@ -137,7 +150,8 @@ class NoChange:
             head, _, body = (value or b"").partition(b"\n")
             record = json.loads(head) if head else None
             if not isinstance(record, dict) or record.get("key") != inputs.key \
-                    or record.get("content_version") != version:
+                    or record.get("content_version") != version \
+                    or not _same_code(record, inputs.code):
                 return None
             paths = body.decode("utf-8", "surrogateescape").split("\n")
             if stat_digest(inputs.output, paths) != record.get("stats"):
@@ -174,12 +188,33 @@ def _locate(config: ConfigFile, options: BuildOptions) -> _Inputs | None:
     for name in ("SITEGEN_SITE_URL", key_env,  # (both keys: `config.check_keys`)
                  str(analytics.get("key_env", "SITEGEN_ANALYTICS_KEY"))):
         digest.update(f"\0{name}={os.environ.get(name, '')}".encode())
-    for folder in (*(root / name for name in _SITE_FOLDERS), Path(__file__).parent):
+    for folder in (root / name for name in _SITE_FOLDERS):
         digest.update(_stats(folder))
-    return _Inputs(cache.resolve() / STORE_FILE, out, digest.hexdigest(), key_env)
+    return _Inputs(cache.resolve() / STORE_FILE, out, digest.hexdigest(), key_env,
+                   code_signature())
 
 
-def _record(inputs: _Inputs, store: Store, report: BuildReport) -> None:
+def _same_code(record: dict[str, Any], signature: str) -> bool:
+    """Whether the code fingerprint is the recorded one: at once when the stat of all it
+    reads is the recorded one (`codeprint.code_signature`), else computed again."""
+    if record.get("code_signature") == signature:
+        return True
+    return record.get("code") == code_fingerprint()
+
+
+def _replayed(report: BuildReport, warnings: int) -> dict[str, Any]:
+    """What an offline build of the same content would report, from *report*: its counts,
+    the warnings logged after the first *warnings* (the sync's), no API call."""
+    api: dict[str, Any] = report.api
+    if not report.from_cache:  # (an online build: an offline one calls nothing, as
+        # `CallLedger.to_report` says it of a ledger that made no call)
+        api = {"version": report.api.get("version"), "calls": {}, "total": 0, "retries": 0,
+               "bytes": 0, "saved": 0}
+    return {"html_pages": report.html_pages, "articles": report.articles, "api": api,
+            "warnings": report.warning_messages[warnings:]}
+
+
+def _record(inputs: _Inputs, store: Store, version: int, report: dict[str, Any]) -> None:
     """Save the record `replay` checks (see the module docstring), if the output holds."""
     output = inputs.output
     written = store.output_record(str(output))
@@ -197,10 +232,9 @@ def _record(inputs: _Inputs, store: Store, report: BuildReport) -> None:
         if again:
             return
         time.sleep((newest - started) / 1e9 + SETTLED)
-    header = {"key": inputs.key, "content_version": store.content_version(),
-              "folders": 1 + len(folders), "stats": stats_digest(stats),
-              "report": {"html_pages": report.html_pages, "articles": report.articles,
-                         "api": report.api, "warnings": report.warning_messages}}
+    header = {"key": inputs.key, "content_version": version, "code": code_fingerprint(),
+              "code_signature": inputs.code, "folders": 1 + len(folders),
+              "stats": stats_digest(stats), "report": report}
     name = output_name(inputs.store, str(output))
     value = json.dumps(header).encode() + b"\n" + "\n".join(paths).encode(
         "utf-8", "surrogateescape")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import sitegen
-from sitegen.codeprint import code_fingerprint, fingerprint_of, library_versions
+from sitegen.codeprint import code_fingerprint, code_signature, fingerprint_of, library_versions
 from tests.render.render_factory import article
 
 PACKAGE = Path(sitegen.__file__).resolve().parent
@@ -91,3 +91,28 @@ def test_a_changed_module_renders_every_page_again(tmp_path: Path) -> None:
     records = package / "fetch" / "records.py"
     records.write_text(records.read_text() + "\n# a change of the code\n")
     assert build() == (pages, pages)
+
+
+def test_the_signature_follows_what_the_fingerprint_reads(tmp_path: Path) -> None:
+    """`code_signature` changes with a module written, a distribution added to a path entry
+    or its metadata rewritten in place; not with another file of that folder."""
+    package = _copy_package(tmp_path / "code")
+    libs = tmp_path / "libs"
+    (libs / "jinja2-3.1.0.dist-info").mkdir(parents=True)
+    metadata = libs / "jinja2-3.1.0.dist-info" / "METADATA"
+    metadata.write_text("Metadata-Version: 2.1\nName: Jinja2\nVersion: 3.1.0\n")
+    path = [str(libs), str(tmp_path / "missing")]
+    base = code_signature(package, path)
+    assert code_signature(package, path) == base
+    (libs / "report.json").write_text("{}")  # (the current folder's own files)
+    assert code_signature(package, path) == base
+    (libs / "pygments-99.0.dist-info").mkdir()
+    added = code_signature(package, path)
+    assert added != base
+    with metadata.open("r+") as handle:  # the same size, in place: only its ctime tells
+        handle.write(metadata.read_text().replace("3.1.0", "3.1.9"))
+    rewritten = code_signature(package, path)
+    assert rewritten != added
+    module = package / "unchanged.py"
+    module.write_text(module.read_text() + "# an edit\n")
+    assert code_signature(package, path) != rewritten

@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 from sitegen.build import BuildOptions, ConfigFile, run_build
+from sitegen.codeprint import code_fingerprint
+from sitegen.config import resolve_config
+from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
 from sitegen.report import BuildReport
 from tests.clireport import cli_report
 
@@ -148,8 +151,51 @@ def test_the_stage_is_the_recipes_first(site: Path, monkeypatch: pytest.MonkeyPa
     assert sorted(quick.unchanged) == [p for p in listed if p != ".sitegen-manifest.json"]
     given = build(file.load(), offline=True)  # a configuration given: not the stage's
     assert "unchanged" not in given.timings and "render" in given.timings
-    online = build(file)  # not offline: the content may change at the service
-    assert "unchanged" not in online.timings
+    online = build(file)  # not answered (the content may change at the service), recorded
+    assert list(online.timings)[0] == "unchanged" and "render" in online.timings
+    assert list(build(file, offline=True).timings) == ["unchanged"]
     forced = build(file, offline=True, force=True)  # recorded, not answered
     assert list(forced.timings)[0] == "unchanged" and "render" in forced.timings
     assert list(build(file, offline=True).timings) == ["unchanged"]
+
+
+@pytest.mark.parametrize("output", [("-o", "out"), ()])
+def test_an_online_build_is_recorded_for_the_next_offline_one(
+        copied: Path, output: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build` (its own output or `-o`), then the preview's builds, then `build --offline`:
+    answered at once, with what an offline build of that content reports (no API call, the
+    same warnings)."""
+    site = copied
+    online = cli_report(site, "build", "-q", "--demo", *output)
+    assert online["api"]["total"] > 0 and not _replayed(online)
+    monkeypatch.chdir(site)  # `sitegen serve` on the same site: its own output, the store
+    config = preview_config(resolve_config("site.toml", True), "http://127.0.0.1:9/")
+    SiteBuilder(preview_output(config), demo=True, offline=False)(config, fetch=True)
+    offline = cli_report(site, "build", "-q", "--demo", "--offline", *output)
+    assert _replayed(offline) and offline["pages"]["rendered"] == 0
+    assert offline["files"]["unchanged"] == online["files"]["count"]
+    built = cli_report(site, "build", "-q", "--demo", "--offline", "--force", *output)
+    assert not _replayed(built)
+    assert (offline["api"], offline["warnings"], offline["pages"]["count"]) == (
+        built["api"], built["warnings"], built["pages"]["count"])
+
+
+def test_another_version_of_a_library_means_build(
+        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library the code fingerprint covers (Pygments) in another version, installed in a
+    folder first on the path: "build", every page rendered again (as the render's code
+    fingerprint says); then answered at once again."""
+    libs = tmp_path / "libs"
+    (libs / "pygments-99.0.dist-info").mkdir(parents=True)
+    (libs / "pygments-99.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: Pygments\nVersion: 99.0\n")
+    monkeypatch.syspath_prepend(str(libs))
+    code_fingerprint.cache_clear()  # (as a new process: the fingerprint taken again)
+    try:
+        report = cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out")
+        assert not _replayed(report)
+        assert report["pages"]["rendered"] == report["pages"]["html"] > 0
+        assert _replayed(cli_report(site, "build", "-q", "--demo", "--offline", "-o", "out"))
+    finally:
+        monkeypatch.undo()
+        code_fingerprint.cache_clear()
