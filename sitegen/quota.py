@@ -149,16 +149,17 @@ def steady_calls(*, version: str | None, agents: int, clusters: int | None,
                  authors: int | None, social_posts: int | None) -> int:
     """The API calls of a re-sync that finds nothing new, from the workspace's size.
 
-    v2: the workspace, its digest, one page of the articles updated since the last sync
-    (the listing of the newest ones proves nothing else changed), and every page of the
-    agent, cluster, author identity and social post listings. v1: the workspace call
+    v2: the workspace, its digest, one page each of the articles, clusters and author
+    identities updated since the last sync (the listing of the newest ones proves nothing
+    else changed), and every page of the agent and social post listings. v1: the workspace call
     (after the v2 probe that answers 404 under `auto`). Retries and changed articles'
     detail requests come on top; a cold first build, which reads every article, is no
     guide to the months after it.
     """
     if version == "v1":
         return 2
-    return 3 + _pages(agents) + _pages(clusters) + _pages(authors) + _pages(social_posts)
+    owners = sum(0 if count is None else 1 for count in (clusters, authors))
+    return 3 + _pages(agents) + owners + _pages(social_posts)
 
 
 def changed_calls(steady: int, *, version: str | None, owner_pages: int) -> int:

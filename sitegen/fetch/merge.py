@@ -65,7 +65,7 @@ def known_articles(previous: Workspace | None) -> KnownArticles | None:
         return None
     owners = {name: KnownOwners({a.id: getattr(a, name) for a in previous.articles}, updated)
               for name in ("clusterId", "authorIdentityId")}
-    return KnownArticles(updated, owners)
+    return KnownArticles(updated, owners, previous.clusters, previous.authors)
 
 
 def plan_bodies(articles: list[Article], previous: Workspace | None

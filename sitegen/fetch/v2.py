@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,6 +38,7 @@ from sitegen.fetch.paging import (
     parse_records,
     unwrap,
 )
+from sitegen.fetch.recentlist import recent_owners
 from sitegen.fetch.records import (
     Agent,
     Article,
@@ -67,6 +69,9 @@ class KnownArticles:
 
     updated: dict[str, datetime]
     owners: dict[str, KnownOwners] = field(default_factory=dict)
+    #: The clusters and author identities it stored (None: none known).
+    clusters: list[Cluster] | None = None
+    authors: list[AuthorIdentity] | None = None
 
     @property
     def mark(self) -> datetime | None:
@@ -118,8 +123,13 @@ async def read_workspace(client: ApiClient, workspace_id: str) -> WorkspaceInfo:
 
 
 async def _optional_list(client: ApiClient, path: str, key: str, model: type[M],
-                         kind: str) -> list[M] | None:
+                         kind: str, recent: Awaitable[list[M] | None] | None = None
+                         ) -> list[M] | None:
+    """A listing the service may lack (404: None, with a warning); *recent*, when given,
+    is tried first (`recentlist.py`) and the whole listing walked only when it gives None."""
     try:
+        if recent is not None and (records := await recent) is not None:
+            return records
         listing = await paginate(client, "v2", path, (key,), STABLE_ORDER)
     except NotFound:
         log.warning("the service has no %s listing (404 on %s): those pages are left out",
@@ -218,11 +228,14 @@ async def read_structure(client: ApiClient, info: WorkspaceInfo,
     agents = asyncio.ensure_future(
         paginate(client, "v2", f"{base}/agents", ("agents",), STABLE_ORDER))
     articles = asyncio.ensure_future(_read_articles(client, f"{base}/articles", known))
-    clusters = asyncio.ensure_future(
-        _optional_list(client, f"{base}/clusters", "clusters", Cluster, "cluster"))
+    stored = known if known is not None else KnownArticles({})
+    clusters = asyncio.ensure_future(_optional_list(
+        client, f"{base}/clusters", "clusters", Cluster, "cluster",
+        recent_owners(client, f"{base}/clusters", "clusters", Cluster, stored.clusters)))
     authors = asyncio.ensure_future(_optional_list(
         client, f"{base}/author-identities", "authorIdentities", AuthorIdentity,
-        "author identity"))
+        "author identity", recent_owners(client, f"{base}/author-identities",
+                                         "authorIdentities", AuthorIdentity, stored.authors)))
     posts = asyncio.ensure_future(_optional_list(
         client, f"{base}/social-posts", "socialPosts", SocialPost, "social post"))
     digest = asyncio.ensure_future(_digest(client, base))

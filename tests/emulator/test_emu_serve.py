@@ -67,9 +67,16 @@ def test_real_socket_serves_both_versions(live_url: str, ns: Any) -> None:
 def _options(**overrides: Any) -> argparse.Namespace:
     values: dict[str, Any] = dict(data=None, host="127.0.0.1", port=0, key=None, latency=0.0,
                                   fail_rate=0.0, rate_limit_every=0, quota=None, no_v2=False,
-                                  seed=0)
+                                  no_owner_fields=False, seed=0)
     values.update(overrides)
     return argparse.Namespace(**values)
+
+
+def test_the_owner_fields_can_be_left_out_of_article_records() -> None:
+    from sitegen.cli import build_parser
+
+    assert build_parser().parse_args(["emulate", "--no-owner-fields"]).no_owner_fields
+    assert not build_parser().parse_args(["emulate"]).no_owner_fields
 
 
 def test_port_in_use_is_a_config_error(data_file: Path) -> None:

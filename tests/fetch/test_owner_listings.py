@@ -160,3 +160,68 @@ def test_records_that_carry_their_owners_cost_no_owner_listing(tmp_path: Path) -
     emu.sync(config)
     assert owner_calls(emu) == (0, 0)
     assert owners_of(stored(config)) == as_served(emu)
+
+
+def _many_clusters(emu: Emu, count: int) -> None:
+    """Give the emulated workspace *count* more clusters (dated before any sync)."""
+    first = emu.data["clusters"][0]
+    extra = [{**first, "id": f"{0xC1 << 88 | n:024x}", "name": f"Extra {n}",
+              "createdAt": f"2023-01-01T00:{n // 60:02d}:{n % 60:02d}.000Z",
+              "updatedAt": f"2023-02-01T00:{n // 60:02d}:{n % 60:02d}.000Z"}
+             for n in range(count)]
+    emu.data["clusters"] = emu.data["clusters"] + extra
+    emu.state.replace(emu.data)
+
+
+CLUSTERS = "GET /api/v2/workspaces/{workspaceId}/clusters"
+
+
+@pytest.fixture
+def crowded(tmp_path: Path) -> tuple[Emu, Config]:
+    """160 clusters (two pages of the cluster listing), synced once."""
+    emu = Emu(generate_workspace(300, seed=3), faults=Faults(no_owner_fields=True))
+    _many_clusters(emu, 160 - len(emu.data["clusters"]))
+    config = config_for(tmp_path / "site", emu.data)
+    emu.sync(config)
+    assert emu.state.calls[CLUSTERS] == 2
+    emu.state.calls.clear()
+    return emu, config
+
+
+def test_a_long_cluster_listing_costs_one_page_when_nothing_changed(
+        tmp_path: Path, crowded: tuple[Emu, Config]) -> None:
+    emu, config = crowded
+    result = emu.sync(config)
+    assert emu.state.calls[CLUSTERS] == 1 and not result.changed
+    assert result.ledger.total == 7
+    assert stored(config) == from_scratch(tmp_path, emu)
+
+
+def test_a_renamed_cluster_is_read_from_the_first_page(tmp_path: Path,
+                                                       crowded: tuple[Emu, Config]) -> None:
+    emu, config = crowded
+    cluster = emu.state.records("clusters")[5]
+    cluster.update(name="Renamed at the service", updatedAt=emu.state.clock())
+    emu.state.version += 1
+    emu.sync(config)
+    assert emu.state.calls[CLUSTERS] == 1
+    held = stored(config)
+    assert any(c.name == "Renamed at the service" for c in held.clusters or [])
+    assert held == from_scratch(tmp_path, emu)
+
+
+def test_a_deleted_and_an_added_cluster_make_the_whole_walk(tmp_path: Path,
+                                                            crowded: tuple[Emu, Config]) -> None:
+    emu, config = crowded
+    clusters = emu.state.records("clusters")
+    gone = next(c for c in clusters if not any(a.get("clusterId") == c["id"]
+                                               for a in emu.state.records("articles")))
+    clusters.remove(gone)
+    clusters.append({**gone, "id": "c2" * 12, "name": "Brand new cluster",
+                     "createdAt": emu.state.clock(), "updatedAt": emu.state.clock()})
+    emu.state.version += 1
+    emu.sync(config)
+    assert emu.state.calls[CLUSTERS] == 1 + 2  # the count does not add up: the whole walk
+    held = stored(config)
+    assert {c.id for c in held.clusters or []} == {c["id"] for c in clusters}
+    assert held == from_scratch(tmp_path, emu)
