@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-import ssl
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -111,8 +110,6 @@ class ImageFetcher:
     concurrency: int = 8
     transport: httpx.AsyncBaseTransport | None = None  #: for the service's own origin only
     counts: Counts = field(default_factory=Counts)
-    #: How TLS certificates are verified (None: the system's trust store, as httpx does).
-    verify: ssl.SSLContext | None = None
 
     def __post_init__(self) -> None:
         url = httpx.URL(self.service)
@@ -167,7 +164,7 @@ class ImageFetcher:
         return httpx.AsyncClient(
             headers={"user-agent": f"sitegen/{__version__} (image fetch)", "accept": "image/*"},
             follow_redirects=False, trust_env=False, timeout=httpx.Timeout(self.timeout),
-            transport=transport, verify=self.verify if self.verify is not None else True)
+            transport=transport)
 
     def _host(self, host: str) -> httpx.AsyncClient:
         """The client of the requests pinned to *host*'s addresses (its own connections)."""
