@@ -8,8 +8,13 @@ requested; redirects are followed here (at most `MAX_REDIRECTS`) and each hop, t
 included, must be http(s) and must not resolve to a private, loopback, link-local or
 otherwise non-public address (`Failed.nonpublic`), unless it is the service's exact
 origin (the scheme, host and port of `[api] url`: the emulator on 127.0.0.1:8000 is
-allowed, not another port there, nor its addresses under another name). Requests to the
-service's own origin may go through the build's transport (the in-process demo emulator).
+allowed, not another port there, nor its addresses under another name). The addresses
+checked are the ones connected to: a host is resolved once per build, and each request
+goes to one of those addresses (`pinned`: the URL names the address, the `Host` header
+the name, and TLS sends and verifies the name: `sni_hostname`), so a DNS answer that
+changes after the check (rebinding) is never asked; each host has its own connections,
+never shared with another name on the same address. Requests to the service's own origin
+may go through the build's transport (the in-process demo emulator).
 It must never send a credential (no API key, no cookie, no auth header) to any host,
 never decode an image (`sitegen.images.process` does), and never write anything.
 
@@ -85,6 +90,16 @@ def _port(url: httpx.URL) -> int:
     return url.port if url.port is not None else (443 if url.scheme == "https" else 80)
 
 
+async def pinned(client: httpx.AsyncClient, url: httpx.URL, address: str) -> httpx.Response:
+    """GET *url* from the server at *address* (no lookup of its host): the request goes to
+    that address, with the URL's host in `Host` and, over TLS, as the name sent (SNI) and
+    verified against the certificate. The answer's head is read, its body not yet."""
+    request = client.build_request(
+        "GET", url.copy_with(host=address), headers={"host": url.netloc.decode("ascii")},
+        extensions={"sni_hostname": url.host} if url.scheme == "https" else None)
+    return await client.send(request, stream=True)
+
+
 @dataclass
 class ImageFetcher:
     """Downloads images under the limits above; `service` is `[api] url`."""
@@ -101,6 +116,7 @@ class ImageFetcher:
         self._service_origin = (url.scheme, url.host.lower(), _port(url))
         self._lookups: dict[str, asyncio.Future[list[str]]] = {}  #: one per host, per fetch_all
         self._started: set[str] = set()  #: the URLs asked (past the concurrency limit)
+        self._hosts: dict[str, httpx.AsyncClient] = {}  #: one client per host, per fetch_all
 
     def fetch_all(self, urls: Iterable[str], deadline: float | None = None
                   ) -> dict[str, Downloaded | Failed]:
@@ -115,16 +131,9 @@ class ImageFetcher:
     async def _all(self, urls: list[str], deadline: float | None
                    ) -> dict[str, Downloaded | Failed]:
         limit = asyncio.Semaphore(self.concurrency)
-        self._lookups, self._started = {}, set()
-        headers = {"user-agent": f"sitegen/{__version__} (image fetch)", "accept": "image/*"}
-        # (each image's one deadline is `timeout`, below: httpx's own, 5 s a phase, not less)
-        phases = httpx.Timeout(self.timeout)
-        async with httpx.AsyncClient(headers=headers, follow_redirects=False,
-                                     trust_env=False, timeout=phases) as web:
-            service = httpx.AsyncClient(headers=headers, follow_redirects=False,
-                                        trust_env=False, timeout=phases,
-                                        transport=self.transport
-                                        ) if self.transport is not None else web
+        self._lookups, self._started, self._hosts = {}, set(), {}
+        async with self._client() as web:
+            service = self._client(self.transport) if self.transport is not None else web
             try:
                 async def one(url: str) -> Downloaded | Failed:
                     async with limit:
@@ -138,14 +147,31 @@ class ImageFetcher:
                     task.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
             finally:
-                if service is not web:
-                    await service.aclose()
+                for client in [*self._hosts.values(), *([service] if service is not web
+                                                        else [])]:
+                    await client.aclose()
         found = {url: task.result() if task not in pending else Failed(
                      "it did not answer before the images stage's budget ran out", cut=True)
                  for url, task in tasks.items() if task not in pending or url in self._started}
         self.counts.downloaded += sum(isinstance(r, Downloaded) for r in found.values())
         self.counts.failed += sum(isinstance(r, Failed) for r in found.values())
         return found
+
+    def _client(self, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+        """A client of the fetcher's rules: no redirect followed, nothing from the
+        environment (no proxy, no netrc), each image's one deadline (`timeout`, below:
+        httpx's own, 5 s a phase, not less)."""
+        return httpx.AsyncClient(
+            headers={"user-agent": f"sitegen/{__version__} (image fetch)", "accept": "image/*"},
+            follow_redirects=False, trust_env=False, timeout=httpx.Timeout(self.timeout),
+            transport=transport)
+
+    def _host(self, host: str) -> httpx.AsyncClient:
+        """The client of the requests pinned to *host*'s addresses (its own connections)."""
+        client = self._hosts.get(host)
+        if client is None:
+            client = self._hosts[host] = self._client()
+        return client
 
     async def _one(self, url: str, web: httpx.AsyncClient,
                    service: httpx.AsyncClient) -> Downloaded | Failed:
@@ -165,10 +191,14 @@ class ImageFetcher:
                       service: httpx.AsyncClient) -> Downloaded | Failed:
         target = httpx.URL(url)
         for _ in range(MAX_REDIRECTS + 1):
-            own = await self._check(target)
-            client = service if own else web
+            addresses = await self._check(target)
             self.counts.requests += 1
-            async with client.stream("GET", target) as response:
+            if addresses is None:  # (the service's own origin: by its name)
+                own = service if self.transport is not None else web
+                response = await own.send(own.build_request("GET", target), stream=True)
+            else:
+                response = await self._open(target, addresses)
+            try:
                 if response.status_code in _REDIRECT_STATUS:
                     location = response.headers.get("location", "")
                     try:
@@ -183,7 +213,21 @@ class ImageFetcher:
                 return Downloaded(await self._body(response),
                                   response.headers.get("etag", ""),
                                   response.headers.get("last-modified", ""))
+            finally:
+                await response.aclose()
         return Failed(f"it redirects more than {MAX_REDIRECTS} times", permanent=True)
+
+    async def _open(self, target: httpx.URL, addresses: list[str]) -> httpx.Response:
+        """GET *target* from the first of its host's checked *addresses* that connects."""
+        client = self._host(target.host.lower())
+        failure: httpx.ConnectError | None = None
+        for address in addresses:
+            try:
+                return await pinned(client, target, address)
+            except httpx.ConnectError as error:
+                failure = error
+        assert failure is not None  # (a host resolves to one address at least)
+        raise failure
 
     async def _body(self, response: httpx.Response) -> bytes:
         declared = response.headers.get("content-length", "")
@@ -198,20 +242,22 @@ class ImageFetcher:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def _check(self, url: httpx.URL) -> bool:
-        """Refuse a hop that must not be requested; True when it is the service's origin."""
+    async def _check(self, url: httpx.URL) -> list[str] | None:
+        """Refuse a hop that must not be requested; the addresses checked, to connect to
+        (None: the service's own origin, asked by its name)."""
         if url.scheme not in ("http", "https"):
             raise Refused(f"it leads to a {url.scheme or 'relative'}: URL (http and https only)")
         host = url.host.lower()
         if not host:
             raise Refused("it leads to a URL without a host")
         if (url.scheme, host, _port(url)) == self._service_origin:  # (the exact origin only)
-            return self.transport is not None
-        for address in await self._resolve(host, _port(url)):
+            return None
+        addresses = await self._resolve(host, _port(url))
+        for address in addresses:
             ip = ipaddress.ip_address(address.split("%", 1)[0])
             if not ip.is_global:
                 raise Refused(f"it leads to a non-public address ({ip})", nonpublic=True)
-        return False
+        return addresses
 
     async def _resolve(self, host: str, port: int) -> list[str]:
         """The addresses of *host*, looked up once per `fetch_all`: one host usually serves
@@ -233,4 +279,7 @@ class ImageFetcher:
                 host, port or None, type=socket.SOCK_STREAM)
         except OSError:
             raise Refused(f"its host {host} cannot be resolved", permanent=False) from None
-        return sorted({str(info[4][0]) for info in infos})
+        found = list(dict.fromkeys(str(info[4][0]) for info in infos))  # (the resolver's order)
+        if not found:
+            raise Refused(f"its host {host} cannot be resolved", permanent=False)
+        return found

@@ -13,8 +13,8 @@ the platform can), at most `Limits.workers` at once, so that no image holds the 
 - at `Limits.until` (the stage's deadline, `[images] deadline`) every child is ended and
   the images not made yet are left out of the answer (made by a later build);
 - a child ended by a signal it did not raise itself (the OOM killer, the preview stopping
-  its children) leaves its image out of the answer too; another crash is this build's
-  refusal of the image.
+  its children) leaves its image out of the answer too, and so does a machine that cannot
+  start a child at all; another crash is this build's refusal of the image.
 Children ignore Ctrl-C (SIGINT reaches the whole process group): the building process
 handles it, and no child outlives `process_all` (every one is killed in its `finally`), so
 an interrupt takes effect as soon as the parent sees it. It must never write files, log,
@@ -97,7 +97,8 @@ def process_all(jobs: Mapping[str, bytes], settings: Settings, limits: Limits
             now = time.monotonic()
             if now >= limits.until:
                 break
-            _assign(queue, jobs, children, settings, limits)
+            if not _assign(queue, jobs, children, settings, limits):
+                break  # (no child could be started: the images are left for a later build)
             _collect(children, results, limits)
     finally:
         for child in children:
@@ -106,14 +107,18 @@ def process_all(jobs: Mapping[str, bytes], settings: Settings, limits: Limits
 
 
 def _assign(queue: deque[str], jobs: Mapping[str, bytes], children: list[_Child],
-            settings: Settings, limits: Limits) -> None:
-    """Give each idle child (new ones up to `limits.workers`) the next image."""
+            settings: Settings, limits: Limits) -> bool:
+    """Give each idle child (new ones up to `limits.workers`) the next image; False when
+    there is no child at all (none could be started: out of processes or memory)."""
     while queue:
         idle = next((c for c in children if not c.job), None)
         if idle is None:
             if len(children) >= max(1, limits.workers):
-                return
-            idle = _start(settings, limits.each)
+                return True
+            try:
+                idle = _start(settings, limits.each)
+            except OSError:
+                return bool(children)
             children.append(idle)
         idle.job = queue.popleft()
         idle.started = time.monotonic()
@@ -121,6 +126,7 @@ def _assign(queue: deque[str], jobs: Mapping[str, bytes], children: list[_Child]
             idle.pipe.send((idle.job, jobs[idle.job]))
         except OSError:  # (it died already: `_collect` sees it end)
             pass
+    return True
 
 
 def _collect(children: list[_Child], results: dict[str, Result], limits: Limits) -> None:
