@@ -104,13 +104,15 @@ def _check_field(name: str, value: Any) -> None:
 
 
 def _is_stamp(value: Any) -> bool:
+    """An ISO 8601 time before the year 9999 (the service's clock moves every later change a
+    millisecond past the newest `updatedAt`: after one in 9999 there may be none)."""
     if not isinstance(value, str):
         return False
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return False
-    return True
+    return moment.year < 9999
 
 
 async def _body(request: Request) -> Record:

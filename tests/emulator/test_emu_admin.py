@@ -168,3 +168,14 @@ async def test_a_number_json_cannot_say_back_is_a_422_and_changes_nothing(body: 
         assert served.status_code == 200 and served.json()["article"]["title"] == "Article 1"
     fine = await client.patch(f"/__admin/articles/{ARTICLE}", json={"meta": {"score": 1.5}})
     assert fine.status_code == 200 and fine.json()["meta"]["score"] == 1.5
+
+
+async def test_a_time_with_no_millisecond_after_it_is_a_422_and_later_changes_still_work(
+) -> None:
+    client = _client()
+    late = await client.post("/__admin/articles", json={
+        "title": "Late", "updatedAt": "9999-12-31T23:59:59.999Z"})
+    assert late.status_code == 422 and "'updatedAt' must be" in late.json()["details"]
+    for _ in range(2):
+        changed = await client.patch(f"/__admin/articles/{ARTICLE}", json={"title": "Next"})
+        assert changed.status_code == 200
