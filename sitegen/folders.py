@@ -5,11 +5,12 @@ fill. Never the filesystem root or the home folder itself; for an output, never 
 folder or a folder holding it, never one of the site's own folders (its store, `static/`,
 `pages/`, `templates/`, `themes/`) nor a `.git` folder or anything inside one, and never
 another site's or repository's sources: a folder holding `site.toml`, or `.git` unless it
-is an output sitegen built (its manifest is there: a checkout of a publishing branch such
-as gh-pages) or holds nothing else. `init` fills a new or empty folder, a site (to add
-what is missing), or what a fresh repository holds (hidden files, README, LICENSE). Each
-refusal is a `ConfigError` (exit 2) naming the folder and the fix. It must never create,
-write or remove anything.
+is an output sitegen built (its manifest is there; the build then removes that `.git`, as it
+removes everything it did not write, so a repository's checkout is never an output: a
+publishing branch is committed from a copy of the output). `init` fills a new or empty
+folder, a site (to add what is missing), or what a fresh repository holds (hidden files,
+README, LICENSE). Each refusal is a `ConfigError` (exit 2) naming the folder and the fix.
+It must never create, write or remove anything.
 """
 
 from __future__ import annotations
@@ -91,10 +92,11 @@ def check_output(output: Path, *, site: Path | None = None, cache: Path | None =
     if "site.toml" in entries:
         raise ConfigError(f"the output folder {output} holds a site.toml, the sources of a "
                           f"site: {_OUTPUT_FIX}")
-    if ".git" in entries and MANIFEST_NAME not in entries and entries != [".git"]:
-        raise ConfigError(f"the output folder {output} holds .git and files sitegen did not "
-                          f"build, the sources of a repository: {_OUTPUT_FIX}, or, for a "
-                          "checkout of a publishing branch, empty it but for .git")
+    if ".git" in entries and MANIFEST_NAME not in entries:
+        raise ConfigError(f"the output folder {output} holds .git, a git repository a build "
+                          f"would remove with all else it did not write: {_OUTPUT_FIX}, and "
+                          "copy it into your checkout of a publishing branch (rsync -a "
+                          "--delete --exclude .git _site/ gh-pages/)")
 
 
 def check_init(directory: Path) -> None:

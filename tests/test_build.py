@@ -191,7 +191,7 @@ def test_a_rebuild_after_one_changed_article_renders_few_pages_and_equals_a_fres
     assert contents(out) == contents(fresh / "_site")
 
 
-def test_an_unpublished_article_disappears_and_files_dropped_into_the_output_go_but_git(
+def test_an_unpublished_article_disappears_and_files_dropped_into_the_output_go_git_too(
         tmp_path: Path, demo_workspace: Workspace) -> None:
     out = tmp_path / "_site"
     config = site_config(tmp_path)
@@ -208,37 +208,37 @@ def test_an_unpublished_article_disappears_and_files_dropped_into_the_output_go_
     assert f"{victim.slug}/index.html" in report.removed
     assert not (out / str(victim.slug)).exists()
     assert victim.slug not in (out / "sitemap.xml").read_text()
-    for stray in ("CNAME", ".nojekyll"):  # (a site's own files belong in static/)
+    for stray in ("CNAME", ".nojekyll", ".git/HEAD"):  # (a site's own files: static/)
         assert not (out / stray).exists(), stray
         assert stray in report.removed
-    # a publishing branch's checkout is the owner's: kept as it was, never in the manifest
-    assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/gh-pages\n"
-    assert not any(path.startswith(".git") for path in report.removed)
+    assert not (out / ".git").exists()  # (a dot-folder the build did not write is a stray)
     assert ".git/HEAD" not in json.loads((out / MANIFEST_NAME).read_text())["files"]
 
 
-def test_a_publishing_branch_checkout_as_the_output_stays_a_working_git_repository(
-        tmp_path: Path, demo_workspace: Workspace) -> None:
-    """`git worktree add _site gh-pages` (or a clone of the branch) as the output: each
-    build replaces the site but carries `.git` as it was, empty folders included, so the
-    owner commits the new site from it."""
-    out = tmp_path / "_site"
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(out)]
-    subprocess.run(["git", "init", "-q", "-b", "gh-pages", str(out)], check=True)
-    config = site_config(tmp_path)
-    build(config, out, demo_workspace)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "site"], check=True)
-    victim = next(a for a in demo_workspace.articles if a.status == "published" and a.slug)
-    articles = [a.model_copy(update={"status": "draft"}) if a.id == victim.id else a
-                for a in demo_workspace.articles]
-    build(config, out, demo_workspace.model_copy(update={"articles": articles}))
-    status = subprocess.run([*git, "status", "--porcelain"], check=True, capture_output=True,
-                            text=True).stdout
-    assert f" D {victim.slug}/index.html" in status.splitlines()
-    log = subprocess.run([*git, "log", "--oneline"], check=True, capture_output=True,
-                         text=True).stdout
-    assert log.strip().endswith("site")
+def test_a_git_folder_planted_in_a_cached_output_is_removed_by_the_next_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A `.git/` (or any dot-folder) put into an output sitegen built — a restored CI cache —
+    does not survive the next build, a no-change build too; a repository's own checkout is
+    refused as an output before anything is removed."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--demo", "-o", "out", "-q"]) == 0
+    out = tmp_path / "out"
+    for planted in (".git/HEAD", ".git/objects/ab/cdef", ".hidden/page.html"):
+        (out / planted).parent.mkdir(parents=True, exist_ok=True)
+        (out / planted).write_text("planted\n")
+    assert main(["build", "--demo", "-o", "out", "-q", "--offline"]) == 0, \
+        capsys.readouterr().err
+    assert not (out / ".git").exists() and not (out / ".hidden").exists()
+    assert (out / "index.html").is_file()
+    checkout = tmp_path / "gh-pages"
+    subprocess.run(["git", "init", "-q", "-b", "gh-pages", str(checkout)], check=True)
+    capsys.readouterr()
+    assert main(["build", "--demo", "-o", "gh-pages", "-q", "--offline"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and f"the output folder {checkout} holds .git" in error[0]
+    assert "rsync -a --delete --exclude .git _site/ gh-pages/" in error[0]
+    assert (checkout / ".git" / "HEAD").is_file() and not (checkout / "index.html").exists()
 
 
 def test_a_failing_render_keeps_the_previous_output(tmp_path: Path, demo_workspace: Workspace,

@@ -140,18 +140,23 @@ def test_deploy_refuses_the_same_outputs_with_exit_2(tmp_path: Path, output: str
     assert tree(tmp_path) == before
 
 
-def test_a_checkout_of_a_publishing_branch_is_an_output(tmp_path: Path) -> None:
-    """A `.git` alone (a new gh-pages worktree), or beside sitegen's manifest, is no source."""
+def test_a_checkout_of_a_publishing_branch_is_no_output(tmp_path: Path) -> None:
+    """A `.git` alone (a new gh-pages worktree) is refused: a build removes what it did not
+    write, `.git` too. Beside sitegen's manifest (planted in a cached output) it is a stray
+    the build removes."""
     site = make_site(tmp_path)
     out = tmp_path / "gh-pages"
     (out / ".git").mkdir(parents=True)
     result = sitegen("build", "--demo", "-q", "-o", str(out), cwd=site)
+    assert "holds .git, a git repository a build would remove" in refused(result, out)
+    assert sorted(p.name for p in out.iterdir()) == [".git"]
+    (out / ".git").rmdir()
+    result = sitegen("build", "--demo", "-q", "-o", str(out), cwd=site)
     assert result.returncode == 0, result.stderr
-    assert (out / MANIFEST_NAME).is_file() and (out / "ads.txt").is_file()
-    (out / "CNAME").write_text("notes.acme.test\n")
-    check_output(out, site=site)
+    (out / ".git").mkdir()
+    check_output(out, site=site)  # (sitegen's output: the build removes the stray)
     (out / MANIFEST_NAME).unlink()
-    with pytest.raises(ConfigError, match="holds .git and files sitegen did not build"):
+    with pytest.raises(ConfigError, match="holds .git, a git repository"):
         check_output(out, site=site)
 
 

@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, int]] = [
     ("sitegen.scaffold", 9), ("sitegen.fetch.command", 9), ("sitegen.unforeseen", 9),
     ("sitegen.helptext", 9),
     ("sitegen.preview", 8), ("sitegen.deploy", 8), ("sitegen.digest", 8),
+    ("sitegen.publishcopy", 8),
     ("sitegen.build", 7), ("sitegen.options", 7), ("sitegen.unchanged", 7),
     ("sitegen.report", 7), ("sitegen.cireport", 7), ("sitegen.emulator", 7),
     ("sitegen.emit", 6), ("sitegen.plan", 6),

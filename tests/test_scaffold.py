@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from sitegen.cli import main
 from sitegen.config import AnalyticsSection, ApiSection, SiteSection, load_config
+from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emulator.generator import generate_workspace
 from sitegen.errors import ConfigError
 from sitegen.scaffold import (
@@ -304,13 +305,14 @@ def test_gitlab_pipeline_schedule_cache_and_pages(tmp_path: Path,
     assert text.count(schedule) == 1  # written once, as SITEGEN_CRON
     data = gitlab(tmp_path)
     assert data["variables"]["SITEGEN_CRON"] == schedule
-    assert data["variables"]["SITEGEN_OUTPUT"] == "public"
+    assert data["variables"]["SITEGEN_OUTPUT"] == "_site"
+    assert data["variables"]["SITEGEN_PUBLIC"] == "public"
     assert data["variables"]["SITEGEN_CACHE"] == ".sitegen" and text.count(".sitegen") == 1
     pages = data["pages"]
     assert {"if": '$CI_PIPELINE_SOURCE == "schedule"'} in pages["rules"]
     assert {"if": '$CI_PIPELINE_SOURCE == "push" && $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH'} in (
         pages["rules"])
-    assert pages["artifacts"]["paths"] == ["$SITEGEN_OUTPUT", "$SITEGEN_REPORT"]
+    assert pages["artifacts"]["paths"] == ["$SITEGEN_PUBLIC", "$SITEGEN_REPORT"]
     assert pages["artifacts"]["when"] == "always"
     assert pages["allow_failure"] == {"exit_codes": [4, 5]}
     content_cache = pages["cache"][0]
@@ -333,8 +335,11 @@ def test_gitlab_exit_code_mapping(tmp_path: Path, status: int) -> None:
     assert init(site, "--ci", "gitlab") == 0
     pages = gitlab(site)["pages"]
     (site / "job.sh").write_text("\n".join(pages["script"]), encoding="utf-8")
-    env = {"PATH": f"{fake_sitegen(tmp_path, status)}{os.pathsep}{os.environ['PATH']}",
-           **gitlab(site)["variables"]}
+    (site / "_site").mkdir()  # (what a build of no file leaves: its manifest)
+    (site / "_site" / MANIFEST_NAME).write_text('{"generator": "sitegen", "version": 3, '
+                                                '"files": {}}')
+    env = {"PATH": f"{fake_sitegen(tmp_path, status)}{os.pathsep}{BIN}{os.pathsep}"
+                   f"{os.environ['PATH']}", **gitlab(site)["variables"]}
     result = subprocess.run(["bash", "-eo", "pipefail", "job.sh"], cwd=site, env=env,
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == status
@@ -464,6 +469,28 @@ def test_the_gitlab_job_as_written_against_the_emulator(
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (site / "public" / "index.html").is_file()
+    # Pages publishes exactly the files the build wrote: not the manifest, nor what a
+    # restored cache put beside them, nor a page whose bytes were changed since.
+    built = json.loads((site / "_site" / MANIFEST_NAME).read_text())["files"]
+    public = site / "public"
+    assert sorted(p.relative_to(public).as_posix() for p in public.rglob("*")
+                  if p.is_file()) == sorted(built)
+    shutil.rmtree(public)
+    (site / "_site" / ".git").mkdir()
+    (site / "_site" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (site / "_site" / "planted.html").write_text("<p>not the build's</p>")
+    copied = subprocess.run([str(BIN / "python"), "-m", "sitegen.publishcopy", "_site", "public"],
+                            cwd=site, capture_output=True, text=True, timeout=120, check=False)
+    assert copied.returncode == 0, copied.stderr
+    assert sorted(p.relative_to(public).as_posix() for p in public.rglob("*")
+                  if p.is_file()) == sorted(built)
+    shutil.rmtree(public)
+    (site / "_site" / "index.html").write_text("<p>forged</p>")
+    copied = subprocess.run([str(BIN / "python"), "-m", "sitegen.publishcopy", "_site", "public"],
+                            cwd=site, capture_output=True, text=True, timeout=120, check=False)
+    assert copied.returncode == 1 and copied.stderr.startswith("error: ")
+    assert "index.html is not the file the build wrote" in copied.stderr
+    assert len(copied.stderr.strip().splitlines()) == 1
 
 
 def test_the_digest_commands_over_a_real_socket(

@@ -98,12 +98,14 @@ def run_deploy(config: Config, *, target: str | None = None, full: bool = False,
     targets = _targets(config, target)
     folder = Path(os.path.realpath(config.output_path(output)))
     check_output(folder)  # (not /, ~, a file or a .git folder: exit 2 before the lock file)
+    _not_a_preview(config, folder)
     if bucket_factory is None:
         bucket_factory = _boto_bucket()
     lock = OutputLock(tree.sibling(folder, "lock"), 60.0)
     lock.acquire()
     try:
         built = _manifest(folder)
+        _no_drafts(config, folder, built)
         redirects = _redirects(folder, built, config.site.url)
         site = {path: sha for path, sha in built.items() if published(path)}
         from sitegen.fetch.stored import open_config_store
@@ -149,6 +151,31 @@ def _manifest(output: Path) -> dict[str, str]:
         raise ConfigError(f"the output {output} holds a file {MARKER}, a name `sitegen "
                           "deploy` keeps for its marker in the bucket: rename that file")
     return {path: entry.sha256 for path, entry in manifest.files.items()}
+
+
+def _not_a_preview(config: Config, output: Path) -> None:
+    """Refuse an output in the store's folder (`[api] cache_dir`), where the previews
+    build (`serve --drafts`' holds drafts; `serve`'s links to the local server)."""
+    store = Path(os.path.realpath(config.cache_path))
+    if output == store or output.is_relative_to(store):
+        raise ConfigError(f"the output {output} is inside the content store's folder {store}, "
+                          "where `sitegen serve` (and `--drafts`, with unpublished drafts) "
+                          "builds its previews, which are never deployed: run `sitegen build` "
+                          "and deploy its output folder")
+
+
+def _no_drafts(config: Config, output: Path, built: dict[str, str]) -> None:
+    """Refuse an output holding the drafts listing of `serve --drafts` (a copied drafts
+    preview): no published build writes it (its first segment is reserved), unless the
+    owner's `static/` does."""
+    from sitegen.model.kinds import kind_of
+    from sitegen.model.slugs import url_to_path
+
+    listing = url_to_path(kind_of("drafts").url)
+    if listing in built and not (config.root / "static" / listing).is_file():
+        raise ConfigError(f"the output {output} holds {listing}, the drafts listing of "
+                          "`sitegen serve --drafts`: it is a drafts preview, which is never "
+                          "deployed: run `sitegen build` and deploy its output folder")
 
 
 def _redirects(output: Path, site: dict[str, str], site_url: str) -> dict[str, str]:

@@ -50,8 +50,6 @@ def stats_digest(stats: list[os.stat_result]) -> str:
 def output_intact(output: Path, record: OutputRecord) -> bool:
     """True when *output* holds exactly the files of *record*, each (and the manifest) with
     its recorded inode, size and ctime, every file's ctime older than the manifest's."""
-    from sitegen.emit.tree import GIT  # (not at the top: it loads ctypes, for the writer)
-
     files, manifest = record
     if manifest is None or not files:
         return False
@@ -65,8 +63,6 @@ def output_intact(output: Path, record: OutputRecord) -> bool:
                 return False  # an empty folder: not the build's
             for entry in entries:
                 rel = f"{prefix}/{entry.name}" if prefix else entry.name
-                if rel == GIT:  # (a publishing branch's checkout: the owner's)
-                    continue
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(rel)
                     continue

@@ -60,6 +60,11 @@ def collect_own_static(root: Path) -> dict[str, bytes]:
     return files
 
 
+def own_static_paths(root: Path) -> frozenset[str]:
+    """The output paths of *root*/static/'s publishable files (their bytes unread)."""
+    return frozenset(rel for rel, _ in source_files(root, STATIC_DIR, skip=_hidden))
+
+
 def rendered_files(site: Site, own: Mapping[str, bytes]) -> list[Page]:
     """The site files drawn by templates (`site.files`) the build renders with its pages:
     all but one the owner's `static/` replaces (*own*: its files by output path)."""

@@ -142,15 +142,9 @@ def file_sha256(path: str, handle: int, size: int) -> str:
 
 
 def holds_anything(folder: Path) -> bool:
-    """Whether the folder *folder* holds any entry but a `.git` (`GIT`)."""
+    """Whether the folder *folder* holds any entry (a `.git` too: nothing is kept)."""
     with os.scandir(folder) as listing:
-        return any(entry.name != GIT for entry in listing)
-
-
-#: A publishing branch's checkout at the output's root (`git worktree add _site gh-pages`):
-#: the owner's, never the site's. It is carried from one output to the next as it is, and
-#: never published (the manifest does not name it, and hosts skip it).
-GIT = ".git"
+        return any(True for _ in listing)
 
 
 def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list[str]]:
@@ -158,8 +152,8 @@ def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list
 
     The files are all but folders (symlinks are not followed); the folders are those
     the files are in, and every empty folder but those sitegen's files were in.
-    Paths are output-relative; the root's `.git` is not looked into. An unreadable
-    folder raises.
+    Paths are output-relative; a `.git` or any other dot-folder is listed like the rest
+    (the build wrote none of it). An unreadable folder raises.
     """
     files: list[str] = []
     empty: list[str] = []
@@ -172,8 +166,6 @@ def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list
             empty.append(prefix)
         for entry in entries:
             rel = f"{prefix}/{entry.name}" if prefix else entry.name
-            if rel == GIT:
-                continue
             if entry.is_dir(follow_symlinks=False):
                 pending.append(rel)
             elif rel not in known:
@@ -183,23 +175,6 @@ def foreign_entries(output: str, known: frozenset[str]) -> tuple[list[str], list
         ours = {folder for rel in known for folder in parents(rel)}
         folders.update(rel for rel in empty if rel not in ours)
     return sorted(files), sorted(folders)
-
-
-def git_entries(output: str) -> tuple[list[str], list[str]]:
-    """The folders and the files (symlinks unfollowed) of *output*'s root `.git` folder,
-    output-relative, parents before children; nothing when it is not a folder."""
-    root = os.path.join(output, GIT)
-    if os.path.islink(root) or not os.path.isdir(root):
-        return [], []
-    folders: list[str] = [GIT]
-    files: list[str] = []
-    for here, dirs, names in os.walk(root):
-        rel = GIT + here[len(root):].replace(os.sep, "/")
-        folders.extend(f"{rel}/{name}" for name in dirs
-                       if not os.path.islink(os.path.join(here, name)))
-        files.extend(f"{rel}/{name}" for name in names)
-        files.extend(f"{rel}/{name}" for name in dirs if os.path.islink(os.path.join(here, name)))
-    return folders, files
 
 
 def parents(rel: str) -> list[str]:

@@ -6,8 +6,8 @@ beside the output (a render worker stages the pages it renders: the building pro
 `reserve`s their paths before the fork, the worker `stage`s the bytes, the building
 process `adopt`s what it sends back); `commit` hard-links the unchanged files into it,
 writes the manifest, swaps it with the output in one step and deletes the previous tree,
-so nothing the build did not name survives (a site's own files come from `static/`) but a
-`.git` at its root (a publishing branch's checkout: carried as it is, never published).
+so nothing the build did not name survives (a site's own files come from `static/`): no
+`.git` or other dot-folder either, whoever put it there (a restored CI cache is anyone's).
 When nothing changed and nothing else is there, the output is not touched. A build that
 fails or is killed leaves the previous output as it was (the next one removes its
 leftovers); a lock keeps builds apart.
@@ -315,14 +315,6 @@ class OutputWriter:
                              f"{error.strerror} (was it changed during the build? build again)") \
                 from None
 
-    def _carry_git(self) -> None:
-        """Hard-link the output's root `.git` (the owner's) into staging, empty folders too."""
-        with tree.failing(f"cannot carry the .git folder of {self.output} into the new output"):
-            folders, files = tree.git_entries(os.fspath(self.output))
-            for rel in folders:
-                self._staged(rel + "/")  # (makes the folder *rel*)
-        self._carry(files)
-
     def commit(self) -> WriteResult:
         """Swap the new site in, or leave the output untouched when nothing changed."""
         self._check_open()
@@ -340,7 +332,6 @@ class OutputWriter:
                 and self._manifest_is(manifest):  # the same, all carried
             return self._recorded(result, set())
         self._carry(result.unchanged)
-        self._carry_git()
         with tree.failing(f"cannot write the manifest into {self._staging}"):
             tree.write_new(self._staged(MANIFEST_NAME), manifest)
         with tree.failing(f"cannot swap the new output into {self.output}"):

@@ -47,14 +47,17 @@ class Claims:
         search pages holds it too.
         """
         folder = url.strip("/")
-        if not self._files or not folder:
+        if not folder:
             return None
-        held = [f"{folder}/index.html", *(f"{folder}/{part}" for part in _SECTION_PARTS
-                                          if section)]
-        found = next((self._files.get(p) or self._folders.get(p) for p in held
-                      if p in self._files or p in self._folders), None)
+        files, folders = self._files, self._folders
+        page = folder + "/index.html"
+        found = files.get(page) or folders.get(page)
+        if found is None and section:
+            found = next((files.get(p) or folders.get(p) for p in
+                          (f"{folder}/{part}" for part in _SECTION_PARTS)
+                          if p in files or p in folders), None)
         while found is None and folder:  # a file of the owner's where a folder must be
-            found = self._files.get(folder)
+            found = files.get(folder)
             folder = folder.rpartition("/")[0]
         return found
 

@@ -145,8 +145,14 @@ def article_view(config: Config, article: Article, choose: SlugChoice,
     updated = max(article.updatedAt or published, published)
     language, repair = _language(article.language, config.site.language, what)
 
+    urls: dict[str, str] = {}  # (the slug's URL: asked by *choose*, then here)
+
     def url_of(slug: str) -> str:
-        return expand_permalink(config.site.permalink, slug, published, language, article.id)
+        url = urls.get(slug)
+        if url is None:
+            url = urls[slug] = expand_permalink(config.site.permalink, slug, published,
+                                                language, article.id)
+        return url
 
     wanted, made = wanted_slug(article.slug, article.title, article.id, what)
     slug, allocated = choose(wanted, what, url_of)

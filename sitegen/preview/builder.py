@@ -129,7 +129,9 @@ class SiteBuilder:
         self.workspace: Workspace | None = None
         self.drafts = drafts  # `--drafts`: fetched after each sync, built into a store of its own
         self.draft_records: list[Article] | None = [] if drafts is not None else None
-        self._site: tuple[Workspace, Config, list[PageSource], Site,
+        #: the last build's model, and what it was made of (the workspace, the configuration,
+        #: the own pages and the paths of `static/`'s files, which service-named pages avoid)
+        self._site: tuple[Workspace, Config, tuple[list[PageSource], frozenset[str]], Site,
                           list[Article] | None] | None = None
 
     def _sync(self, config: Config, *, fetch: bool) -> int:
@@ -151,7 +153,8 @@ class SiteBuilder:
                 else config.api_key(), transport=transport, ledger=result.ledger)
         return 0 if result.from_cache else result.ledger.total
 
-    def _known_site(self, config: Config, own: list[PageSource]) -> Site | None:
+    def _known_site(self, config: Config,
+                    own: tuple[list[PageSource], frozenset[str]]) -> Site | None:
         if self._site is None:
             return None
         workspace, known_config, known_own, site, drafts = self._site
@@ -168,11 +171,14 @@ class SiteBuilder:
         workspace = self.workspace
         assert workspace is not None
         fresh = self.fresh if first else None
+        from sitegen.emit.ownfiles import own_static_paths
+
         own = load_pages(config.root)
+        made_of = (own, own_static_paths(config.root))
         drafts = self.draft_records
 
         def before_render(renderer: Renderer) -> None:
-            self._site = (workspace, config, own, renderer.site, drafts)
+            self._site = (workspace, config, made_of, renderer.site, drafts)
             if fresh is not None:
                 fresh.render_first(renderer)
 
@@ -180,7 +186,7 @@ class SiteBuilder:
             report = run_build(config if drafts is None else drafts_config(config), BuildOptions(
                 output=self.output, demo=self.demo, workspace=workspace,
                 fetch_images=bool(fetch and not self.offline), transport=self.transport,
-                site=self._known_site(config, own), own_pages=own,
+                site=self._known_site(config, made_of), own_pages=own,
                 before_render=before_render, stop=self.stop, drafts=drafts))
         finally:
             if fresh is not None:

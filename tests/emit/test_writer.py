@@ -306,8 +306,8 @@ def test_two_builds_of_the_same_files_anywhere_at_any_time_give_the_same_manifes
 
 def test_stale_and_stray_files_and_folders_are_all_removed(tmp_path: Path) -> None:
     """Anything in the output the build does not write goes (a site's own files come from
-    static/): a file dropped into a restored CI cache is never published. A `.git` at the
-    root (a publishing branch's checkout) is the owner's: it stays, never published."""
+    static/): a file dropped into a restored CI cache is never published, nor a `.git` or
+    any other dot-folder the build did not write."""
     out = tmp_path / "_site"
     first = build(out, SITE)
     (out / "CNAME").write_text("notes.acme.test\n")
@@ -320,10 +320,10 @@ def test_stale_and_stray_files_and_folders_are_all_removed(tmp_path: Path) -> No
     (out / "dangling").symlink_to("nowhere")
     result = build(out, {"index.html": SITE["index.html"], "feed.xml": b"new"},
                    keep={"index.html"}, record=first.record)
-    assert result.removed == ["CNAME", "a/index.html", "b/hard", "b/index.html",
+    assert result.removed == [".git/config", "CNAME", "a/index.html", "b/hard", "b/index.html",
                               "b/notes.txt", "dangling", "link"]
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
-        ".git", ".git/config", ".git/objects", MANIFEST_NAME, "feed.xml", "index.html"]
+        MANIFEST_NAME, "feed.xml", "index.html"]
     assert Path("/etc/hostname").exists()  # (a symlink is removed, never followed)
 
 

@@ -136,6 +136,21 @@ def test_an_own_page_or_static_edit_is_rebuilt_though_the_model_is_otherwise_reu
     assert (output / "ads.txt").read_text() == "two"
 
 
+def test_a_static_file_added_on_an_articles_url_moves_the_article_in_the_preview(
+        tmp_path: Path) -> None:
+    """The model is made again when `static/`'s files change: the owner's new file keeps
+    its path, the article the service named moves (the reused model clashed: exit 2)."""
+    site, config, _, _, builder = _built_preview(tmp_path, "claimed")
+    output = preview_output(config)
+    taken = next(path.parent.name for path in sorted(output.glob("*/index.html"))
+                 if 'property="og:type" content="article"' in path.read_text())
+    (site / "static" / taken).mkdir(parents=True)
+    (site / "static" / taken / "index.html").write_text("the owner's page")
+    builder(config, fetch=False)
+    assert (output / taken / "index.html").read_text() == "the owner's page"
+    assert 'content="article"' in (output / f"{taken}-2" / "index.html").read_text()
+
+
 def test_the_preview_shows_the_demo_s_images_as_the_built_site_does(tmp_path: Path) -> None:
     """The preview builds through the images stage: its first build fetches the demo's images
     (through the emulator), a later one reuses the stored ones, pages show them sized."""

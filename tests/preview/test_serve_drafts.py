@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,6 +188,17 @@ def test_drafts_reach_the_drafts_preview_and_nothing_else(
     said = plan.stdout + plan.stderr
     assert "would upload index.html" in said
     assert "drafts/" not in said and not any(s.decode() in said for s in SECRETS)
+
+    # The drafts preview itself, or a copy of it, is refused (exit 2), nothing sent.
+    copied = shutil.copytree(drafts_site, tmp_path / "copied")
+    for folder, why in ((drafts_site, "inside the content store's folder"),
+                        (copied, "holds drafts/index.html, the drafts listing")):
+        refused = sitegen(site, "deploy", "-o", str(folder))
+        assert refused.returncode == 2, refused.stderr
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: the output ") and why in lines[0]
+        assert "never deployed: run `sitegen build`" in lines[0]
+    assert "Contents" not in s3_client(endpoint).list_objects_v2(Bucket=name)
 
 
 def test_the_refresh_cost_counts_the_drafts_listing(tmp_path: Path) -> None:
