@@ -227,10 +227,14 @@ def test_a_git_folder_planted_in_a_cached_output_is_removed_by_the_next_build(
     for planted in (".git/HEAD", ".git/objects/ab/cdef", ".hidden/page.html"):
         (out / planted).parent.mkdir(parents=True, exist_ok=True)
         (out / planted).write_text("planted\n")
-    assert main(["build", "--demo", "-o", "out", "-q", "--offline"]) == 0, \
-        capsys.readouterr().err
+    assert main(["build", "--demo", "-o", "out", "-q", "--offline"]) == 0
+    said = capsys.readouterr().err
     assert not (out / ".git").exists() and not (out / ".hidden").exists()
     assert (out / "index.html").is_file()
+    # (out of the output, but never destroyed: it may be someone's repository)
+    aside = list(tmp_path.glob(".out.git-set-aside-*"))
+    assert len(aside) == 1 and (aside[0] / "objects" / "ab" / "cdef").read_text() == "planted\n"
+    assert "held a .git folder the build did not write" in said and str(aside[0]) in said
     checkout = tmp_path / "gh-pages"
     subprocess.run(["git", "init", "-q", "-b", "gh-pages", str(checkout)], check=True)
     capsys.readouterr()

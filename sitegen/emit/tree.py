@@ -8,7 +8,8 @@ write (`foreign_entries`), tells whether a file holds given bytes (`holding`), s
 staging and output in one step (`exchange_dirs`) and removes what an interrupted
 build left beside the output (`recover_leftovers`).
 Failures are `OSError`s; the writer turns them into one-line errors (`failing`). It must never
-write outside the output folder and its `.NAME.sitegen-*` siblings, and never follow
+write outside the output folder and its `.NAME.sitegen-*` siblings (and the one
+`.NAME.git-set-aside-*` a planted or forgotten `.git` is moved to), and never follow
 a symlink.
 """
 
@@ -20,6 +21,7 @@ import hashlib
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -219,6 +221,24 @@ def exchange_dirs(staging: Path, output: Path) -> Path | None:
     os.rename(output, old)
     os.rename(staging, output)
     return old
+
+
+def set_aside_git(previous: Path, output: Path) -> Path | None:
+    """Move the `.git` folder of the replaced tree *previous* beside *output*, as
+    `.NAME.git-set-aside-<UTC time>` (never deleted by sitegen): it is not the site's, so it
+    leaves the output, but it may be someone's repository, so it is never destroyed.
+    Returns where it went (None: there was none, or it could not be moved: then it is
+    deleted with the old tree)."""
+    found = previous / ".git"
+    if not found.is_dir() or found.is_symlink():
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = output.parent / f".{output.name}.git-set-aside-{stamp}"
+    try:
+        os.rename(found, target)
+    except OSError:
+        return None
+    return target
 
 
 def remove_tree(path: Path) -> None:

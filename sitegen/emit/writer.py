@@ -338,6 +338,10 @@ class OutputWriter:
             previous = tree.exchange_dirs(self._staging, self.output)
         result.touched_output = True
         if previous is not None:  # (what cannot be removed now, the next build removes)
+            if ".git/" in strays and (kept := tree.set_aside_git(previous, self.output)):
+                log.warning("%s held a .git folder the build did not write: it is no longer "
+                            "in the output and was moved to %s (build into a folder of its "
+                            "own and copy it into a checkout)", self.output, kept)
             shutil.rmtree(previous, ignore_errors=True)
         return self._recorded(result, self._carried)
 
