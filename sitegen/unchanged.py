@@ -2,26 +2,33 @@
 
 Role: `sitegen build --offline` run again with nothing changed must cost next to nothing,
 so `run_build` asks this stage first (`NoChange.of`), before the configuration is loaded.
-It applies to a command's build (a `ConfigFile`: the recipe given a loaded configuration,
-the preview's and the tests', may hold what no file shows) that is offline, without
-`--refresh`, and, to answer, without `--force` (a forced build is still recorded). Its key
-hashes every input that can be read without the configuration models or the content:
-site.toml's bytes and place, the output folder, `--demo`, the environment variables the
-build reads (the analytics and API keys and the base-URL override, hashed), and the stat
-(path, size, mtime) of every file in the site's templates/, themes/, static/ and pages/
-folders and of sitegen's own package. After a build succeeds, `recorded` keeps, sealed in
-the store (`derived`, kind `nochange`, one per output folder): the key, the store's content
-version, the build's report, every folder and file of the output and a digest of their
-inodes and ctimes (`emit.intact`). Before that, the output is checked against the writer's
-own sealed record (`output_intact`: exactly its files, each with its recorded inode, size
-and ctime), and every ctime recorded must be at least `SETTLED` old, so a later change
-cannot hide in its clock tick. `replay` gives the report back when the key and the content
-version are the same and one `lstat` of each recorded folder and file finds the same inodes
-and ctimes: a file written, replaced, chmod-ed or restored from a cache changes its own, and
-one added, removed or renamed anywhere changes its folder's, so the writer repairs it.
-Anything it cannot read or verify means "build". It reaches the store only through `Store`
-(opened by `storefile.glance_store`). This module must never write the output, and never
-keep a key's value (only a hash).
+It applies to a command's build (a `ConfigFile`, no workspace, model or pages given: the
+recipe given a loaded configuration, the preview's and the tests', may hold what no file
+shows). Every such build that succeeds is recorded, online or offline, to its own output or
+`-o`; only an offline one without `--refresh` or `--force` is answered. Its key hashes
+every input that can be read without the configuration models or the content: site.toml's
+bytes and place, the output folder, `--demo`, the environment variables the build reads
+(the analytics and API keys and the base-URL override, hashed), and the stat (path, size,
+mtime) of every file in the site's templates/, themes/, static/ and pages/ folders. The
+code is the render's own code fingerprint (`codeprint.code_fingerprint`: the package and
+the libraries' versions), recorded with the stat signature of what it reads
+(`codeprint.code_signature`, taken here before the build computes the fingerprint): an
+equal signature answers for it at once, another one has it computed again. After a build
+succeeds, `recorded` keeps, sealed in the store (`derived`, kind `nochange`, one per output
+folder): the key, the code fingerprint and signature, the content version the build's sync
+read (`content_read`; none known, as when another process wrote the store meanwhile:
+nothing recorded), the report an offline build would give (no API call, the warnings
+logged after the sync), every folder and file of the output and a digest of their inodes
+and ctimes (`emit.intact`). Before that, the output is checked against the writer's own
+sealed record (`output_intact`: exactly its files, each with its recorded inode, size and
+ctime), and every ctime recorded must be at least `SETTLED` old, so a later change cannot
+hide in its clock tick. `replay` gives the report back when the key, the content version
+and the code are the same and one `lstat` of each recorded folder and file finds the same
+inodes and ctimes: a file written, replaced, chmod-ed or restored from a cache changes its
+own, and one added, removed or renamed anywhere changes its folder's, so the writer
+repairs it. Anything it cannot read or verify means "build". It reaches the store only
+through `Store` (opened by `storefile.glance_store`). This module must never write the
+output, and never keep a key's value (only a hash).
 """
 
 from __future__ import annotations
