@@ -20,9 +20,10 @@ read (`content_read`; none known, as when another process wrote the store meanwh
 nothing recorded), the report an offline build would give (no API call, the warnings
 logged after the sync), every folder and file of the output and a digest of their inodes
 and ctimes (`emit.intact`). Before that, the output is checked against the writer's own
-sealed record (`output_intact`: exactly its files, each with its recorded inode, size and
-ctime), and every ctime recorded must be at least `SETTLED` old, so a later change cannot
-hide in its clock tick. `replay` gives the report back when the key, the content version
+sealed record (`emit.intact.holds_exactly`: exactly its files, each with its recorded
+inode, size and ctime, from the same stats, listing only a folder changed since the
+manifest), and every ctime recorded must be at least `SETTLED` old, so a later change
+cannot hide in its clock tick. `replay` gives the report back when the key, the content version
 and the code are the same and one `lstat` of each recorded folder and file finds the same
 inodes and ctimes: a file written, replaced, chmod-ed or restored from a cache changes its
 own, and one added, removed or renamed anywhere changes its folder's, so the writer
@@ -45,7 +46,13 @@ from typing import TYPE_CHECKING, Any
 
 from sitegen import __version__
 from sitegen.codeprint import code_fingerprint, code_signature
-from sitegen.emit.intact import folders_of, output_intact, stat_digest, stats_digest
+from sitegen.emit.intact import (
+    folders_of,
+    holds_exactly,
+    stat_digest,
+    stat_paths,
+    stats_digest,
+)
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import SitegenError
 from sitegen.options import BuildOptions, ConfigFile
@@ -230,8 +237,8 @@ def _record(inputs: _Inputs, store: Store, version: int, report: dict[str, Any])
     paths = [".", *folders, *files, MANIFEST_NAME]
     for again in (False, True):  # (once more after the newest change has settled)
         started = time.time_ns()
-        stats = [os.lstat(f"{output}/{path}") for path in paths]
-        if not output_intact(output, written):
+        stats = stat_paths(output, paths)
+        if not holds_exactly(output, written, paths, stats, 1 + len(folders)):
             return
         newest = max(found.st_ctime_ns for found in stats)
         if newest < started - SETTLED * 1e9:
