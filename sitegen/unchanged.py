@@ -19,11 +19,12 @@ folder): the key, the code fingerprint and signature, the content version the bu
 read (`content_read`; none known, as when another process wrote the store meanwhile:
 nothing recorded), the report an offline build would give (no API call, the warnings
 logged after the sync), every folder and file of the output and a digest of their inodes
-and ctimes (`emit.intact`). Before that, the output is checked against the writer's own
-sealed record (`emit.intact.holds_exactly`: exactly its files, each with its recorded
-inode, size and ctime, from the same stats, listing only a folder changed since the
-manifest), and every ctime recorded must be at least `SETTLED` old, so a later change
-cannot hide in its clock tick. `replay` gives the report back when the key, the content version
+and ctimes (`emit.intact`). Before that, the writer's sealed record must be this build's
+commit's (`committed`: not another build's since), the output is checked against it
+(`emit.intact.holds_exactly`: exactly its files, each with its recorded inode, size and
+ctime, from the same stats, listing only a folder changed since the manifest), and every
+ctime recorded must be at least `SETTLED` old, so a later change cannot hide in its clock
+tick. `replay` gives the report back when the key, the content version
 and the code are the same and one `lstat` of each recorded folder and file finds the same
 inodes and ctimes: a file written, replaced, chmod-ed or restored from a cache changes its
 own, and one added, removed or renamed anywhere changes its folder's, so the writer
@@ -89,6 +90,7 @@ class NoChange:
                  inputs: _Inputs | None) -> None:
         self._config, self.options, self.inputs = config, options, inputs
         self._content: tuple[int | None, int] = (None, 0)
+        self._manifest: tuple[int, int, int] | None = None
         #: The stage's time (its own: the recipe's stages are timed once it is loaded).
         self.timings = Timings(options.stop) if inputs is not None else None
 
@@ -105,6 +107,12 @@ class NoChange:
         known, so nothing is recorded), and how many *warnings* were logged by then (the
         sync's, which an offline build would not log, are not replayed)."""
         self._content = (version, warnings)
+
+    def committed(self, manifest: tuple[int, int, int] | None) -> None:
+        """The (inode, size, ctime) of the manifest this build's commit left: the output
+        is recorded only while the writer's record is this build's (another build of the
+        output may commit between this one's and its record)."""
+        self._manifest = manifest
 
     def config(self) -> Config:
         """The build's configuration, loaded now (a `ConfigError` when it is invalid)."""
@@ -136,14 +144,16 @@ class NoChange:
         output is exactly what the writer left (else the next build builds), this stage's
         time in its timings."""
         version, warnings = self._content
-        if self.inputs is None or self.timings is None or version is None:
+        manifest = self._manifest
+        if self.inputs is None or self.timings is None or version is None or manifest is None:
             return report
         with self.timings.stage("unchanged"):
             store = glance_store(self.inputs.store, self.inputs.key_env, write=True)
             if store is not None:
                 with store:
                     try:
-                        _record(self.inputs, store, version, _replayed(report, warnings))
+                        _record(self.inputs, store, (version, manifest),
+                                _replayed(report, warnings))
                     except (SitegenError, OSError):
                         pass  # (the next build builds)
         report.timings = {"unchanged": self.timings.stages["unchanged"], **report.timings}
@@ -228,10 +238,15 @@ def _replayed(report: BuildReport, warnings: int) -> dict[str, Any]:
             "warnings": report.warning_messages[warnings:]}
 
 
-def _record(inputs: _Inputs, store: Store, version: int, report: dict[str, Any]) -> None:
-    """Save the record `replay` checks (see the module docstring), if the output holds."""
+def _record(inputs: _Inputs, store: Store, built: tuple[int, tuple[int, int, int]],
+            report: dict[str, Any]) -> None:
+    """Save the record `replay` checks (see the module docstring), if the output holds what
+    this build left: the content version it read, the manifest its commit made (*built*)."""
     output = inputs.output
+    version, manifest = built
     written = store.output_record(str(output))
+    if written[1] != manifest:
+        return  # (another build committed since)
     files = sorted(written[0])
     folders = folders_of(files)
     paths = [".", *folders, *files, MANIFEST_NAME]
