@@ -2,26 +2,35 @@
 
 Role: `sitegen build --offline` run again with nothing changed must cost next to nothing,
 so `run_build` asks this stage first (`NoChange.of`), before the configuration is loaded.
-It applies to a command's build (a `ConfigFile`: the recipe given a loaded configuration,
-the preview's and the tests', may hold what no file shows) that is offline, without
-`--refresh`, and, to answer, without `--force` (a forced build is still recorded). Its key
-hashes every input that can be read without the configuration models or the content:
-site.toml's bytes and place, the output folder, `--demo`, the environment variables the
-build reads (the analytics and API keys and the base-URL override, hashed), and the stat
-(path, size, mtime) of every file in the site's templates/, themes/, static/ and pages/
-folders and of sitegen's own package. After a build succeeds, `recorded` keeps, sealed in
-the store (`derived`, kind `nochange`, one per output folder): the key, the store's content
-version, the build's report, every folder and file of the output and a digest of their
-inodes and ctimes (`emit.intact`). Before that, the output is checked against the writer's
-own sealed record (`output_intact`: exactly its files, each with its recorded inode, size
-and ctime), and every ctime recorded must be at least `SETTLED` old, so a later change
-cannot hide in its clock tick. `replay` gives the report back when the key and the content
-version are the same and one `lstat` of each recorded folder and file finds the same inodes
-and ctimes: a file written, replaced, chmod-ed or restored from a cache changes its own, and
-one added, removed or renamed anywhere changes its folder's, so the writer repairs it.
-Anything it cannot read or verify means "build". It reaches the store only through `Store`
-(opened by `storefile.glance_store`). This module must never write the output, and never
-keep a key's value (only a hash).
+It applies to a command's build (a `ConfigFile`, no workspace, model or pages given: the
+recipe given a loaded configuration, the preview's and the tests', may hold what no file
+shows). Every such build that succeeds is recorded, online or offline, to its own output or
+`-o`; only an offline one without `--refresh` or `--force` is answered. Its key hashes
+every input that can be read without the configuration models or the content: site.toml's
+bytes and place, the output folder, `--demo`, the environment variables the build reads
+(the analytics and API keys and the base-URL override, hashed), and the stat (path, size,
+mtime) of every file in the site's templates/, themes/, static/ and pages/ folders. The
+code is the render's own code fingerprint (`codeprint.code_fingerprint`: the package and
+the libraries' versions), recorded with the stat signature of what it reads
+(`codeprint.code_signature`, taken here before the build computes the fingerprint): an
+equal signature answers for it at once, another one has it computed again. After a build
+succeeds, `recorded` keeps, sealed in the store (`derived`, kind `nochange`, one per output
+folder): the key, the code fingerprint and signature, the content version the build's sync
+read (`content_read`; none known, as when another process wrote the store meanwhile:
+nothing recorded), the report an offline build would give (no API call, the warnings
+logged after the sync), every folder and file of the output and a digest of their inodes
+and ctimes (`emit.intact`). Before that, the writer's sealed record must be this build's
+commit's (`committed`: not another build's since), the output is checked against it
+(`emit.intact.holds_exactly`: exactly its files, each with its recorded inode, size and
+ctime, from the same stats, listing only a folder changed since the manifest), and every
+ctime recorded must be at least `SETTLED` old, so a later change cannot hide in its clock
+tick. `replay` gives the report back when the key, the content version
+and the code are the same and one `lstat` of each recorded folder and file finds the same
+inodes and ctimes: a file written, replaced, chmod-ed or restored from a cache changes its
+own, and one added, removed or renamed anywhere changes its folder's, so the writer
+repairs it. Anything it cannot read or verify means "build". It reaches the store only
+through `Store` (opened by `storefile.glance_store`). This module must never write the
+output, and never keep a key's value (only a hash).
 """
 
 from __future__ import annotations
@@ -38,7 +47,13 @@ from typing import TYPE_CHECKING, Any
 
 from sitegen import __version__
 from sitegen.codeprint import code_fingerprint, code_signature
-from sitegen.emit.intact import folders_of, output_intact, stat_digest, stats_digest
+from sitegen.emit.intact import (
+    folders_of,
+    holds_exactly,
+    stat_digest,
+    stat_paths,
+    stats_digest,
+)
 from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import SitegenError
 from sitegen.options import BuildOptions, ConfigFile
@@ -75,6 +90,7 @@ class NoChange:
                  inputs: _Inputs | None) -> None:
         self._config, self.options, self.inputs = config, options, inputs
         self._content: tuple[int | None, int] = (None, 0)
+        self._manifest: tuple[int, int, int] | None = None
         #: The stage's time (its own: the recipe's stages are timed once it is loaded).
         self.timings = Timings(options.stop) if inputs is not None else None
 
@@ -91,6 +107,12 @@ class NoChange:
         known, so nothing is recorded), and how many *warnings* were logged by then (the
         sync's, which an offline build would not log, are not replayed)."""
         self._content = (version, warnings)
+
+    def committed(self, manifest: tuple[int, int, int] | None) -> None:
+        """The (inode, size, ctime) of the manifest this build's commit left: the output
+        is recorded only while the writer's record is this build's (another build of the
+        output may commit between this one's and its record)."""
+        self._manifest = manifest
 
     def config(self) -> Config:
         """The build's configuration, loaded now (a `ConfigError` when it is invalid)."""
@@ -122,14 +144,16 @@ class NoChange:
         output is exactly what the writer left (else the next build builds), this stage's
         time in its timings."""
         version, warnings = self._content
-        if self.inputs is None or self.timings is None or version is None:
+        manifest = self._manifest
+        if self.inputs is None or self.timings is None or version is None or manifest is None:
             return report
         with self.timings.stage("unchanged"):
             store = glance_store(self.inputs.store, self.inputs.key_env, write=True)
             if store is not None:
                 with store:
                     try:
-                        _record(self.inputs, store, version, _replayed(report, warnings))
+                        _record(self.inputs, store, (version, manifest),
+                                _replayed(report, warnings))
                     except (SitegenError, OSError):
                         pass  # (the next build builds)
         report.timings = {"unchanged": self.timings.stages["unchanged"], **report.timings}
@@ -214,17 +238,22 @@ def _replayed(report: BuildReport, warnings: int) -> dict[str, Any]:
             "warnings": report.warning_messages[warnings:]}
 
 
-def _record(inputs: _Inputs, store: Store, version: int, report: dict[str, Any]) -> None:
-    """Save the record `replay` checks (see the module docstring), if the output holds."""
+def _record(inputs: _Inputs, store: Store, built: tuple[int, tuple[int, int, int]],
+            report: dict[str, Any]) -> None:
+    """Save the record `replay` checks (see the module docstring), if the output holds what
+    this build left: the content version it read, the manifest its commit made (*built*)."""
     output = inputs.output
+    version, manifest = built
     written = store.output_record(str(output))
+    if written[1] != manifest:
+        return  # (another build committed since)
     files = sorted(written[0])
     folders = folders_of(files)
     paths = [".", *folders, *files, MANIFEST_NAME]
     for again in (False, True):  # (once more after the newest change has settled)
         started = time.time_ns()
-        stats = [os.lstat(f"{output}/{path}") for path in paths]
-        if not output_intact(output, written):
+        stats = stat_paths(output, paths)
+        if not holds_exactly(output, written, paths, stats, 1 + len(folders)):
             return
         newest = max(found.st_ctime_ns for found in stats)
         if newest < started - SETTLED * 1e9:

@@ -16,8 +16,11 @@ import pytest
 from sitegen.build import BuildOptions, ConfigFile, run_build
 from sitegen.codeprint import code_fingerprint
 from sitegen.config import resolve_config
+from sitegen.logs import WarningCounter
 from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
 from sitegen.report import BuildReport
+from sitegen.storefile import glance_store
+from sitegen.unchanged import NoChange
 from tests.clireport import cli_report
 
 _SEED: list[Path] = []
@@ -199,3 +202,32 @@ def test_another_version_of_a_library_means_build(
     finally:
         monkeypatch.undo()
         code_fingerprint.cache_clear()
+
+
+def test_an_output_another_build_committed_since_is_not_recorded(
+        site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record is made only while the writer's record is this build's own commit's:
+    another build of the output may commit between this one's commit and its record."""
+    monkeypatch.chdir(site)
+    path = site / ".sitegen" / "demo" / "store.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM derived WHERE kind = 'nochange'")
+    options = BuildOptions(output=site / "out", offline=True, demo=True)
+    file = ConfigFile("site.toml", demo=True, offline=True)
+    store = glance_store(path, "SITEGEN_API_KEY")
+    assert store is not None
+    with store:
+        version, (_, manifest) = store.content_version(), store.output_record(
+            str(site / "out"))
+    assert manifest is not None
+
+    def record(left: tuple[int, int, int]) -> bool:
+        """Record a build whose commit left the manifest *left*; whether it answers now."""
+        stage = NoChange.of(file, options)
+        stage.content_read(version, 0)
+        stage.committed(left)
+        stage.recorded(BuildReport(html_pages=1, from_cache=True))
+        return NoChange.of(file, options).replay(WarningCounter()) is not None
+
+    assert not record((manifest[0] + 1, manifest[1], manifest[2]))  # another build's
+    assert record(manifest)
