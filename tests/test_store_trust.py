@@ -154,8 +154,9 @@ def test_another_key_is_said_once_and_offline_names_the_fix(
     again = cli_report(demo, "build", "-q", "--demo", "--offline", "-o", "out")
     assert not [w for w in again["warnings"] if "key" in w or "verify" in w]  # sealed anew
     monkeypatch.setenv("SITEGEN_CACHE_KEY", "yet-another-key")
+    monkeypatch.chdir(demo)
     capsys.readouterr()
-    assert main(["build", "-q", "--demo", "--offline", "-o", str(demo / "out")]) == 1
+    assert main(["build", "-q", "--demo", "--offline", "-o", "out"]) == 1
     error = capsys.readouterr().err
     assert "sealed with another key" in error and "yet-another-key" not in error
     assert error.count("\n") == 1
