@@ -43,7 +43,7 @@ from sitegen.scaffold import CI_PATHS
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", ".ci-venv", "build", "dist", "*.egg-info",
                                     "__pycache__", ".*_cache", ".hypothesis", ".sitegen", "_site")
-SECRETS = {"SITEGEN_API_KEY": "ci-secret-key-4321"}
+SECRETS = {"SITEGEN_API_KEY": "ci-secret-key-4321", "SITEGEN_CACHE_KEY": "ci-cache-key-8765"}
 #: Each test runs whole CI jobs (pip, builds, the emulator) several times: on a loaded
 #: 2-core machine that takes minutes, past the suite's default of 300 s.
 pytestmark = pytest.mark.timeout(1200)
@@ -380,7 +380,8 @@ def test_the_scaffolded_ci_runs_run_after_run(
     assert first.status == 0, runner.log
     assert first.published is not None and first.report["status"] == 0
     assert_complete_site(first.published, workspace_data)
-    assert "ci-secret-key-4321" not in runner.log + json.dumps(first.report)
+    for secret in SECRETS.values():
+        assert secret not in runner.log + json.dumps(first.report)
     # The missing slug is repaired with a warning: on the CI's surfaces, and still published.
     assert any("has no slug" in message for message in first.report["warnings"])
     if ci == "github":

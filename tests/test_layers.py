@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, int]] = [
     ("sitegen.fetch", 2), ("sitegen.workspace", 2), ("sitegen.budget", 2),
     ("sitegen.blocktypes", 2),
     ("sitegen.store", 1), ("sitegen.storefile", 1), ("sitegen.cachekey", 1),
+    ("sitegen.storecore", 1), ("sitegen.storebuild", 1), ("sitegen.storeseal", 1),
     ("sitegen.codeprint", 1),
     ("sitegen", 0),
 ]

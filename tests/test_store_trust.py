@@ -154,8 +154,9 @@ def test_another_key_is_said_once_and_offline_names_the_fix(
     again = cli_report(demo, "build", "-q", "--demo", "--offline", "-o", "out")
     assert not [w for w in again["warnings"] if "key" in w or "verify" in w]  # sealed anew
     monkeypatch.setenv("SITEGEN_CACHE_KEY", "yet-another-key")
+    monkeypatch.chdir(demo)
     capsys.readouterr()
-    assert main(["build", "-q", "--demo", "--offline", "-o", str(demo / "out")]) == 1
+    assert main(["build", "-q", "--demo", "--offline", "-o", "out"]) == 1
     error = capsys.readouterr().err
     assert "sealed with another key" in error and "yet-another-key" not in error
     assert error.count("\n") == 1
@@ -165,7 +166,7 @@ def test_a_ci_run_without_a_cache_key_is_told_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(storefile, "_CI_KEY_SAID", False)  # (once per process)
+    monkeypatch.setattr(storefile, "_CI_KEY_SAID", False, raising=False)  # (once a process)
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.delenv("SITEGEN_CACHE_KEY", raising=False)
     assert main(["build", "--demo", "-o", "out"]) == 0
