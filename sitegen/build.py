@@ -174,5 +174,6 @@ def _content(config: Config, store: Store, options: BuildOptions, report: BuildR
     synced = sync(config, store, key=DEMO_KEY if options.demo else None,
                   transport=options.service_transport(), refresh=options.refresh,
                   offline=options.offline, max_calls=options.max_calls, progress=progress)
-    report.api, report.from_cache = api_report(config, synced), synced.from_cache
+    report.api, report.from_cache = api_report(config, synced, demo=options.demo), \
+        synced.from_cache
     return synced.workspace

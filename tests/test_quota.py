@@ -68,13 +68,17 @@ def _config(tmp_path: Path, **api: object) -> object:
                         tmp_path)
 
 
-def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
+def test_build_reports_the_monthly_projection(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """(The emulator in this process, reached with a key as the service would be: not
+    `--demo`, whose requests cost no quota and are never projected.)"""
     from sitegen.build import BuildOptions, run_build
     from sitegen.emulator.demo import demo_transport
 
+    monkeypatch.setenv("SITEGEN_API_KEY", "a-key")
     config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
     report = run_build(config, BuildOptions(  # type: ignore[arg-type]
-        output=tmp_path / "out", demo=True, transport=demo_transport()))
+        output=tmp_path / "out", transport=demo_transport()))
     calls = report.api["total"]
     monthly = report.api["monthly"]
     # A cold first build reads every article: the projection is of the steady state instead,
@@ -87,9 +91,23 @@ def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
     assert f"~{round(steady * 30.4375)}/month" in report.summary()
     # The next build finds nothing new: its own calls are the steady state, as estimated.
     again = run_build(config, BuildOptions(  # type: ignore[arg-type]
-        output=tmp_path / "out", demo=True, transport=demo_transport()))
+        output=tmp_path / "out", transport=demo_transport()))
     assert again.api["monthly"]["basis"].startswith("this build")
     assert again.api["monthly"]["per_build"] == again.api["total"] == steady
+
+
+def test_the_demo_makes_no_call_to_a_quota_and_projects_none(tmp_path: Path) -> None:
+    """`--demo` asks the built-in emulator (no network): before, "29 calls … ~213/month"."""
+    from sitegen.build import BuildOptions, run_build
+
+    config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
+    report = run_build(config, BuildOptions(  # type: ignore[arg-type]
+        output=tmp_path / "out", demo=True))
+    assert report.api["demo"] is True and report.api["total"] > 0
+    assert "monthly" not in report.api
+    summary = report.summary()
+    assert "API: no call to a quota (the demo's content: " in summary
+    assert "/month" not in summary
 
 
 def test_steady_calls_from_the_workspace_size() -> None:
@@ -105,16 +123,17 @@ def test_steady_calls_from_the_workspace_size() -> None:
 
 
 def test_a_projection_over_the_quota_warns_and_fails_strict(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sitegen.build import BuildOptions, run_build
     from sitegen.emulator.demo import demo_transport
     from sitegen.errors import StrictError
 
+    monkeypatch.setenv("SITEGEN_API_KEY", "a-key")  # (the emulator as the service: not --demo)
     config = _config(tmp_path, schedule="*/5 * * * *", monthly_quota=1000)  # 8,766 builds
     with pytest.raises(StrictError):
         run_build(config, BuildOptions(  # type: ignore[arg-type]
-            output=tmp_path / "out", demo=True, strict=True, transport=demo_transport()))
+            output=tmp_path / "out", strict=True, transport=demo_transport()))
     assert any("over the monthly quota of 1000" in r.getMessage() for r in caplog.records)
     assert not (tmp_path / "out").exists()
 
