@@ -250,7 +250,7 @@ def parse_config(data: dict[str, object], root: Path, source: str = "site.toml")
     try:
         return Config.model_validate({**data, "root": root.resolve()})
     except ValidationError as error:
-        raise ConfigError(f"{source} is invalid: {describe(error)}") from None
+        raise ConfigError(f"{source} is invalid: {describe(error, Config)}") from None
 
 
 def load_config(path: Path) -> Config:
