@@ -62,6 +62,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter) -> B
 
     output = Path(options.output or config.output_path()).resolve()
     config.check_output(output)
+    if options.offline and options.workspace is None:  # (before a store or a lock is made)
+        from sitegen.fetch.stored import require_stored
+        require_stored(config)
     timings, report = Timings(options.stop), BuildReport()
     progress = options.progress or Progress(enabled=False)
     key = beacon_key(config)
