@@ -163,6 +163,13 @@ class SearchSection(_Strict):
     """`[search]`: a Pagefind index of the articles and a `/search/` page."""
 
     enabled: bool = True
+class SocialSection(_Strict):
+    """`[social]`: the social posts' pages. The service gives a post no language: its page
+    takes the promoted article's, else `language` here, else `[site] language`."""
+
+    language: str | None = Field(default=None, max_length=35, pattern=LANGUAGE_PATTERN)
+
+
 class ImagesSection(_Strict):
     """`[images]`: images fetched, checked and resized at build time (`sitegen.images`)."""
 
@@ -199,6 +206,7 @@ class Config(_Strict):
     deploy: dict[str, DeployTarget] = Field(default={})
     search: SearchSection = SearchSection()
     images: ImagesSection = ImagesSection()
+    social: SocialSection = SocialSection()
     root: Path = Field(default=Path("."), exclude=True, strict=False)
 
     @property

@@ -348,7 +348,8 @@ def build_site(config: Config, workspace: Workspace,
 
     link_neighbours(articles)
     link_related(articles)
-    social = social_views(workspace.social_posts or [], articles, config.site.base_url)
+    social = social_views(workspace.social_posts or [], articles, config.site.base_url,
+                          config.social.language or "")
     site = Site(
         config=config, title=config.site.title, description=config.site.description,
         base_url=config.site.base_url, language=config.site.language, articles=articles,
