@@ -36,10 +36,15 @@ def per_build(synced: SyncResult, calls: int) -> tuple[int, str]:
     return steady, "the workspace's size (a re-sync that finds nothing new)"
 
 
-def api_report(config: Config, synced: SyncResult) -> dict[str, object]:
-    """The report's `api` part for one sync: its calls, and the monthly budget when it made any."""
+def api_report(config: Config, synced: SyncResult, *, demo: bool = False) -> dict[str, object]:
+    """The report's `api` part for one sync: its calls, and the monthly budget when it made any.
+
+    `--demo`'s requests go to the built-in emulator in this process (no network, no quota):
+    they are counted, marked `demo`, and never projected onto a month."""
     report: dict[str, object] = synced.ledger.to_report()
-    if synced.ledger.total and not synced.from_cache:
+    if demo:
+        report["demo"] = True
+    elif synced.ledger.total and not synced.from_cache:
         report["monthly"] = monthly_budget(config, synced, synced.ledger.total)
     return report
 

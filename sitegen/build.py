@@ -65,6 +65,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter,
 
     output = Path(options.output or config.output_path()).resolve()
     config.check_output(output)
+    if options.offline and options.workspace is None:  # (before a store or a lock is made)
+        from sitegen.fetch.stored import require_stored
+        require_stored(config)
     timings, report = Timings(options.stop), BuildReport()
     progress = options.progress or Progress(enabled=False)
     key = beacon_key(config)
@@ -184,6 +187,7 @@ def _content(config: Config, store: Store, options: BuildOptions, report: BuildR
     synced = sync(config, store, key=DEMO_KEY if options.demo else None,
                   transport=options.service_transport(), refresh=options.refresh,
                   offline=options.offline, max_calls=options.max_calls, progress=progress)
-    report.api, report.from_cache = api_report(config, synced), synced.from_cache
+    report.api, report.from_cache = api_report(config, synced, demo=options.demo), \
+        synced.from_cache
     after = store.content_version()
     return synced.workspace, after if after == before + synced.changed else None

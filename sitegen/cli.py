@@ -195,6 +195,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print how many calls a build would make now "
                        "(spends only the cheap list calls)")
 
+    schedule = commands.add_parser(
+        "schedule", parents=[_GLOBALS], help="propose the CI's cron from the agents' schedules",
+        description="Propose the CI's rebuild schedule from the active agents' own (read\n"
+        "from the content store: no API call), and say why.", formatter_class=_HELP,
+        epilog="Examples:\n  sitegen schedule            after a build or `sitegen fetch`\n"
+        "  sitegen schedule --demo     the demo workspace's agents")
+    _common(schedule)
+    schedule.add_argument("--demo", action="store_true", help="use the bundled demo workspace")
+
     emulate = commands.add_parser("emulate", parents=[_GLOBALS],
                                   help="run a local emulator of the service's API",
                                   description="Serve a workspace as the service's API (v1 "
@@ -288,6 +297,10 @@ def _dispatch(options: argparse.Namespace) -> int:
         from sitegen.preview.server import serve_command
 
         return serve_command(options)
+    if command == "schedule":
+        from sitegen.schedule_cli import schedule_command
+
+        return schedule_command(options)
     if command == "emulate":
         from sitegen.emulator.serve import emulate_command
 

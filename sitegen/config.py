@@ -163,6 +163,13 @@ class SearchSection(_Strict):
     """`[search]`: a Pagefind index of the articles and a `/search/` page."""
 
     enabled: bool = True
+class SocialSection(_Strict):
+    """`[social]`: the social posts' pages. The service gives a post no language: its page
+    takes the promoted article's, else `language` here, else `[site] language`."""
+
+    language: str | None = Field(default=None, max_length=35, pattern=LANGUAGE_PATTERN)
+
+
 class ImagesSection(_Strict):
     """`[images]`: images fetched, checked and resized at build time (`sitegen.images`)."""
 
@@ -205,6 +212,7 @@ class Config(_Strict):
     deploy: dict[str, DeployTarget] = Field(default={})
     search: SearchSection = SearchSection()
     images: ImagesSection = ImagesSection()
+    social: SocialSection = SocialSection()
     root: Path = Field(default=Path("."), exclude=True, strict=False)
 
     @property
@@ -256,7 +264,7 @@ def parse_config(data: dict[str, object], root: Path, source: str = "site.toml")
     try:
         return Config.model_validate({**data, "root": root.resolve()})
     except ValidationError as error:
-        raise ConfigError(f"{source} is invalid: {describe(error)}") from None
+        raise ConfigError(f"{source} is invalid: {describe(error, Config)}") from None
 
 
 def load_config(path: Path) -> Config:

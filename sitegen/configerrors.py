@@ -2,16 +2,19 @@
 
 Role: turn pydantic's validation errors into one sentence per key ("[api] concurrency
 must be a whole number without quotes, e.g. 8, not "8"") and a TOML syntax error into
-one sentence naming the line. It must never read files or the environment.
+one sentence naming the line; an unknown key that is a near miss of a known one names it
+(`[image]` → did you mean [images]?). It must never read files or the environment.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
+import typing
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 #: What a wrong value should have been, in plain words, by pydantic's error type.
 _EXPECTED = {
@@ -42,15 +45,47 @@ def _given(value: Any) -> str:
         type(value).__name__)
 
 
-def _problem(item: Any) -> str:
-    """One validation error, in plain words, naming the key."""
+def _table(model: type[BaseModel] | None, name: str) -> type[BaseModel] | None:
+    """The model of the table *name* of *model* (a field whose type is a model), if any."""
+    field = model.model_fields.get(name) if model is not None else None
+    if field is None:
+        return None
+    for kind in (field.annotation, *typing.get_args(field.annotation)):
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            return kind
+    return None
+
+
+def _meant(model: type[BaseModel] | None, loc: list[str]) -> str:
+    """" (did you mean [images]?)" when the unknown key at *loc* is a near miss of a known one
+    of its table (difflib), else ""."""
+    for name in loc[:-1]:
+        model = _table(model, name)
+    if model is None:
+        return ""
+    close = difflib.get_close_matches(loc[-1], [n for n in model.model_fields if n != "root"],
+                                      n=1, cutoff=0.7)
+    if not close:
+        return ""
+    meant = close[0]
+    shown = f"[{meant}]" if len(loc) == 1 and _table(model, meant) else (
+        f"[{loc[0]}] {meant}" if len(loc) == 2 else meant)
+    return f": did you mean {shown}?"
+
+
+def _problem(item: Any, model: type[BaseModel] | None = None) -> str:
+    """One validation error, in plain words, naming the key (and, for an unknown key, the
+    known key of *model* it is a near miss of)."""
     kind, ctx = item["type"], item.get("ctx") or {}
     loc = [str(p) for p in item["loc"] if not str(p).startswith(("function-", "lax-"))]
     key = ".".join(loc) or "(top level)"
     if len(loc) >= 2:
         key = f"[{loc[0]}] {'.'.join(loc[1:])}"
     if kind == "extra_forbidden":
-        return f"unknown key {key} (remove it or check its spelling)"
+        if len(loc) == 1 and isinstance(item.get("input"), dict):
+            key = f"[{loc[0]}]"  # a table
+        meant = _meant(model, loc) if loc else ""
+        return f"unknown key {key}{meant or ' (remove it or check its spelling)'}"
     if kind == "missing":
         return f"missing required key {key}" if len(loc) != 1 else (
             f"missing required table [{key}]")
@@ -76,9 +111,10 @@ def _problem(item: Any) -> str:
     return f"{key}: {item['msg']}"
 
 
-def describe(error: ValidationError) -> str:
-    """Every validation error of a configuration, in plain words, each naming its key."""
-    return "; ".join(_problem(item) for item in error.errors())
+def describe(error: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """Every validation error of a configuration, in plain words, each naming its key
+    (*model*: the configuration's, for the known keys an unknown one is a near miss of)."""
+    return "; ".join(_problem(item, model) for item in error.errors())
 
 
 def syntax_error(name: str, error: tomllib.TOMLDecodeError) -> str:

@@ -33,7 +33,8 @@ Examples:
   sitegen build                     fetch what changed and build into [site] output
   sitegen build --demo -o /tmp/demo the bundled demo, into /tmp/demo
   sitegen build --offline --force   render every page again from the store, no request
-  sitegen build --strict --report report.json   as CI runs it"""
+  sitegen build --strict --report report.json   as CI runs it
+  sitegen build --explain           also say, for each file written, why (what changed)"""
 
 SERVE = """\
 Examples:

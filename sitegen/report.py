@@ -153,10 +153,14 @@ class BuildReport:
                 budget += f" (~{monthly['projected_unchanged']} if nothing is new)"
             if monthly.get("quota") is not None:
                 budget += f" of {monthly['quota']} allowed"
-        return (
-            f"{self._pages_text()}; API: {_plural(calls, 'call')}{offline} "
-            f"({saved} saved by the cache{budget}); {self._images_text()}{self.seconds:.2f} s"
-        )
+        if self.api.get("demo"):  # (the built-in emulator: no network, no quota)
+            api = ("API: no call to a quota (the demo's content, from the store)"
+                   if self.from_cache else "API: no call to a quota (the demo's content: "
+                   f"{_plural(calls, 'request')} to the built-in emulator)")
+        else:
+            api = (f"API: {_plural(calls, 'call')}{offline} "
+                   f"({saved} saved by the cache{budget})")
+        return f"{self._pages_text()}; {api}; {self._images_text()}{self.seconds:.2f} s"
 
     def _pages_text(self) -> str:
         """What happened to the pages: built (written, unchanged, removed), or rendered again

@@ -21,7 +21,7 @@ import os
 import re
 import shlex
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -197,7 +197,8 @@ def plan(ci: CiKind, settings: SiteSettings, requirement: CiRequirement,
 
 
 def scaffold(directory: Path, ci: CiKind = "github",
-             requirement: CiRequirement | None = None) -> ScaffoldResult:
+             requirement: CiRequirement | None = None,
+             schedule: str | None = None) -> ScaffoldResult:
     """Create the site's files under *directory* (created if missing); never overwrite one.
 
     When a site.toml already exists there, the workflow follows its schedule, output
@@ -210,6 +211,8 @@ def scaffold(directory: Path, ci: CiKind = "github",
         settings_from_toml(existing.read_text("utf-8", errors="replace"))
         if existing.is_file() else SiteSettings(schedule=check_schedule(_example_schedule()))
     )
+    if schedule is not None:  # (the agents' schedules: `sitegen.schedule_cli.stored_proposal`)
+        settings = replace(settings, schedule=check_schedule(schedule))
     files = plan(ci, settings, requirement or CiRequirement((), "not given"))
     created: list[str] = []
     skipped: list[str] = []
@@ -355,9 +358,20 @@ def init_command(options: argparse.Namespace) -> int:
     if options.upgrade_ci:
         say(upgrade_ci(directory, ci, requirement), is_quiet(options))
         return 0
-    result = scaffold(directory, ci, requirement)
+    from sitegen.schedule_cli import stored_proposal
+
+    proposal = stored_proposal(directory / "site.toml")
+    result = scaffold(directory, ci, requirement,
+                      proposal.cron if proposal is not None else None)
     for line in report_lines(result, ci, shown):
         say(line, is_quiet(options))
+    if proposal is not None:
+        say(f"the CI's cron '{proposal.cron}' follows the agents' schedules:", is_quiet(options))
+        for line in proposal.why:
+            say(f"  {line}", is_quiet(options))
+    else:
+        say("once content is fetched, `sitegen schedule` proposes a cron from the agents' "
+            "schedules, so the site rebuilds shortly after they publish", is_quiet(options))
     root = _git_root(directory.resolve())
     if root is not None and root != directory.resolve():
         log.warning(

@@ -223,3 +223,21 @@ def test_a_max_calls_that_allows_no_call_is_a_usage_error(
     assert len(err) == 1 and err[0].startswith("error: argument --max-calls: ")
     assert "at least 1" in err[0]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [["build", "--offline"], ["serve", "--offline", "--port", "0"]])
+def test_offline_with_an_empty_store_says_so_first_and_creates_nothing(
+        command: list[str], tmp_path: Path) -> None:
+    """Before: `serve` printed the preview's URL, then the error; both left `.sitegen/`
+    (an empty store) and the output's lock file behind."""
+    (tmp_path / "site.toml").write_text(
+        '[site]\ntitle = "T"\nurl = "https://t.test/"\n[api]\nurl = "https://a.test"\n'
+        'workspace = "65f0c0ffee0123456789abcd"\n', encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "sitegen", *command], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1
+    assert done.stdout == ""  # no preview URL
+    assert done.stderr.strip().splitlines() == [
+        f"error: the content store {tmp_path.resolve() / '.sitegen' / 'store.sqlite'} is empty: "
+        "run once without --offline (e.g. `sitegen fetch`) to fill it"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.toml"]

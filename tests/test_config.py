@@ -261,3 +261,16 @@ def test_base_url_overrides_site_url_for_one_build(
     assert "<loc>https://pages.example.org/site/" in sitemap()
     monkeypatch.setenv("SITEGEN_SITE_URL", "not a url")
     assert main(["build", "-q", "--demo", "--offline", "-o", "out"]) == 2
+
+
+def test_a_near_miss_of_a_known_key_names_the_key_meant(tmp_path: Path) -> None:
+    path = tmp_path / "site.toml"
+    path.write_text('[site]\ntitle = "T"\nurl = "https://t.test/"\nlangauge = "fr"\n'
+                    '[api]\nurl = "https://a.test"\nworkspace = "65f0c0ffee0123456789abcd"\n'
+                    '[image]\nenabled = false\n[xyz]\na = 1\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert "unknown key [image]: did you mean [images]?" in message
+    assert "unknown key [site] langauge: did you mean [site] language?" in message
+    assert "unknown key [xyz] (remove it or check its spelling)" in message

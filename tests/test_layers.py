@@ -24,7 +24,7 @@ ROOT = Path(sitegen.__file__).parent
 LAYERS: list[tuple[str, int]] = [
     ("sitegen.__main__", 9), ("sitegen.cli", 9), ("sitegen.build_cli", 9),
     ("sitegen.scaffold", 9), ("sitegen.fetch.command", 9), ("sitegen.unforeseen", 9),
-    ("sitegen.helptext", 9),
+    ("sitegen.helptext", 9), ("sitegen.schedule_cli", 9),
     ("sitegen.preview", 8), ("sitegen.deploy", 8), ("sitegen.digest", 8),
     ("sitegen.publishcopy", 8),
     ("sitegen.build", 7), ("sitegen.options", 7), ("sitegen.unchanged", 7),

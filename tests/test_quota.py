@@ -68,13 +68,17 @@ def _config(tmp_path: Path, **api: object) -> object:
                         tmp_path)
 
 
-def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
+def test_build_reports_the_monthly_projection(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """(The emulator in this process, reached with a key as the service would be: not
+    `--demo`, whose requests cost no quota and are never projected.)"""
     from sitegen.build import BuildOptions, run_build
     from sitegen.emulator.demo import demo_transport
 
+    monkeypatch.setenv("SITEGEN_API_KEY", "a-key")
     config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
     report = run_build(config, BuildOptions(  # type: ignore[arg-type]
-        output=tmp_path / "out", demo=True, transport=demo_transport()))
+        output=tmp_path / "out", transport=demo_transport()))
     calls = report.api["total"]
     monthly = report.api["monthly"]
     # A cold first build reads every article: the projection is of the ordinary day instead,
@@ -91,7 +95,7 @@ def test_build_reports_the_monthly_projection(tmp_path: Path) -> None:
             f"(~{round(steady * 30.4375)} if nothing is new)") in report.summary()
     # The next build finds nothing new: its own calls are the steady state, as estimated.
     again = run_build(config, BuildOptions(  # type: ignore[arg-type]
-        output=tmp_path / "out", demo=True, transport=demo_transport()))
+        output=tmp_path / "out", transport=demo_transport()))
     assert again.api["monthly"]["basis"].startswith("this build")
     assert again.api["monthly"]["per_build_unchanged"] == again.api["total"] == steady
     assert again.api["monthly"]["per_build"] == steady + 1
@@ -120,6 +124,20 @@ def test_the_projection_counts_the_owner_pages_of_a_new_article(tmp_path: Path) 
     assert monthly["projected"] == round(monthly["per_build"] * 30.4375)
 
 
+def test_the_demo_makes_no_call_to_a_quota_and_projects_none(tmp_path: Path) -> None:
+    """`--demo` asks the built-in emulator (no network): before, "29 calls … ~213/month"."""
+    from sitegen.build import BuildOptions, run_build
+
+    config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
+    report = run_build(config, BuildOptions(  # type: ignore[arg-type]
+        output=tmp_path / "out", demo=True))
+    assert report.api["demo"] is True and report.api["total"] > 0
+    assert "monthly" not in report.api
+    summary = report.summary()
+    assert "API: no call to a quota (the demo's content: " in summary
+    assert "/month" not in summary
+
+
 def test_steady_calls_from_the_workspace_size() -> None:
     from sitegen.quota import changed_calls, refreshes_per_month, steady_calls
 
@@ -136,16 +154,17 @@ def test_steady_calls_from_the_workspace_size() -> None:
 
 
 def test_a_projection_over_the_quota_warns_and_fails_strict(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sitegen.build import BuildOptions, run_build
     from sitegen.emulator.demo import demo_transport
     from sitegen.errors import StrictError
 
+    monkeypatch.setenv("SITEGEN_API_KEY", "a-key")  # (the emulator as the service: not --demo)
     config = _config(tmp_path, schedule="*/5 * * * *", monthly_quota=1000)  # 8,766 builds
     with pytest.raises(StrictError):
         run_build(config, BuildOptions(  # type: ignore[arg-type]
-            output=tmp_path / "out", demo=True, strict=True, transport=demo_transport()))
+            output=tmp_path / "out", strict=True, transport=demo_transport()))
     assert any("over the monthly quota of 1000" in r.getMessage() for r in caplog.records)
     assert not (tmp_path / "out").exists()
 

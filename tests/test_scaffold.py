@@ -79,8 +79,9 @@ def test_init_creates_a_site_that_loads(tmp_path: Path, capsys: pytest.CaptureFi
     assert out[:5] == ["created site.toml", "created templates/README.md", "created .gitignore",
                        "created .github/workflows/sitegen.yml",
                        "created .github/workflows/sitegen-requirements.txt"]
-    assert out[5] == "next steps:" and len(out) == 9
+    assert out[5] == "next steps:" and len(out) == 10
     assert "SITEGEN_CACHE_KEY" in out[8]  # proposed as a CI secret (#50)
+    assert out[9].startswith("once content is fetched, `sitegen schedule` proposes a cron")
     assert "sitegen serve --demo" in out[6] and str(site) in out[6]
     config = load_config(site / "site.toml")
     assert config.api.schedule == "0 6 * * *"

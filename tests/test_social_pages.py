@@ -74,3 +74,27 @@ def test_post_slugs_are_unique_and_never_page(tmp_path: Path, workspace: Workspa
         output=out, workspace=workspace.model_copy(update={"social_posts": posts})))
     made = sorted(p.parent.name for p in (out / "social").glob("*/index.html"))
     assert "page" not in made and len(made) == 3 and "same" in made
+
+
+def test_a_post_page_is_in_its_articles_language_else_the_owners_else_the_sites(
+        tmp_path: Path, workspace: Workspace) -> None:
+    """Before: every post page was `lang="en"` (the site's), a French post's too."""
+    french = next(a for a in workspace.articles if a.status == "published" and a.slug
+                  and a.language == "fr")
+    posts = list(workspace.social_posts or [])
+    posts[0] = posts[0].model_copy(update={"articleId": french.id, "articleSlug": None,
+                                           "articleUrl": None, "url": None})
+    posts[1] = posts[1].model_copy(update={"articleId": None, "articleSlug": None,
+                                           "articleUrl": None, "url": None})
+    changed = workspace.model_copy(update={"social_posts": posts})
+    out = tmp_path / "_site"
+    run_build(config(tmp_path), BuildOptions(output=out, workspace=changed))
+    linked = (out / "social" / str(posts[0].slug) / "index.html").read_text()
+    alone = (out / "social" / str(posts[1].slug) / "index.html").read_text()
+    assert '<html lang="fr">' in linked
+    assert '<html lang="en">' in alone
+    owned = parse_config({**config(tmp_path).model_dump(mode="json", exclude={"root"}),
+                          "social": {"language": "de"}}, tmp_path)
+    run_build(owned, BuildOptions(output=out, workspace=changed))
+    assert '<html lang="de">' in (out / "social" / str(posts[1].slug) / "index.html").read_text()
+    assert '<html lang="fr">' in (out / "social" / str(posts[0].slug) / "index.html").read_text()

@@ -82,6 +82,7 @@ class Shell:
     env: dict[str, str]
     ports: dict[str, str]
     jobs: list[tuple[subprocess.Popen[str], Path]] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)  # each job's line, for `kill %name`
 
     def typed(self, line: str) -> str:
         for readme, ours in self.ports.items():
@@ -99,6 +100,11 @@ class Shell:
                 self.cwd = (self.cwd / folder.split("#", 1)[0].strip()).resolve()
             return done
         words = shlex.split(line.split("#", 1)[0]) if "\n" not in line else []
+        if words[:1] == ["cd"] and "$(" in line:  # `cd "$(mktemp -d)"`: the shell says where
+            done = subprocess.run(["bash", "-c", f"{line} && pwd"], cwd=self.cwd, env=self.env,
+                                  capture_output=True, text=True, check=True)
+            self.cwd = Path(done.stdout.strip())
+            return done
         if words[:1] == ["cd"]:
             self.cwd = (self.cwd / words[1]).resolve()
             return subprocess.CompletedProcess(words, 0, "", "")
@@ -109,7 +115,7 @@ class Shell:
             return subprocess.CompletedProcess(words, 0, "", "")
         if words[:1] == ["kill"] and all(w.startswith("%") for w in words[1:]):
             for word in words[1:]:
-                self.stop(int(word[1:]))
+                self.stop(self.job(word))
             return subprocess.CompletedProcess(words, 0, "", "")
         if line.rstrip().endswith("&"):
             return self.background(line.rstrip()[:-1])
@@ -124,6 +130,7 @@ class Shell:
                                    stdout=out, stderr=subprocess.STDOUT, text=True,
                                    start_new_session=True)
         self.jobs.append((job, log))
+        self.commands.append(line)
         port = int(re.search(r"(?:--port|-p)\s+(\d+)", line).group(1))  # type: ignore[union-attr]
         deadline = time.monotonic() + 120
         while not (answers(port) and ("sitegen serve" not in line
@@ -132,6 +139,18 @@ class Shell:
             assert time.monotonic() < deadline, f"`{line}` never answered: {log.read_text()}"
             time.sleep(0.1)
         return subprocess.CompletedProcess(line, 0, "", "")
+
+    def job(self, spec: str) -> int:
+        """The job a bash job spec names: `%2`, `%?text` (its line holds text), `%text` (its
+        line starts with it); exactly one of those still running, as bash requires."""
+        if spec[1:].isdigit():
+            return int(spec[1:])
+        running = [number for number, (job, _) in enumerate(self.jobs, start=1)
+                   if job.poll() is None and (spec[2:] in self.commands[number - 1]
+                                              if spec.startswith("%?") else
+                                              self.commands[number - 1].startswith(spec[1:]))]
+        assert len(running) == 1, f"bash: kill: {spec}: no such job or an ambiguous one"
+        return running[0]
 
     def output(self, number: int) -> str:
         return self.jobs[number - 1][1].read_text()
@@ -154,7 +173,8 @@ def shell(tmp_path: Path) -> Iterator[Shell]:
     env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", HOME=str(tmp_path / "home"),
                XDG_CACHE_HOME=str(tmp_path / "cache"), AWS_CONFIG_FILE=str(tmp_path / "none"),
                AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
-               AWS_EC2_METADATA_DISABLED="true")
+               AWS_EC2_METADATA_DISABLED="true", TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
     env.pop("CI", None)
     work = tmp_path / "work"
     work.mkdir()
@@ -188,7 +208,7 @@ def test_the_readme_walkthrough_runs_as_written(shell: Shell, monkeypatch: pytes
     drafts = draft_titles()
     assert len(drafts) >= 2
     builds: list[str] = []
-    emulator_log = shell.cwd / "emulator.log"
+    emulator_log = shell.cwd / "emulator.log"  # (in the scratch folder the first line makes)
     site = shell.cwd / "blog"
     before: dict[str, bytes] = {}
     seen: set[str] = set()
@@ -199,6 +219,9 @@ def test_the_readme_walkthrough_runs_as_written(shell: Shell, monkeypatch: pytes
         done = shell.run(line)
         print(f"$ {line}\n{done.stdout}{done.stderr}", flush=True)
         assert done.returncode == 0, f"`{line}` exited {done.returncode}: {done.stderr}"
+        if line.startswith("cd "):
+            assert shell.cwd.parent == Path(shell.env["TMPDIR"])  # a scratch folder
+            emulator_log, site = shell.cwd / "emulator.log", shell.cwd / "blog"
         said = done.stdout + done.stderr
         if line.startswith("sitegen build"):
             builds.append(said)
@@ -211,6 +234,9 @@ def test_the_readme_walkthrough_runs_as_written(shell: Shell, monkeypatch: pytes
                 after = snapshot(site / "_site")
                 changed = {p for p in after if before.get(p) != after[p]}
                 assert "night-train-to-vienna/index.html" in changed
+                # `--explain` says why, for each page: the article that changed.
+                assert ("wrote night-train-to-vienna/index.html: "
+                        "article:65f0c0ffeee0000000000001 changed") in done.stdout, said
                 assert 0 < len(changed) < len(after) // 4, sorted(changed)
             seen.add("build")
         elif line.startswith("curl") and "__admin" in line:
@@ -255,3 +281,88 @@ def test_the_readme_walkthrough_runs_as_written(shell: Shell, monkeypatch: pytes
                 for title in drafts:
                     assert title.encode() not in data, (path, title)
     assert all(job.poll() is not None for job, _ in shell.jobs)
+
+
+def _session_processes(session: int) -> list[int]:
+    """The processes still in the session *session* (the shell's, and every job's it started:
+    a job of an interactive shell has a process group of its own, in the shell's session)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def _walk_in_bash(shell: Shell, lines: list[str], number: int) -> str:
+    """The whole block typed into one `bash -i` on a terminal (`script` gives it one: job
+    control as in a user's), line by line, waiting (as a user does) for each line to finish,
+    for each job to answer and for each job stopped to have stopped; what the terminal
+    showed."""
+    screen = shell.cwd / f"bash-{number}.out"
+    with screen.open("w") as sink:
+        bash = subprocess.Popen(["script", "-qfec", "bash --norc -i", "/dev/null"],
+                                stdin=subprocess.PIPE, stdout=sink,
+                                stderr=subprocess.STDOUT, cwd=shell.cwd, env=shell.env,
+                                text=True, start_new_session=True)
+    assert bash.stdin is not None
+    started_jobs: list[tuple[str, int, str]] = []  # (number bash gave, process, line)
+    try:
+        for step, line in enumerate(lines):
+            typed, start = shell.typed(line), len(screen.read_text())
+            bash.stdin.write(f'{typed}\necho "::step {step} $?::"\n')
+            bash.stdin.flush()
+            deadline = time.monotonic() + 600
+            while not (done := re.search(rf"::step {step} (\d+)::", screen.read_text())):
+                assert bash.poll() is None and time.monotonic() < deadline, screen.read_text()
+                time.sleep(0.1)
+            assert done.group(1) == "0", f"`{typed}` failed:\n{screen.read_text()[start:]}"
+            command = re.sub(r"\s+#(\s.*)?$", "", typed).strip()
+            if command.startswith("kill %"):  # the user waits for the jobs to have stopped
+                for spec in command.split()[1:]:
+                    named = [pid for number, pid, started in started_jobs
+                             if (number == spec[1:] if spec[1:].isdigit() else spec[2:] in started
+                                 if spec.startswith("%?") else started.startswith(spec[1:]))]
+                    while named and Path(f"/proc/{named[-1]}").exists():
+                        assert time.monotonic() < deadline, screen.read_text()[start:]
+                        time.sleep(0.1)
+                bash.stdin.write("\n")  # Enter at an empty prompt: bash says the job is done
+                bash.stdin.flush()
+                time.sleep(1)
+            if command.endswith("&"):  # a job
+                port = int(re.search(r"(?:--port|-p)\s+(\d+)", typed).group(1))  # type: ignore[union-attr]
+                job = re.search(r"^\[(\d+)\] (\d+)", screen.read_text()[start:], re.M)
+                assert job, screen.read_text()[start:]
+                started_jobs.append((job.group(1), int(job.group(2)), command))
+                while not (answers(port) and ("sitegen serve" not in typed or re.search(
+                        r"^built ", screen.read_text()[start:], re.M))):
+                    assert time.monotonic() < deadline, screen.read_text()[start:]
+                    time.sleep(0.1)
+        bash.stdin.write("exit\n")
+        bash.stdin.flush()
+        bash.wait(timeout=60)
+        time.sleep(1)  # (a stopped job's last moments)
+        return screen.read_text()
+    finally:
+        for pid in _session_processes(bash.pid):  # (what a broken block left running)
+            os.kill(pid, signal.SIGKILL)
+        bash.stdin.close()
+        bash.wait(timeout=60)
+
+
+@pytest.mark.timeout(1800)
+def test_the_walkthrough_runs_twice_in_a_row_in_bash(shell: Shell) -> None:
+    """Typed into an interactive bash, twice: every line succeeds, and the last one stops
+    every job, so nothing holds a port and the second walk works as the first did (before:
+    `kill %1 %3` after `kill %2` said "no such job" and left the S3 server running)."""
+    lines = walkthrough_lines()
+    for number in (1, 2):
+        screen = _walk_in_bash(shell, lines, number)
+        assert "no such job" not in screen, screen
+        assert re.search(r"^wrote night-train-to-vienna/index\.html: article:", screen, re.M)
+        for port in shell.ports.values():
+            assert not answers(int(port)), (number, port, screen[-2000:])

@@ -27,7 +27,7 @@ from sitegen.fetch.records import (
     SocialPost,
     WorkspaceInfo,
 )
-from sitegen.store import Store
+from sitegen.store import STORE_FILE, Store
 from sitegen.storefile import open_store, peek_store
 from sitegen.workspace import Workspace
 
@@ -125,3 +125,20 @@ def _damaged(store: Store) -> DamagedStore:
     return DamagedStore(f"the content store {store.path} holds records that do not read back "
                         "(edited or damaged): build with --refresh, or delete it, to fetch "
                         "everything again")
+
+
+def require_stored(config: Config) -> None:
+    """Raise the `--offline` error when the store holds no workspace, before anything is
+    created (no `.sitegen/`, no store file, no lock): read-only, `peek_config_store`."""
+    store = peek_config_store(config)
+    path = config.cache_path / STORE_FILE
+    try:
+        workspace = load_workspace(store) if store is not None else None
+    except DamagedStore:
+        workspace = None
+    finally:
+        if store is not None:
+            store.close()
+    if workspace is None:
+        raise CacheError(f"the content store {path} is empty: run once without --offline "
+                         "(e.g. `sitegen fetch`) to fill it")

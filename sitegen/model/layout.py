@@ -119,8 +119,8 @@ def social(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
 def social_posts(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
     """One page per social post."""
     return [Page(kind=kind.name, path=post.path, url=post.url, template=kind.template,
-                 title=post.title, obj=post, language=site.language, feed_url=site.feed_url,
-                 updated=post.updated) for post in site.social_posts]
+                 title=post.title, obj=post, language=post.language or site.language,
+                 feed_url=site.feed_url, updated=post.updated) for post in site.social_posts]
 
 
 def drafts(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:

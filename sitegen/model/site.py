@@ -332,7 +332,7 @@ def build_site(config: Config, workspace: Workspace,
     link_related(articles)
     _move_languages(languages, claims, late)
     social = social_views(workspace.social_posts or [], articles, config.site.base_url,
-                          claims, late)
+                          config.social.language or "", claims, late)
     site = Site(
         config=config, title=config.site.title, description=config.site.description,
         base_url=config.site.base_url, language=config.site.language, articles=articles,

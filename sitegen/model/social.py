@@ -77,10 +77,11 @@ def _post_url(slug: str) -> str:
 
 
 def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
-                 base_url: str, claims: Claims | None = None,
+                 base_url: str, language: str = "", claims: Claims | None = None,
                  warn: Callable[[str], None] = lambda message: None) -> list[SocialPostView]:
-    """The posts (newest first), each with its page URL and promoted article; a post on a
-    URL the owner's files hold (*claims*) moves, *warn* told."""
+    """The posts (newest first), each with its page URL, promoted article and language: the
+    article's, else *language* (`[social] language`; "": the site's); a post on a URL the
+    owner's files hold (*claims*) moves, *warn* told."""
     allocator = SlugAllocator({"page", "feed.xml", "index.html"})
     posts: list[SocialPostView] = []
     found = _Articles(articles)
@@ -107,6 +108,8 @@ def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
             image=image, published=record.createdAt or record.updatedAt,
             updated=record.updatedAt or record.createdAt, url=url,
             path=url_to_path(url), slot=chosen, share_image=share, article=promoted,
-            image_alt=_alt_in(promoted, image), share_alt=_alt_in(promoted, share)))
+            image_alt=_alt_in(promoted, image), share_alt=_alt_in(promoted, share),
+            language=promoted.language if promoted is not None and promoted.language
+            else language))
     posts.sort(key=lambda p: (p.published or EPOCH, p.id), reverse=True)
     return posts

@@ -126,6 +126,9 @@ class SocialPostView:
     image_alt: str = ""
     #: `share_image`'s, likewise.
     share_alt: str = ""
+    #: The language its page is in (`lang`): the promoted article's, else `[social]
+    #: language`; "" for the site's.
+    language: str = ""
 
 
 @dataclass(eq=False, slots=True)

@@ -18,6 +18,7 @@ records, as with any `serve`.
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from sitegen.preview.fresh import FreshPages
     from sitegen.render.pages import Renderer
     from sitegen.workspace import Workspace
+
+log = logging.getLogger("sitegen.preview")
 
 PREVIEW_DIR = Path(".sitegen") / "preview"
 #: `serve --drafts`' folder inside the store's (`[api] cache_dir`): its output (`site/`) and
@@ -143,6 +146,10 @@ class SiteBuilder:
         transport = self.transport
         if self.demo and transport is None and not offline:
             transport = demo_transport()
+        if self.workspace is None and not offline:  # the first sync: said before it starts
+            log.info("%s", "fetching the demo's content from the built-in emulator (no quota)"
+                     if self.demo else "fetching what changed at the service before the first "
+                     "build (each request is an API call of the workspace's quota)")
         with open_config_store(config) as store:
             result = sync(config, store, key=DEMO_KEY if self.demo else None,
                           transport=transport, offline=offline)

@@ -148,6 +148,10 @@ def serve_command(options: argparse.Namespace) -> int:
     config_path = str(options.config)
     demo = bool(options.demo)
     first = resolve_config(config_path, demo)  # a ConfigError stops here, before anything
+    if options.offline:  # an empty store stops here too, before the URL is printed
+        from sitegen.fetch.stored import require_stored
+
+        require_stored(first)
     drafts = bool(options.drafts)
     output = drafts_output(first) if drafts else preview_output(first)
     channel = ReloadChannel()

@@ -51,6 +51,13 @@ def _pages(summary: BuildSummary) -> str:
     return _count(summary.written)
 
 
+def _calls(summary: BuildSummary) -> str:
+    """"; 34 API calls (the drafts' included)": every request of the build's sync, or none."""
+    calls = summary.api_calls
+    return f"; {calls} API call{'' if calls == 1 else 's'} (the drafts' included)" \
+        if calls else ""
+
+
 def _in_view(summary: BuildSummary, open_paths: frozenset[str]) -> str:
     """"; /a/: article:<id> changed" for each page open browsers show that the build wrote
     (why it was rendered again, `sitegen.why`), or nothing."""
@@ -114,7 +121,8 @@ class PreviewSession:
                 return
             self._channel.built()
             settle_heap()  # (before the line: `serve` starts watching right after it)
-            log.info("built %s in %.2f s", _count(summary.pages), summary.seconds)
+            log.info("built %s in %.2f s%s", _count(summary.pages), summary.seconds,
+                     _calls(summary))
 
     def apply(self, changes: ChangeSet) -> None:
         """Rebuild for one batch of source changes (the watcher's callback)."""
@@ -176,8 +184,9 @@ class PreviewSession:
             self._channel.notify(None)
             if summary.changed or self._channel.problem is not None:
                 self._channel.built()
-            log.info("content refresh #%d: %s changed in %.2f s%s", number, _pages(summary),
-                     summary.seconds, _in_view(summary, self._channel.open_paths()))
+            log.info("content refresh #%d: %s changed in %.2f s%s%s", number, _pages(summary),
+                     summary.seconds, _calls(summary),
+                     _in_view(summary, self._channel.open_paths()))
             settle_heap()
 
     def _failed(self, error: BaseException) -> None:
