@@ -74,6 +74,14 @@ def test_each_written_page_says_which_read_changed(
     assert touched.why == {
         "fresh-one/index.html": "its output file differed from what the last build wrote"}
 
+    settings["mark"] = "MARK 2"  # (so that --force writes pages: their bytes change)
+    write_site(root, data, settings)
+    forced = run_build(load_config(root / "site.toml"), BuildOptions(
+        output=root / "_site", force=True,
+        transport=httpx.ASGITransport(app=create_app(copy.deepcopy(data)))))
+    pages = [path for path in forced.written if path.endswith(".html")]
+    assert pages and {forced.why[path] for path in pages} == {"--force renders every page"}
+
 
 def test_build_explain_prints_each_change_and_the_report_lists_paths(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
