@@ -14,19 +14,20 @@ A change of sitegen's code or of a library that shapes the output (the code fing
 renders its page again, a plan of another generation every page (`Store.last_plan`). The
 plan keeps the cause it found for each page it renders (a tuple, and the page's recorded
 read numbers: no work beyond the decision), said in words only for the pages a build wrote
-(`reasons`, `sitegen.why`). This module must never render or write the output.
+(`reasons`, `sitegen.why`). The renderer and the writer come in as what the plan asks of
+them (`Renderer`, `OutputWriter`: protocols), as the plan sits below both in the layers.
+This module must never render or write the output.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable
+from typing import Protocol
 
 from sitegen.codeprint import code_fingerprint
 from sitegen.cores import shared
-from sitegen.emit.writer import OutputWriter
 from sitegen.model.views import Page
-from sitegen.render.pages import Renderer
 from sitegen.store import Store
 from sitegen.why import NEW, OUTPUT, READS, SETTINGS, rank, say
 
@@ -36,6 +37,30 @@ Packed = tuple[bytes, list[str]]
 Found = tuple[str, str, int, int, int]
 #: From this many pages kept, the plan's checks are shared out over the cores (fewer: here).
 SHARED_FROM = 500
+
+
+class Fingerprinting(Protocol):
+    """What each read gives now (`render.fingerprints.Fingerprints`)."""
+
+    def of(self, read: str) -> bytes: ...
+    def take(self, found: dict[str, bytes]) -> None: ...
+
+
+class Renderer(Protocol):
+    """What the plan asks of the renderer (`render.pages.Renderer`, a layer above)."""
+
+    @property
+    def fingerprints(self) -> Fingerprinting: ...
+    def context_fingerprint(self, page: Page) -> bytes: ...
+
+
+class OutputWriter(Protocol):
+    """What the plan asks of the output (`emit.writer.OutputWriter`, a layer above)."""
+
+    def recorded(self, path: str) -> str | None: ...
+    def keep(self, path: str) -> bool: ...
+    def hashed_intact(self, paths: Iterable[str]) -> list[Found]: ...
+    def vouch(self, found: Iterable[Found]) -> None: ...
 
 
 class Ledger:

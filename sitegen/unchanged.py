@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 from sitegen import __version__
 from sitegen.codeprint import code_fingerprint, code_signature
 from sitegen.emit.intact import folders_of, output_intact, stat_digest, stats_digest
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import SitegenError
 from sitegen.options import BuildOptions, ConfigFile
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.report import BuildReport, Timings
 from sitegen.store import STORE_FILE, Store, output_name
 from sitegen.storefile import glance_store
