@@ -15,7 +15,7 @@ renders its page again, a plan of another generation every page (`Store.last_pla
 plan keeps the cause it found for each page it renders (a tuple, and the page's recorded
 read numbers: no work beyond the decision), said in words only for the pages a build wrote
 (`reasons`, `sitegen.why`). The renderer and the writer come in as what the plan asks of
-them (`Renderer`, `OutputWriter`: protocols), as the plan sits below both in the layers.
+them (`RendererFacts`, `OutputFacts`: protocols), as the plan sits below both in the layers.
 This module must never render or write the output.
 """
 
@@ -46,7 +46,7 @@ class Fingerprinting(Protocol):
     def take(self, found: dict[str, bytes]) -> None: ...
 
 
-class Renderer(Protocol):
+class RendererFacts(Protocol):
     """What the plan asks of the renderer (`render.pages.Renderer`, a layer above)."""
 
     @property
@@ -54,7 +54,7 @@ class Renderer(Protocol):
     def context_fingerprint(self, page: Page) -> bytes: ...
 
 
-class OutputWriter(Protocol):
+class OutputFacts(Protocol):
     """What the plan asks of the output (`emit.writer.OutputWriter`, a layer above)."""
 
     def recorded(self, path: str) -> str | None: ...
@@ -66,7 +66,7 @@ class OutputWriter(Protocol):
 class Ledger:
     """The reads of every page of this build: the previous build's, then this one's."""
 
-    def __init__(self, store: Store, renderer: Renderer, *, force: bool) -> None:
+    def __init__(self, store: Store, renderer: RendererFacts, *, force: bool) -> None:
         self.renderer = renderer
         self.code = code_fingerprint()
         recorded = store.build_facts().get("code")
@@ -84,7 +84,7 @@ class Ledger:
         self.why: dict[str, tuple[str, bytes]] = {}
         self.changed: set[int] = set()  # the reads that give something else now
 
-    def plan(self, pages: Iterable[Page], writer: OutputWriter) -> list[Page]:
+    def plan(self, pages: Iterable[Page], writer: OutputFacts) -> list[Page]:
         """The pages to render; the writer keeps every other one (see the module docstring)."""
         pages = list(pages)
         contexts = self._check(pages, writer)
@@ -129,7 +129,7 @@ class Ledger:
             found[path] = say(READS, [(read, fingerprints.of(read) == b"") for read in reads])
         return found
 
-    def _check(self, pages: list[Page], writer: OutputWriter) -> dict[str, bytes]:
+    def _check(self, pages: list[Page], writer: OutputFacts) -> dict[str, bytes]:
         """The context fingerprint of each page the last build made these very bytes of, with
         every read's fingerprint and the restored files' hashes taken on the way: the
         per-read and per-file work of the plan is shared out over the cores (`cores.shared`);
