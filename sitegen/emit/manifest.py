@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from sitegen.errors import BuildError
-from sitegen.outputnames import MANIFEST_NAME
+from sitegen.outputnames import MANIFEST_NAME as MANIFEST_NAME  # (the manifest's own name)
 
 MANIFEST_VERSION = 3
 _MAX_SEGMENT_BYTES = 255
