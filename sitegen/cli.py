@@ -290,7 +290,7 @@ def _dispatch(options: argparse.Namespace) -> int:
         with site_url_from(getattr(options, "base_url", None)):
             return build_command(options)
     if command == "fetch":
-        from sitegen.fetch.command import fetch_command
+        from sitegen.fetch_cli import fetch_command
 
         return fetch_command(options)
     if command == "serve":

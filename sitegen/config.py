@@ -28,8 +28,8 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema, core_schema
 
+from sitegen.configdeploy import DeployTarget
 from sitegen.configerrors import describe, syntax_error
-from sitegen.deploy.targets import DeployTarget
 from sitegen.errors import ConfigError
 from sitegen.siteurl import SITE_URL_ENV
 
@@ -67,8 +67,8 @@ class _Strict(BaseModel):
 
 def _outside_hashed_folders(path: str) -> None:
     """A page may not live where hosts cache every file for a year (`/static/`, `/media/`,
-    Pagefind's index: `emit.headers.HASHED_FOLDERS`, files named by their hash)."""
-    from sitegen.emit.headers import HASHED_FOLDERS
+    Pagefind's index: `outputnames.HASHED_FOLDERS`, files named by their hash)."""
+    from sitegen.outputnames import HASHED_FOLDERS
 
     for folder in HASHED_FOLDERS:
         if path.lstrip("/").startswith(folder):

@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import ConfigError
+from sitegen.outputnames import MANIFEST_NAME
 
 __all__ = ["check_init", "check_output"]
 

@@ -14,19 +14,20 @@ A change of sitegen's code or of a library that shapes the output (the code fing
 renders its page again, a plan of another generation every page (`Store.last_plan`). The
 plan keeps the cause it found for each page it renders (a tuple, and the page's recorded
 read numbers: no work beyond the decision), said in words only for the pages a build wrote
-(`reasons`, `sitegen.why`). This module must never render or write the output.
+(`reasons`, `sitegen.why`). The renderer and the writer come in as what the plan asks of
+them (`RendererFacts`, `OutputFacts`: protocols), as the plan sits below both in the layers.
+This module must never render or write the output.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable
+from typing import Protocol
 
 from sitegen.codeprint import code_fingerprint
 from sitegen.cores import shared
-from sitegen.emit.writer import OutputWriter
 from sitegen.model.views import Page
-from sitegen.render.pages import Renderer
 from sitegen.store import Store
 from sitegen.why import NEW, OUTPUT, READS, SETTINGS, rank, say
 
@@ -38,10 +39,34 @@ Found = tuple[str, str, int, int, int]
 SHARED_FROM = 500
 
 
+class Fingerprinting(Protocol):
+    """What each read gives now (`render.fingerprints.Fingerprints`)."""
+
+    def of(self, read: str) -> bytes: ...
+    def take(self, found: dict[str, bytes]) -> None: ...
+
+
+class RendererFacts(Protocol):
+    """What the plan asks of the renderer (`render.pages.Renderer`, a layer above)."""
+
+    @property
+    def fingerprints(self) -> Fingerprinting: ...
+    def context_fingerprint(self, page: Page) -> bytes: ...
+
+
+class OutputFacts(Protocol):
+    """What the plan asks of the output (`emit.writer.OutputWriter`, a layer above)."""
+
+    def recorded(self, path: str) -> str | None: ...
+    def keep(self, path: str) -> bool: ...
+    def hashed_intact(self, paths: Iterable[str]) -> list[Found]: ...
+    def vouch(self, found: Iterable[Found]) -> None: ...
+
+
 class Ledger:
     """The reads of every page of this build: the previous build's, then this one's."""
 
-    def __init__(self, store: Store, renderer: Renderer, *, force: bool) -> None:
+    def __init__(self, store: Store, renderer: RendererFacts, *, force: bool) -> None:
         self.renderer = renderer
         self.code = code_fingerprint()
         recorded = store.build_facts().get("code")
@@ -59,7 +84,7 @@ class Ledger:
         self.why: dict[str, tuple[str, bytes]] = {}
         self.changed: set[int] = set()  # the reads that give something else now
 
-    def plan(self, pages: Iterable[Page], writer: OutputWriter) -> list[Page]:
+    def plan(self, pages: Iterable[Page], writer: OutputFacts) -> list[Page]:
         """The pages to render; the writer keeps every other one (see the module docstring)."""
         pages = list(pages)
         contexts = self._check(pages, writer)
@@ -104,7 +129,7 @@ class Ledger:
             found[path] = say(READS, [(read, fingerprints.of(read) == b"") for read in reads])
         return found
 
-    def _check(self, pages: list[Page], writer: OutputWriter) -> dict[str, bytes]:
+    def _check(self, pages: list[Page], writer: OutputFacts) -> dict[str, bytes]:
         """The context fingerprint of each page the last build made these very bytes of, with
         every read's fingerprint and the restored files' hashes taken on the way: the
         per-read and per-file work of the plan is shared out over the cores (`cores.shared`);

@@ -54,9 +54,9 @@ from sitegen.emit.intact import (
     stat_paths,
     stats_digest,
 )
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import SitegenError
 from sitegen.options import BuildOptions, ConfigFile
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.report import BuildReport, Timings
 from sitegen.store import STORE_FILE, Store, output_name
 from sitegen.storefile import glance_store

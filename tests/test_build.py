@@ -20,8 +20,8 @@ import pytest
 from sitegen.build import BuildOptions, run_build
 from sitegen.cli import main
 from sitegen.config import Config, demo_config, parse_config
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import BuildError, ConfigError, StrictError
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.report import BuildReport
 from sitegen.store import STORE_FILE
 from sitegen.workspace import Workspace

@@ -24,7 +24,7 @@ from sitegen.cachekey import TAG_BYTES, mac_key, seal
 from sitegen.cli import main
 from sitegen.codeprint import code_fingerprint
 from sitegen.config import resolve_config
-from sitegen.emit.manifest import MANIFEST_NAME
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.render.themes import ThemeSet
 from tests.clireport import cli_report
 

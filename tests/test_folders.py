@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import ConfigError
 from sitegen.folders import check_init, check_output
+from sitegen.outputnames import MANIFEST_NAME
 
 SITE_TOML = """[site]
 title = "Folders"

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from sitegen import plan
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import load_config
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emulator.app import create_app
 from sitegen.emulator.generator import generate_workspace
+from sitegen.outputnames import MANIFEST_NAME
 
 BASE = """{% extends "default/base.html" %}
 {% block head %}{{ super() }}

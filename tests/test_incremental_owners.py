@@ -17,10 +17,10 @@ import pytest
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import load_config
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emulator.app import create_app
 from sitegen.emulator.faults import Faults
 from sitegen.emulator.generator import generate_workspace
+from sitegen.outputnames import MANIFEST_NAME
 from tests.test_incremental import KEY, _later, _published, write_site
 
 SITE = {"title": "Owners", "per_page": 4, "mark": "MARK 0", "language": "en",

@@ -98,15 +98,9 @@ def test_a_build_on_a_terminal_shows_the_fetch_and_the_render(tmp_path: Path) ->
     assert re.search(r"fetching articles (\d+)/\1", shown)
     assert re.search(r"rendering (\d+)/\1", shown)
     last = shown.strip().split("\n")[-1]
-    # 204 pages before issues #26 and #27, then _headers (1) and one per social post (5);
-    # then search (#28): a search page per language (3), its script (1), Pagefind's files (42);
-    # and images (#28): the 12 demo media files copied as they were give way to their 56 variants
-    # (7 landscape images × 3 widths × 2 formats, 2 social cards × 2 × 2, 3 avatars × 1 × 2);
-    # then search in shards (#36): one bundle per language (3), each with its own pagefind.js,
-    # worker, entry and wasm files (+8), and shards.json (+1); then the videos' script (#38, +1),
-    # the theme's raster logo for structured data (#38, +1) and site.css, the theme's one
-    # stylesheet (#38, +1)
-    assert last.split(ERASE)[-1].startswith("built 117 pages")  # the summary, on a clean line
+    # the summary, on a clean line, counting the demo's pages (its HTML files)
+    pages = len(list((tmp_path / "_site").rglob("*.html")))
+    assert pages > 100 and last.split(ERASE)[-1].startswith(f"built {pages} pages")
     # The demo's slug warning starts its own line, not the end of a status line:
     assert "\nwarning: article" in shown.replace(ERASE, "\n") and not re.search(
         r"\d+/\d+warning", shown)

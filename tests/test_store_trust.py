@@ -17,8 +17,8 @@ import pytest
 
 from sitegen import storefile
 from sitegen.cli import main
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emulator.generator import generate_workspace
+from sitegen.outputnames import MANIFEST_NAME
 from tests.clireport import cli_report
 from tests.test_incremental import KEY, build, write_site
 

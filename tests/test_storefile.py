@@ -21,8 +21,8 @@ import pytest
 import sitegen.store
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import Config, demo_config
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import StoreBusyError
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.store import STORE_FILE
 from sitegen.storefile import open_store
 

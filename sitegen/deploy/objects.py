@@ -16,9 +16,10 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from sitegen.emit.headers import cache_control
-from sitegen.emit.manifest import MANIFEST_NAME, path_problem
+from sitegen.emit.manifest import path_problem
 from sitegen.emit.mediatypes import content_type
 from sitegen.emit.redirects import REDIRECTS_FILE, output_path
+from sitegen.outputnames import MANIFEST_NAME
 
 #: Files of the output that are instructions for a host or sitegen's own record, not pages:
 #: `_headers` (its Cache-Control is each object's), `_redirects` (the redirect pages, and on

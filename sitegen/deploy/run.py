@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sitegen.configdeploy import DeployTarget
 from sitegen.deploy.marker import (
     DEPLOYED,
     DEPLOYING,
@@ -46,13 +47,13 @@ from sitegen.deploy.plan import (
     plan_deploy,
     reconcile,
 )
-from sitegen.deploy.targets import DeployTarget
 from sitegen.emit import tree
 from sitegen.emit.lock import OutputLock
-from sitegen.emit.manifest import MANIFEST_NAME, Manifest
+from sitegen.emit.manifest import Manifest
 from sitegen.emit.redirects import REDIRECTS_FILE
 from sitegen.errors import ConfigError, DeployError
 from sitegen.folders import check_output
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.store import Store
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from botocore.exceptions import (
     ProfileNotFound,
 )
 
-from sitegen.deploy.targets import DeployTarget
+from sitegen.configdeploy import DeployTarget
 from sitegen.errors import ConfigError, DeployError, StorageAuthError, StorageUnreachable
 
 _REFUSED = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken",

@@ -28,24 +28,15 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from sitegen.outputnames import HASHED_FOLDER, MEDIA_FOLDER, SEARCH_FOLDER
+
 #: The players `render.blocks.classify_video` embeds.
 FRAME_ORIGINS = ("https://www.youtube-nocookie.com", "https://player.vimeo.com")
 IMMUTABLE = "public, max-age=31536000, immutable"
 #: What both hosts send for everything else: revalidate on every visit.
 REVALIDATE = "max-age=0, must-revalidate"
-#: Output folder of the content-hashed assets (`emit.assets`): cached for a year.
-HASHED_FOLDER = "static/"
-#: Output folder of the images made the site's own, `<hash>-<width>.<ext>` (`images.stage`).
-MEDIA_FOLDER = "media/"
-#: Pagefind's bundles (`[search]`, one per shard: `pagefind/<shard>/`), whose folders of
-#: files named by their hash are cached for a year (as `_headers` globs, `:shard` a
-#: placeholder both hosts understand).
-SEARCH_FOLDER = "pagefind/"
 SEARCH_HASHED = ("fragment", "index", "filter")
 _SEARCH_HASHED = re.compile(r"pagefind/[^/]+/(?:" + "|".join(SEARCH_HASHED) + ")/")
-#: Every output folder where only sitegen writes (`emit.ownfiles` refuses an owner's file
-#: in them): files named by a hash of their bytes, and the search bundles.
-HASHED_FOLDERS = (HASHED_FOLDER, MEDIA_FOLDER, SEARCH_FOLDER)
 #: Pagefind's scripts and stylesheets, which keep their names from version to version:
 #: its UI files at `pagefind/`, and each bundle's (`pagefind/<shard>/`) search script.
 SEARCH_UI_FILES = ("pagefind-ui.js", "pagefind-ui.css", "pagefind-modular-ui.js",

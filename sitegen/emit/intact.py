@@ -19,7 +19,7 @@ from array import array
 from operator import attrgetter
 from pathlib import Path
 
-from sitegen.emit.manifest import MANIFEST_NAME
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.store import OutputRecord
 
 _INODE, _CTIME = attrgetter("st_ino"), attrgetter("st_ctime_ns")

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from sitegen.errors import BuildError
+from sitegen.outputnames import MANIFEST_NAME as MANIFEST_NAME  # (the manifest's own name)
 
-MANIFEST_NAME = ".sitegen-manifest.json"
 MANIFEST_VERSION = 3
 _MAX_SEGMENT_BYTES = 255
 _CONTROL = re.compile("[\x00-\x1f]")

@@ -6,7 +6,7 @@ and editor backups, except `.well-known/`; let a `robots.txt` of the owner's rep
 sitegen's (`REPLACEABLE`: which crawlers a site admits is the owner's call); and refuse (a
 configuration error naming both) any other file that would land where sitegen writes a page
 or a file of its own, or on a folder of one, or in a folder of files named by their hash
-(`static/`, `media/`, Pagefind's: `emit.headers.HASHED_FOLDERS`), which hosts cache for a year.
+(`static/`, `media/`, Pagefind's: `outputnames.HASHED_FOLDERS`), which hosts cache for a year.
 A symbolic link out of `static/` (or `static` itself, out of the site folder) is refused
 (`sitegen.sitefolder`). It must never write the output (the writer does) and never read a
 file from outside `static/`.
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from sitegen.emit.headers import HASHED_FOLDERS
 from sitegen.emit.manifest import path_problem
 from sitegen.errors import ConfigError
+from sitegen.outputnames import HASHED_FOLDERS
 from sitegen.sitefolder import source_files
 
 if TYPE_CHECKING:

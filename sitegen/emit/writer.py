@@ -37,9 +37,10 @@ from pathlib import Path
 
 from sitegen.emit import tree
 from sitegen.emit.lock import OutputLock
-from sitegen.emit.manifest import MANIFEST_NAME, FileEntry, Manifest, safe_relpath
+from sitegen.emit.manifest import FileEntry, Manifest, safe_relpath
 from sitegen.errors import BuildError, ConfigError
 from sitegen.folders import check_output
+from sitegen.outputnames import MANIFEST_NAME
 
 log = logging.getLogger("sitegen.emit")
 _TICK_NS = 20_000_000  # (longer than the coarse clock tick a file's ctime is taken from)

@@ -77,6 +77,17 @@ def _guard(request: Request) -> None:
                                 "Origin header); send it with curl or another HTTP client.")
 
 
+def _is_tags(value: Any) -> bool:
+    """A list of strings."""
+    return isinstance(value, list) and all(isinstance(tag, str) for tag in value)
+
+
+def _is_blocks(value: Any) -> bool:
+    """A list of objects, each with a string "type"."""
+    return isinstance(value, list) and all(
+        isinstance(block, dict) and isinstance(block.get("type"), str) for block in value)
+
+
 def _check_field(name: str, value: Any) -> None:
     """Raise a 422 when *value* is not what the record form holds in field *name*."""
     wrong: str | None = None
@@ -86,12 +97,9 @@ def _check_field(name: str, value: Any) -> None:
         wrong = "a string or null"
     elif name == "status" and value not in STATUSES:
         wrong = "one of draft, published or archived"
-    elif name == "tags" and not (isinstance(value, list)
-                                 and all(isinstance(tag, str) for tag in value)):
+    elif name == "tags" and not _is_tags(value):
         wrong = 'a list of strings (["a", "b"])'
-    elif name == "blocks" and not (isinstance(value, list)
-                                   and all(isinstance(block, dict) and isinstance(
-                                       block.get("type"), str) for block in value)):
+    elif name == "blocks" and not _is_blocks(value):
         wrong = 'a list of block objects, each with a "type"'
     elif name == "meta" and not isinstance(value, dict):
         wrong = "an object"

@@ -95,6 +95,41 @@ def _people(maker: _Maker, workspace_id: str, owner: str, users: Sequence[str],
     return out
 
 
+def _agents(maker: _Maker, ws_id: str, owner: str, users: list[str], languages: list[str],
+            count: int) -> list[dict[str, Any]]:
+    """The workspace's agents: mostly in its first language, mostly active."""
+    rng = maker.rng
+    agents: list[dict[str, Any]] = []
+    for index in range(count):
+        oid, created, updated = _dated(maker, -360, -300)
+        language = languages[0] if index % 2 == 0 else rng.choice(languages)
+        mode = rng.choice(("scheduled", "batched"))
+        active = rng.random() < 0.8
+        agents.append({
+            "id": oid, "workspaceId": ws_id, "name": f"{prose.title(rng, 'en')} Agent",
+            "description": prose.sentence(rng), "status": "active" if active else "inactive",
+            "executionMode": mode, "schedule": f"0 {rng.randint(6, 20)} * * {rng.randint(1, 5)}"
+            if mode == "scheduled" else "", "model": rng.choice(MODELS),
+            "tone": rng.choice(TONES), "language": language, "prompt": prose.paragraph(rng, 2),
+            "isActive": active, "createdAt": created, "updatedAt": updated,
+            "createdBy": owner, "updatedBy": rng.choice(users)})
+    return agents
+
+
+def _clusters(maker: _Maker, ws_id: str, cycles: list[str], count: int) -> list[dict[str, Any]]:
+    """The workspace's topic clusters, most of them in a content cycle."""
+    rng = maker.rng
+    clusters: list[dict[str, Any]] = []
+    for index in range(count):
+        oid, created, updated = _dated(maker, -330, -250, 200)
+        clusters.append({
+            "id": oid, "workspaceId": ws_id, "name": f"{prose.title(rng, 'en')} {index + 1}",
+            "description": prose.sentence(rng), "color": COLORS[index % len(COLORS)],
+            "contentCycleId": rng.choice(cycles) if rng.random() < 0.7 else None,
+            "createdAt": created, "updatedAt": updated})
+    return clusters
+
+
 def generate_workspace(articles: int, *, seed: int = 0) -> dict[str, Any]:
     """A whole workspace with `articles` articles; deterministic for a seed."""
     if articles < 0:
@@ -109,30 +144,10 @@ def generate_workspace(articles: int, *, seed: int = 0) -> dict[str, Any]:
                  "description": prose.sentence(rng), "plan": "Pro", "isActive": True,
                  "createdAt": ws_created, "updatedAt": ws_updated}
 
-    agents: list[dict[str, Any]] = []
-    for index in range(max(3, articles // 400)):
-        oid, created, updated = _dated(maker, -360, -300)
-        language = languages[0] if index % 2 == 0 else rng.choice(languages)
-        mode = rng.choice(("scheduled", "batched"))
-        active = rng.random() < 0.8
-        agents.append({
-            "id": oid, "workspaceId": ws_id, "name": f"{prose.title(rng, 'en')} Agent",
-            "description": prose.sentence(rng), "status": "active" if active else "inactive",
-            "executionMode": mode, "schedule": f"0 {rng.randint(6, 20)} * * {rng.randint(1, 5)}"
-            if mode == "scheduled" else "", "model": rng.choice(MODELS),
-            "tone": rng.choice(TONES), "language": language, "prompt": prose.paragraph(rng, 2),
-            "isActive": active, "createdAt": created, "updatedAt": updated,
-            "createdBy": owner, "updatedBy": rng.choice(users)})
+    agents = _agents(maker, ws_id, owner, users, languages, max(3, articles // 400))
 
     cycles = [maker.oid(EPOCH - 200 * DAY) for _ in range(2)]
-    clusters: list[dict[str, Any]] = []
-    for index in range(max(4, articles // 100)):
-        oid, created, updated = _dated(maker, -330, -250, 200)
-        clusters.append({
-            "id": oid, "workspaceId": ws_id, "name": f"{prose.title(rng, 'en')} {index + 1}",
-            "description": prose.sentence(rng), "color": COLORS[index % len(COLORS)],
-            "contentCycleId": rng.choice(cycles) if rng.random() < 0.7 else None,
-            "createdAt": created, "updatedAt": updated})
+    clusters = _clusters(maker, ws_id, cycles, max(4, articles // 100))
     authors = _people(maker, ws_id, owner, users, max(3, articles // 500))
 
     records: list[dict[str, Any]] = []

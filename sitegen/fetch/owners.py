@@ -105,6 +105,30 @@ async def _walk(client: ApiClient, base: str, route: str, owners: Sequence[str],
             owner_of.setdefault(article_id, owner)
 
 
+def _settle(lacking: list[Article], field_name: str, known: KnownOwners,
+            valid: set[str]) -> list[Article]:
+    """Fill *field_name* from the store where it still holds (the article unchanged since, or
+    stored as owned by nobody); the articles left to find in the owners' listings."""
+    pending: list[Article] = []
+    for article in lacking:
+        stored = known.owner.get(article.id, "?")
+        settled = article.id in known.owner and (stored is None or stored in valid)
+        if settled and known.updated.get(article.id) == article.updatedAt:
+            setattr(article, field_name, stored)
+        elif settled and stored is None:
+            setattr(article, field_name, None)  # (unprovable without every listing: kept)
+        else:
+            pending.append(article)
+    return pending
+
+
+def _floor(pending: list[Article]) -> datetime | None:
+    """How far back the owners' listings are read: the oldest update of *pending* (None,
+    all of them, when one is undated)."""
+    stamps = [a.updatedAt for a in pending]
+    return None if any(s is None for s in stamps) else min(s for s in stamps if s is not None)
+
+
 async def link_owners(client: ApiClient, base: str, articles: list[Article], field_name: str,
                       route: str, owners: Sequence[Cluster | AuthorIdentity],
                       known: KnownOwners | None) -> None:
@@ -120,21 +144,10 @@ async def link_owners(client: ApiClient, base: str, articles: list[Article], fie
             if article.id in owner_of:
                 setattr(article, field_name, owner_of[article.id])
         return
-    valid = set(order)
-    pending: list[Article] = []
-    for article in lacking:
-        stored = known.owner.get(article.id, "?")
-        settled = article.id in known.owner and (stored is None or stored in valid)
-        if settled and known.updated.get(article.id) == article.updatedAt:
-            setattr(article, field_name, stored)
-        elif settled and stored is None:
-            setattr(article, field_name, None)  # (unprovable without every listing: kept)
-        else:
-            pending.append(article)
+    pending = _settle(lacking, field_name, known, set(order))
     if not pending:
         return
-    stamps = [a.updatedAt for a in pending]
-    floor = None if any(s is None for s in stamps) else min(s for s in stamps if s is not None)
+    floor = _floor(pending)
     stored_owners = {known.owner.get(a.id) for a in pending}
     first = [owner for owner in order if owner in stored_owners]
     await _walk(client, base, route, first, floor, owner_of)

@@ -178,6 +178,21 @@ async def _cancel(tasks: Iterable[asyncio.Future[Any]]) -> None:
     await asyncio.gather(*pending, return_exceptions=True)
 
 
+def _take_new(page: list[Any], seen: set[str], items: list[Any]) -> int:
+    """Append to *items* each record of *page* whose id is not in *seen* (a record without
+    an id always), noting the ids; how many were appended."""
+    new = 0
+    for item in page:
+        ident = item.get("id") if isinstance(item, dict) else None
+        if isinstance(ident, str) and ident:
+            if ident in seen:
+                continue
+            seen.add(ident)
+        items.append(item)
+        new += 1
+    return new
+
+
 async def paginate(client: ApiClient, version: ApiVersion, path: str, keys: tuple[str, ...],
                    params: dict[str, Any] | None = None, limit: int = PAGE_LIMIT) -> Listing:
     """Walk a skip/limit list endpoint to its end, bounded and de-duplicated by id.
@@ -215,15 +230,7 @@ async def paginate(client: ApiClient, version: ApiVersion, path: str, keys: tupl
                 max_pages = min(PAGE_CAP, math.ceil(meta.totalCount / limit) + 2)
                 if len(page) == limit and _page_size(meta, limit) == limit:
                     promised = min(PAGE_CAP, math.ceil(meta.totalCount / limit))
-            new = 0
-            for item in page:
-                ident = item.get("id") if isinstance(item, dict) else None
-                if isinstance(ident, str) and ident:
-                    if ident in seen:
-                        continue
-                    seen.add(ident)
-                listing.items.append(item)
-                new += 1
+            new = _take_new(page, seen, listing.items)
             skip += len(page)
             if page and new == 0:  # a whole page read before: not a listing one can finish
                 raise UnreachableError(

@@ -41,7 +41,7 @@ from sitegen.images.failures import Failure, FailureMemory
 from sitegen.images.picture import Dropped, ImageMap
 from sitegen.images.settings import ImageSettings, read_settings
 from sitegen.images.shown import Known, entries
-from sitegen.images.variants import Output, finish_variants, start_variants
+from sitegen.images.variants import Made, Output, finish_variants, start_variants
 from sitegen.model.views import Site
 from sitegen.store import Store
 from sitegen.urls import service_url
@@ -77,8 +77,7 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
                   started + settings.deadline)
     refs = body_refs(site, store, find)
     found = collect(site, refs)
-    written = {url: service_url(url, settings.service) for url in found.where}
-    wanted = {u for u in written.values() if u is not None}
+    written, wanted = _service_urls(found.where, settings)
     rows = stored.load_rows(store)
     memory = FailureMemory(store, settings.failure_key, time.time())
     failures = memory.recall(u for u in wanted if u not in rows)
@@ -99,24 +98,46 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
         known.update(again.rows)
         digests = _digests(wanted, known, failures)
     made = finish_variants(pending, fetched.sources, store, output, settings, clock.making)
-    for url, digest in digests.items():  # bytes that will not decode never will
-        if digest in made.refused:
-            failures[url] = Failure(*made.refused[digest])
-    usable = {u for u in digests if u not in failures}
-    unverified = {u for u in usable if digests[u] in made.unverified}
+    usable, unverified = _usable(digests, failures, made)
     shown, stats.failed = entries(written, found.where, Known(
         digests, failures, made.pictures, fetched.cut, memory.now, unverified,
         settings.service))
     _deadline_passed(settings, sum(1 for u in usable if digests[u] in made.unmade))
     _not_verified(len(unverified))
     stats.images = len(found.where)
-    stats.processed = sum(1 for e in shown.values() if not isinstance(e, Dropped))
-    stored.save_sources(store, {u: r for u, r in fetched.rows.items() if u in usable},
-                        {d: b for d, b in fetched.sources.items() if d not in made.refused},
-                        usable if fetch else set(rows) | usable)
+    stats.processed = len(shown) - sum(isinstance(e, Dropped) for e in shown.values())
+    _save_sources(store, fetched, made, usable, usable if fetch else set(rows) | usable)
     _save_failures(memory, failures, wanted, fetched, known)
     bodies = {h: urls for h, urls in found.bodies.items() if urls}
     return ImageMap(shown, bodies, settings.service, own_files(site, refs)), stats
+
+
+def _service_urls(where: Iterable[str], settings: ImageSettings
+                  ) -> tuple[dict[str, str | None], set[str]]:
+    """Each URL as written → as the service serves it (None: not one it may fetch), and the
+    set of those it may fetch."""
+    written = {url: service_url(url, settings.service) for url in where}
+    return written, {u for u in written.values() if u is not None}
+
+
+def _usable(digests: Mapping[str, str], failures: dict[str, Failure], made: Made
+            ) -> tuple[set[str], set[str]]:
+    """The URLs shown whose images can be used (bytes that would not decode, `made.refused`,
+    never will: noted in *failures*), and those of them whose stored data did not verify."""
+    for url, digest in digests.items():
+        if digest in made.refused:
+            failures[url] = Failure(*made.refused[digest])
+    usable = {u for u in digests if u not in failures}
+    return usable, {u for u in usable if digests[u] in made.unverified}
+
+
+def _save_sources(store: Store, fetched: Fetched, made: Made, usable: set[str],
+                  keep: set[str]) -> None:
+    """Keep the rows of the *usable* URLs fetched and the bytes that decoded; the stored
+    rows of URLs not in *keep* go (an offline build keeps every stored row)."""
+    stored.save_sources(store, {u: r for u, r in fetched.rows.items() if u in usable},
+                        {d: b for d, b in fetched.sources.items() if d not in made.refused},
+                        keep)
 
 
 @dataclass(frozen=True, slots=True)

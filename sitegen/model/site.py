@@ -240,18 +240,12 @@ def _draft_views(config: Config, drafts: Sequence[Article], published: set[str],
     return views
 
 
-def build_site(config: Config, workspace: Workspace,
-               own: Sequence[PageSource] = (), drafts: Sequence[Article] | None = None,
-               claimed: Iterable[str] = ()) -> Site:
-    """The Site graph for *workspace* under *config* and the owner's pages *own*: pure,
-    deterministic, repairs logged. *drafts* (`serve --drafts` only) are laid out at
-    `/drafts/<slug>/` and nowhere else (None: not a drafts preview). *claimed* holds the
-    output paths of the owner's `static/` files: like the owner's pages, they keep their
-    paths, and a page the service names (article, tag, agent…) moves off them."""
-    own_pages = own_page_views(own)
+def _published(articles: Iterable[Article]) -> tuple[list[Article], set[str]]:
+    """The published articles with a title or body, the first of each id, oldest first (for
+    slug allocation: an older article keeps its slug); and their ids."""
     records: list[Article] = []
     seen_ids: set[str] = set()
-    for article in workspace.articles:
+    for article in articles:
         if not is_published(article):
             continue
         if article.id in seen_ids:
@@ -262,10 +256,14 @@ def build_site(config: Config, workspace: Workspace,
             continue
         seen_ids.add(article.id)
         records.append(article)
-    # Oldest first for slug allocation (an older article keeps its slug).
     records.sort(key=lambda a: (a.createdAt or a.updatedAt or EPOCH, a.id))
-    # One URL, two pages: the owner's page or file keeps it, the service's article moves.
-    claims = Claims({page.path: page.source for page in own_pages}, claimed)
+    return records, seen_ids
+
+
+def _article_views(config: Config, records: Sequence[Article], claims: Claims
+                   ) -> list[tuple[Article, ArticleView]]:
+    """Each record (oldest first) with its view, newest first (createdAt, then id,
+    descending); a slug the owner's files hold (*claims*) moves."""
     allocator = SlugAllocator(reserved())
 
     def choose(wanted: str, what: str, url_of: Callable[[str], str]) -> tuple[str, list[str]]:
@@ -280,37 +278,35 @@ def build_site(config: Config, workspace: Workspace,
         for repair in made:
             log.warning("%s", repair)
         pairs.append((record, view))
-    pairs.reverse()  # newest first (createdAt, then id, descending)
-    articles = [view for _, view in pairs]
+    pairs.reverse()
+    return pairs
 
-    def late(message: str) -> None:
-        log.warning("%s", message)
 
-    agents = _sections(
-        workspace.agents,
-        lambda r, s: AgentView(
-            id=str(getattr(r, "id", "")), name=_text(getattr(r, "name", None)) or s, slug=s,
-            url=kind_of("agent").url_for(slug=s),
-            description=_text(getattr(r, "description", None)),
-            model=_text(getattr(r, "model", None)),
-            language=_language(getattr(r, "language", None), config.site.language, "")[0],
-        ),
-        lambda r: getattr(r, "name", None), "agent", late, "agent", claims,
+def _agent(default_language: str, record: Record, slug: str) -> AgentView:
+    return AgentView(
+        id=str(getattr(record, "id", "")), name=_text(getattr(record, "name", None)) or slug,
+        slug=slug, url=kind_of("agent").url_for(slug=slug),
+        description=_text(getattr(record, "description", None)),
+        model=_text(getattr(record, "model", None)),
+        language=_language(getattr(record, "language", None), default_language, "")[0],
     )
-    clusters = _sections(workspace.clusters or [], lambda r, s: _cluster(r, s, late),
-                         lambda r: getattr(r, "name", None), "cluster", late, "cluster",
-                         claims)
-    authors = _sections(
-        workspace.authors or [],
-        lambda r, s: AuthorView(
-            id=str(getattr(r, "id", "")), name=_text(getattr(r, "name", None)) or s, slug=s,
-            url=kind_of("author").url_for(slug=s), bio=(getattr(r, "bio", None) or "").strip(),
-            image=safe_http_url(getattr(r, "imageUrl", None)) or "",
-            language=_language(getattr(r, "language", None), config.site.language, "")[0],
-        ),
-        lambda r: getattr(r, "name", None), "author identity", late, "author", claims,
+
+
+def _author(default_language: str, record: Record, slug: str) -> AuthorView:
+    return AuthorView(
+        id=str(getattr(record, "id", "")), name=_text(getattr(record, "name", None)) or slug,
+        slug=slug, url=kind_of("author").url_for(slug=slug),
+        bio=(getattr(record, "bio", None) or "").strip(),
+        image=safe_http_url(getattr(record, "imageUrl", None)) or "",
+        language=_language(getattr(record, "language", None), default_language, "")[0],
     )
-    tags = attach_tags(pairs, late, claims)
+
+
+def _attach_sections(pairs: Iterable[tuple[Article, ArticleView]],
+                     agents: dict[str, AgentView], clusters: dict[str, ClusterView],
+                     authors: dict[str, AuthorView]) -> dict[str, LanguageView]:
+    """Link each article and its agent, cluster and author both ways; the languages, each
+    with its articles (in *pairs*' order)."""
     languages: dict[str, LanguageView] = {}
     for record, view in pairs:
         view.agent = agents.get(record.agentId or "")
@@ -327,6 +323,50 @@ def build_site(config: Config, workspace: Workspace,
             languages[code] = LanguageView(id=code, name=native_name(code), slug=slug,
                                            url=kind_of("language").url_for(slug=slug))
         languages[code].articles.append(view)
+    return languages
+
+
+def _shown(sections: dict[str, S]) -> list[S]:
+    """The sections with an article (the others have no page), in *sections*' order."""
+    return [section for section in sections.values() if section.articles]
+
+
+def _search_urls(site: Site) -> dict[str, str]:
+    """Each other language's search page, with `[search]` on (else none)."""
+    if site.search_url is None:
+        return {}
+    return {language.id: f"{language.url}search/" for language in site.languages
+            if language.id != site.language}
+
+
+def build_site(config: Config, workspace: Workspace,
+               own: Sequence[PageSource] = (), drafts: Sequence[Article] | None = None,
+               claimed: Iterable[str] = ()) -> Site:
+    """The Site graph for *workspace* under *config* and the owner's pages *own*: pure,
+    deterministic, repairs logged. *drafts* (`serve --drafts` only) are laid out at
+    `/drafts/<slug>/` and nowhere else (None: not a drafts preview). *claimed* holds the
+    output paths of the owner's `static/` files: like the owner's pages, they keep their
+    paths, and a page the service names (article, tag, agent…) moves off them."""
+    own_pages = own_page_views(own)
+    records, seen_ids = _published(workspace.articles)
+    # One URL, two pages: the owner's page or file keeps it, the service's article moves.
+    claims = Claims({page.path: page.source for page in own_pages}, claimed)
+    pairs = _article_views(config, records, claims)
+    articles = [view for _, view in pairs]
+
+    def late(message: str) -> None:
+        log.warning("%s", message)
+
+    agents = _sections(workspace.agents, partial(_agent, config.site.language),
+                       lambda r: getattr(r, "name", None), "agent", late, "agent", claims)
+    clusters = _sections(workspace.clusters or [], lambda r, s: _cluster(r, s, late),
+                         lambda r: getattr(r, "name", None), "cluster", late, "cluster",
+                         claims)
+    authors = _sections(workspace.authors or [], partial(_author, config.site.language),
+                        lambda r: getattr(r, "name", None), "author identity", late, "author",
+                        claims)
+    tags = attach_tags(pairs, late, claims)
+    languages = _attach_sections(pairs, agents, clusters, authors)
 
     link_neighbours(articles)
     link_related(articles)
@@ -336,10 +376,8 @@ def build_site(config: Config, workspace: Workspace,
     site = Site(
         config=config, title=config.site.title, description=config.site.description,
         base_url=config.site.base_url, language=config.site.language, articles=articles,
-        agents=[a for a in agents.values() if a.articles],
-        clusters=[c for c in clusters.values() if c.articles],
-        authors=[a for a in authors.values() if a.articles],
-        tags=sorted((t for t in tags.values() if t.articles), key=lambda t: t.slug),
+        agents=_shown(agents), clusters=_shown(clusters), authors=_shown(authors),
+        tags=sorted(_shown(tags), key=lambda t: t.slug),
         languages=sorted(languages.values(), key=lambda lang: lang.id)
         if len(languages) > 1 else [],
         social_posts=social, ai_disclosure=config.site.ai_disclosure,
@@ -351,9 +389,7 @@ def build_site(config: Config, workspace: Workspace,
             config, drafts, seen_ids, {a.id: a for a in site.agents},
             {c.id: c for c in site.clusters}, {a.id: a for a in site.authors},
             {t.slug: t for t in site.tags})
-    if site.search_url is not None:
-        site.search_urls = {language.id: f"{language.url}search/" for language in site.languages
-                            if language.id != site.language}
+    site.search_urls = _search_urls(site)
     site.pages = layout_pages(site)
     site.files = layout_files(site)
     return site

@@ -76,6 +76,16 @@ def _post_url(slug: str) -> str:
     return f"/social/{slug}/"
 
 
+def _slots(record: SocialPost) -> tuple[dict[str, str], str]:
+    """A post's safe image URL in each slot ("": none), and the slot it shows: the one it
+    selects when that has an image, else the first of landscape, square, portrait that has."""
+    slot = (record.selectedImageSlot or "").strip().lower()
+    by_slot = {name: safe_http_url(getattr(record.images, name, None)) or "" for name in SLOTS}
+    chosen = slot if slot in SLOTS and by_slot.get(slot) else next(
+        (name for name in ("landscape", "square", "portrait") if by_slot[name]), "")
+    return by_slot, chosen
+
+
 def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
                  base_url: str, language: str = "", claims: Claims | None = None,
                  warn: Callable[[str], None] = lambda message: None) -> list[SocialPostView]:
@@ -87,11 +97,7 @@ def social_views(records: Sequence[SocialPost], articles: Sequence[ArticleView],
     found = _Articles(articles)
     ordered = sorted(records, key=lambda r: (r.createdAt or r.updatedAt or EPOCH, r.id))
     for record in ordered:  # oldest first: an older post keeps its slug
-        images = record.images
-        slot = (record.selectedImageSlot or "").strip().lower()
-        by_slot = {name: safe_http_url(getattr(images, name, None)) or "" for name in SLOTS}
-        chosen = slot if slot in SLOTS and by_slot.get(slot) else next(
-            (name for name in ("landscape", "square", "portrait") if by_slot[name]), "")
+        by_slot, chosen = _slots(record)
         image = by_slot.get(chosen, "")
         title = _text(record.title) or _text(record.slug) or "Untitled"
         wanted = slugify(record.slug) or slugify(title) or "post-" + short_hash(record.id)

@@ -79,29 +79,37 @@ def _is_temp(name: str) -> bool:
             or name.startswith(_TEMP_PREFIXES))
 
 
+def _inside(path: Path, folders: Iterable[Path]) -> bool:
+    """*path* is one of *folders* or inside one."""
+    return any(path == folder or path.is_relative_to(folder) for folder in folders)
+
+
+def _theme_kind(path: Path, plan: WatchPlan) -> ChangeKind:
+    """The kind of a path in the site's `themes/` folder (or that folder itself)."""
+    if path == plan.themes_dir:
+        return ChangeKind.TEMPLATE
+    inside = path.relative_to(plan.themes_dir).parts
+    if inside[0] != plan.theme:
+        return ChangeKind.IGNORED  # a theme this site does not use
+    if len(inside) > 1 and inside[1] in ("static", "assets"):
+        return ChangeKind.STATIC
+    return ChangeKind.TEMPLATE
+
+
 def classify_path(path: Path, plan: WatchPlan) -> ChangeKind:
     """The kind of one changed path under *plan* (absolute paths)."""
     if path == plan.config_file:
         return ChangeKind.CONFIG
     if _is_temp(path.name) or any(part in _NEVER_DIRS for part in path.parts):
         return ChangeKind.IGNORED
-    if any(path == ex or path.is_relative_to(ex) for ex in plan.excluded):
+    if _inside(path, plan.excluded):
         return ChangeKind.IGNORED
-    if any(path == d or path.is_relative_to(d) for d in plan.extra_static):
-        return ChangeKind.STATIC
-    if path == plan.static_dir or path.is_relative_to(plan.static_dir):
+    if _inside(path, (*plan.extra_static, plan.static_dir)):
         return ChangeKind.STATIC  # the owner's own files, copied as they are
-    if any(path == d or path.is_relative_to(d) for d in (plan.templates_dir, plan.pages_dir)):
+    if _inside(path, (plan.templates_dir, plan.pages_dir)):
         return ChangeKind.TEMPLATE  # a template or an own page: re-render, no fetch
-    if path == plan.themes_dir:
-        return ChangeKind.TEMPLATE
-    if path.is_relative_to(plan.themes_dir):
-        inside = path.relative_to(plan.themes_dir).parts
-        if inside[0] != plan.theme:
-            return ChangeKind.IGNORED  # a theme this site does not use
-        if len(inside) > 1 and inside[1] in ("static", "assets"):
-            return ChangeKind.STATIC
-        return ChangeKind.TEMPLATE
+    if _inside(path, (plan.themes_dir,)):
+        return _theme_kind(path, plan)
     return ChangeKind.IGNORED
 
 

@@ -194,6 +194,11 @@ class Fingerprints:
             if getattr(cls, "__dataclass_params__").frozen:  # noqa: B009 (its fields stay)
                 self._shared[id(value)] = (value, form)
             return form
+        return self._collection(value, cls)
+
+    def _collection(self, value: Any, cls: type) -> Any:
+        """The plain form of a tuple, dict or set, a subclass of a plain value, a method, or
+        anything else (`plain`'s less common values)."""
         if cls is tuple:
             return ("(", [self.plain(item) for item in value])
         if isinstance(value, dict):  # (in its order: a template iterating it sees that order)

@@ -124,52 +124,72 @@ def page_meta(site: Site, page: Page, logo: str = "",
         return site.absolute(found) if found else ""
 
     article = page.article
-    suffix = f" – {site.title}"
     if article is not None:
-        image = absolute_image(article.image)
         others = body_images.get(article.body_hash, ()) if body_images is not None else ()
-        found = next((i for i in map(absolute_image, others) if i), "") if not image else ""
-        return PageMeta(
-            title=article.title + suffix,
-            description=_clip(article.description or site.description),
-            canonical=canonical, og_type=kind.og_type, image=image or found,
-            keywords=", ".join(article.keywords), robots=kind.robots,
-            jsonld=_article_ld(site, kind, article, canonical, image or found, logo, t),
-            image_alt=article.image_alt if image else "",
-        )
-    post = page.obj if isinstance(page.obj, SocialPostView) else None
-    if post is not None:
-        image = absolute_image(post.share_image)
-        ld: dict[str, object] = {
-            "@context": "https://schema.org", "@type": kind.seo,
-            "headline": post.title[:110], "url": canonical, "inLanguage": site.language}
-        if post.published is not None:
-            ld["datePublished"] = iso_date(post.published)
-        if image:
-            ld["image"] = image
-        if post.article is not None:
-            ld["sharedContent"] = {"@type": "BlogPosting", "headline": post.article.title[:110],
-                                   "url": site.absolute(post.article.url)}
-        return PageMeta(title=post.title + suffix,
-                        description=_clip(post.content or site.description),
-                        canonical=canonical, og_type=kind.og_type, image=image, keywords="",
-                        robots=kind.robots, jsonld=ld, image_alt=post.share_alt if image else "")
-    description = site.description
+        return _article_meta(site, kind, article, canonical, absolute_image, others, logo, t)
+    if isinstance(page.obj, SocialPostView):
+        return _post_meta(site, kind, page.obj, canonical, absolute_image)
+    return _listing_meta(site, page, kind, canonical, absolute_image, t)
+
+
+def _article_meta(site: Site, kind: Kind, article: ArticleView, canonical: str,
+                  absolute_image: Callable[[str], str], others: Sequence[str], logo: str,
+                  t: Callable[..., str]) -> PageMeta:
+    """An article's values: its image, else the first of its body's (*others*) shown."""
+    image = absolute_image(article.image)
+    found = next((i for i in map(absolute_image, others) if i), "") if not image else ""
+    return PageMeta(
+        title=f"{article.title} – {site.title}",
+        description=_clip(article.description or site.description),
+        canonical=canonical, og_type=kind.og_type, image=image or found,
+        keywords=", ".join(article.keywords), robots=kind.robots,
+        jsonld=_article_ld(site, kind, article, canonical, image or found, logo, t),
+        image_alt=article.image_alt if image else "",
+    )
+
+
+def _post_meta(site: Site, kind: Kind, post: SocialPostView, canonical: str,
+               absolute_image: Callable[[str], str]) -> PageMeta:
+    """A social post's values: its share image, and the article it shares."""
+    image = absolute_image(post.share_image)
+    ld: dict[str, object] = {
+        "@context": "https://schema.org", "@type": kind.seo,
+        "headline": post.title[:110], "url": canonical, "inLanguage": site.language}
+    if post.published is not None:
+        ld["datePublished"] = iso_date(post.published)
+    if image:
+        ld["image"] = image
+    if post.article is not None:
+        ld["sharedContent"] = {"@type": "BlogPosting", "headline": post.article.title[:110],
+                               "url": site.absolute(post.article.url)}
+    return PageMeta(title=f"{post.title} – {site.title}",
+                    description=_clip(post.content or site.description),
+                    canonical=canonical, og_type=kind.og_type, image=image, keywords="",
+                    robots=kind.robots, jsonld=ld, image_alt=post.share_alt if image else "")
+
+
+def _listing_description(site: Site, page: Page, t: Callable[..., str]) -> str:
+    """A listing's (or an own page's) description: its own, else one said for its kind."""
     own = page.own_page
     if own is not None:
-        description = own.description or site.description
-    elif isinstance(page.obj, TagView):
-        description = _tag_description(site, page, page.obj, t)
-    elif isinstance(page.obj, Section):
+        return own.description or site.description
+    if isinstance(page.obj, TagView):
+        return _tag_description(site, page, page.obj, t)
+    if isinstance(page.obj, Section):
         description = page.obj.description or t("Articles: {name} – {site}",
-                                                 name=page.obj.name, site=site.title)
-        bio = getattr(page.obj, "bio", "")
-        if bio:
-            description = bio
-    elif isinstance(page.obj, SectionIndex):
-        description = t(kind_of(page.obj.kind).index_description, site=site.title)
+                                                name=page.obj.name, site=site.title)
+        return getattr(page.obj, "bio", "") or description
+    if isinstance(page.obj, SectionIndex):
+        return t(kind_of(page.obj.kind).index_description, site=site.title)
+    return site.description
+
+
+def _listing_meta(site: Site, page: Page, kind: Kind, canonical: str,
+                  absolute_image: Callable[[str], str], t: Callable[..., str]) -> PageMeta:
+    """The values of every other page: a listing, an own page, the home page."""
+    description = _listing_description(site, page, t)
     title = (site.title if page.kind == "home" and page.number == 1
-             else _listing_title(page, kind, t) + suffix)
+             else f"{_listing_title(page, kind, t)} – {site.title}")
     first = next((a for a in page.articles if a.image), None)
     image = absolute_image(first.image) if first is not None else ""
     jsonld: dict[str, object] = {

@@ -13,10 +13,10 @@ import httpx
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import Config, parse_config
+from sitegen.configdeploy import DeployTarget
 from sitegen.deploy.marker import MARKER
 from sitegen.deploy.objects import published
 from sitegen.deploy.s3 import Bucket
-from sitegen.deploy.targets import DeployTarget
 from sitegen.workspace import Workspace
 
 KEY_ID, SECRET = "AKIASITEGENTESTKEY01", "sitegen-test-secret-do-not-print-0123456789"

@@ -14,9 +14,10 @@ from sitegen.deploy.plan import INVALIDATE_MAX, invalidation_paths
 from sitegen.deploy.run import run_deploy
 from sitegen.deploy.s3 import Bucket
 from sitegen.emit.headers import IMMUTABLE, REVALIDATE
-from sitegen.emit.manifest import MANIFEST_NAME, Manifest
+from sitegen.emit.manifest import Manifest
 from sitegen.emulator.demo import demo_transport
 from sitegen.errors import StorageUnreachable
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.preview.routing import content_type as preview_content_type
 from sitegen.workspace import Workspace
 from tests.deploy.s3server import (

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from sitegen.configdeploy import DeployTarget
 from sitegen.deploy.marker import MARKER, read_marker, why_list
 from sitegen.deploy.run import run_deploy
 from sitegen.deploy.s3 import Bucket
-from sitegen.deploy.targets import DeployTarget
 from sitegen.workspace import Workspace
 from tests.deploy.s3server import (
     Counter,

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.emit import manifest as manifest_module
-from sitegen.emit.manifest import MANIFEST_NAME, MANIFEST_VERSION, FileEntry, Manifest, path_problem
+from sitegen.emit.manifest import MANIFEST_VERSION, FileEntry, Manifest, path_problem
+from sitegen.outputnames import MANIFEST_NAME
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
 SAFE = TEXT.filter(lambda path: path_problem(path) is None)

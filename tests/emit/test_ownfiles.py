@@ -10,9 +10,9 @@ import pytest
 from sitegen.build import BuildOptions, run_build
 from sitegen.cli import main
 from sitegen.config import Config, demo_config, parse_config
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.emit.ownfiles import check_collisions, collect_own_static
 from sitegen.errors import ConfigError
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.workspace import Workspace
 from tests.content import synced
 

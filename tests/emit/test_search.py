@@ -20,8 +20,8 @@ import pytest
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import Config, demo_config, parse_config
 from sitegen.emit import pagefind, search
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import ConfigError, SearchError
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.report import BuildReport
 from sitegen.workspace import Workspace
 from tests.content import synced

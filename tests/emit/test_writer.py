@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from sitegen.emit import tree
-from sitegen.emit.manifest import MANIFEST_NAME, FileEntry, Manifest
+from sitegen.emit.manifest import FileEntry, Manifest
 from sitegen.emit.writer import OutputWriter, Staged, WriteResult
 from sitegen.errors import BuildError, ConfigError
+from sitegen.outputnames import MANIFEST_NAME
 
 Snapshot = dict[str, tuple[str, int, int]]
 

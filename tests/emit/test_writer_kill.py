@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.emit.manifest import MANIFEST_NAME
+from sitegen.outputnames import MANIFEST_NAME
 
 SITE_CODE = textwrap.dedent(
     """

@@ -17,8 +17,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitegen.emit.manifest import MANIFEST_NAME, Manifest
+from sitegen.emit.manifest import Manifest
 from sitegen.emit.writer import OutputWriter, WriteResult
+from sitegen.outputnames import MANIFEST_NAME
 
 SITE_PATHS = ["index.html", "a/index.html", "a", "a/b/index.html", "b/index.html",
               "c/d/e.html", "c", "feed.xml", "c/d"]

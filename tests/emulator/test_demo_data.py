@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from sitegen.blocktypes import block_types
 from sitegen.config import DEMO_WORKSPACE_ID
 from sitegen.fetch.payloads import DigestUpdate
 from sitegen.fetch.records import (
@@ -207,7 +208,7 @@ def test_every_block_is_a_known_type() -> None:
 
 def test_every_block_type_and_variant_is_present() -> None:
     blocks = all_blocks()
-    assert {b["type"] for b in blocks} == {"text", "header", "image", "list", "code", "video"}
+    assert {b["type"] for b in blocks} == {block.name for block in block_types()}
     assert {b["level"] for b in blocks if b["type"] == "header"} >= {2, 3}
     assert {b["ordered"] for b in blocks if b["type"] == "list"} == {True, False}
     languages = {b["language"] for b in blocks if b["type"] == "code"}

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sitegen.blocktypes import block_types
 from sitegen.emulator import create_app
 from sitegen.emulator.generator import generate_workspace
 from sitegen.fetch.records import Article, parse_block
@@ -56,7 +57,7 @@ def test_distributions(big: dict[str, Any]) -> None:
     assert any(a["clusterId"] is None for a in articles)
     assert any(a["authorIdentityId"] is None for a in articles)
     kinds = {b["type"] for a in articles for b in a["blocks"]}
-    assert kinds == {"text", "header", "image", "list", "code", "video"}
+    assert kinds == {block.name for block in block_types()}  # (every registered type)
     bodies = "\n".join(a["content"] for a in articles)
     for feature in ("\n## ", "\n- ", "](https://", "\n```", "\n|---|"):
         assert feature in bodies, feature

@@ -16,9 +16,9 @@ from sitegen.emulator.demo import load_demo
 from sitegen.emulator.generator import generate_workspace
 from sitegen.emulator.state import EmulatorState
 from sitegen.errors import AuthError, QuotaError, UnreachableError
-from sitegen.fetch.command import fetch_command
 from sitegen.fetch.stored import load_workspace, open_config_store
 from sitegen.fetch.sync import SyncResult, sync
+from sitegen.fetch_cli import fetch_command
 
 KEY = "emu-SECRET-key-0987-do-not-print"
 DETAIL = "GET /api/v2/workspaces/{workspaceId}/articles/{articleId}"

@@ -9,8 +9,8 @@ from typing import NamedTuple
 import pytest
 
 from sitegen.config import Config, resolve_config
-from sitegen.emit.manifest import MANIFEST_NAME
 from sitegen.errors import BuildError
+from sitegen.outputnames import MANIFEST_NAME
 from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
 from sitegen.preview.fresh import FreshPages
 from sitegen.preview.reload import ReloadChannel

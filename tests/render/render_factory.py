@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.config import Config, parse_config
+from sitegen.model.kinds import KINDS
 from sitegen.workspace import Workspace
 
 OID = "65f0c0ffee0123456789abc{}"
@@ -98,3 +99,11 @@ def hostile_workspace() -> Workspace:
     )
 
 
+
+
+def page_kinds() -> set[str]:
+    """The page kinds a built site shows (from the registry): every registered kind but the
+    site files (feeds, sitemap, robots.txt), the drafts preview's, and the owner's own pages
+    (`pages/`, which these sites have none of)."""
+    return {kind.name for kind in KINDS.values()
+            if not kind.file and not kind.preview_only and kind.name != "own"}

@@ -12,7 +12,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import escape
-from render_factory import XSS, article, hostile_workspace, make_config, make_workspace
+from render_factory import (
+    XSS,
+    article,
+    hostile_workspace,
+    make_config,
+    make_workspace,
+    page_kinds,
+)
 from render_safety import problems
 
 from sitegen.config import Config, demo_config
@@ -24,8 +31,6 @@ from sitegen.workspace import Workspace
 from tests.content import synced
 
 THEME = builtin_themes_root() / "magazine"
-KINDS = {"home", "article", "agent", "cluster", "author", "tag", "language", "social",
-         "social_post", "terms", "404", "search"}
 
 
 class Cards(HTMLParser):
@@ -101,7 +106,7 @@ def test_magazine_is_a_builtin_theme_that_extends_default(tmp_path: Path) -> Non
 def test_every_demo_page_kind_renders(tmp_path: Path, demo_workspace: Workspace) -> None:
     config = magazine(tmp_path, per_page=5)
     site, _, pages = render_all(config, demo_workspace)
-    assert {p.kind for p in site.pages} == KINDS
+    assert {p.kind for p in site.pages} == page_kinds()
     stylesheet = '<link rel="stylesheet" href="/static/site.css">'  # the one stylesheet
     for page in site.pages:
         html = pages[page.path]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from render_factory import make_config
 from render_safety import problems
 
-from sitegen.blocktypes import parse_block
+from sitegen.blocktypes import block_types, parse_block
 from sitegen.fetch.records import Article
 from sitegen.model.body import article_body
 from sitegen.render.blocks import BlockRenderer
@@ -44,7 +44,7 @@ JSON = st.recursive(
     max_leaves=12,
 )
 BLOCK = st.fixed_dictionaries(
-    {"type": st.sampled_from(["text", "header", "image", "list", "code", "video", "x", 3])},
+    {"type": st.sampled_from([*(block.name for block in block_types()), "x", 3])},
     optional={"content": JSON | TEXT, "level": JSON, "url": JSON | TEXT, "caption": JSON | TEXT,
               "items": JSON | st.lists(TEXT, max_size=4), "ordered": JSON,
               "language": JSON | TEXT, "title": JSON | TEXT},

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from render_factory import XSS, article, hostile_workspace, make_config, make_workspace
+from render_factory import (
+    XSS,
+    article,
+    hostile_workspace,
+    make_config,
+    make_workspace,
+    page_kinds,
+)
 from render_safety import problems
 
 from sitegen.config import Config, parse_config
@@ -45,8 +52,7 @@ def test_every_kind_renders_with_seo(tmp_path: Path) -> None:
     site = rich_site(config)
     renderer = Renderer(config, site, ThemeSet(config))
     kinds = {p.kind for p in site.pages}
-    assert kinds == {"home", "article", "agent", "cluster", "author", "tag", "language",
-                     "social", "social_post", "terms", "404", "search"}
+    assert kinds == page_kinds()
     for page in site.pages:
         html = renderer.render(page).decode()
         assert html.startswith("<!doctype html>")
