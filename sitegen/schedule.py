@@ -12,7 +12,7 @@ line each. Pure: it must never fetch, read files or write anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from sitegen.quota import CronError, parse_schedule
@@ -57,31 +57,49 @@ def _cron(minute: int, hours: set[int], weekdays: set[int]) -> str:
     return f"{minute} {','.join(str(hour) for hour in sorted(hours))} * * {_days(weekdays)}"
 
 
-def propose(agents: Sequence[AgentLike], calls_per_build: int | None = None,
-            quota: int | None = None) -> Proposal:
-    """The CI cron for *agents* (see the module docstring); *calls_per_build* and *quota*
-    (None: unknown, unlimited) check the monthly projection."""
-    minutes: set[int] = set()
-    hours: set[int] = set()
-    weekdays: set[int] = set()
-    named: list[str] = []
-    skipped: list[str] = []
-    for agent in agents:
-        if not _active(agent) or not (agent.schedule or "").strip():
-            continue
+@dataclass
+class _Runs:
+    """The times the rebuilds follow, gathered agent by agent (`_gather`)."""
+
+    minutes: set[int] = field(default_factory=set)
+    hours: set[int] = field(default_factory=set)
+    weekdays: set[int] = field(default_factory=set)
+    named: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def follow(self, name: str, schedule: str) -> None:
+        """Each run of *schedule* (agent *name*'s), DELAY minutes later, the day after when
+        that passes midnight; a schedule that does not parse is noted, not followed."""
         try:
-            parsed = parse_schedule(str(agent.schedule))
+            parsed = parse_schedule(schedule)
         except CronError:
-            skipped.append(f"{agent.name or 'an agent'} ({agent.schedule!r})")
-            continue
+            self.skipped.append(f"{name} ({schedule!r})")
+            return
         days = set(parsed.weekdays) if parsed.weekday_restricted else set(range(7))
         for hour in parsed.hours:
             for minute in parsed.minutes:
                 total = hour * 60 + minute + DELAY
-                hours.add(total // 60 % 24)
-                minutes.add(total % 60)
-                weekdays |= days if total < 24 * 60 else {(day + 1) % 7 for day in days}
-        named.append(f"{agent.name or 'an agent'} at '{agent.schedule}'")
+                self.hours.add(total // 60 % 24)
+                self.minutes.add(total % 60)
+                self.weekdays |= days if total < 24 * 60 else {(day + 1) % 7 for day in days}
+        self.named.append(f"{name} at '{schedule}'")
+
+
+def _gather(agents: Sequence[AgentLike]) -> _Runs:
+    runs = _Runs()
+    for agent in agents:
+        if _active(agent) and (agent.schedule or "").strip():
+            runs.follow(agent.name or "an agent", str(agent.schedule))
+    return runs
+
+
+def propose(agents: Sequence[AgentLike], calls_per_build: int | None = None,
+            quota: int | None = None) -> Proposal:
+    """The CI cron for *agents* (see the module docstring); *calls_per_build* and *quota*
+    (None: unknown, unlimited) check the monthly projection."""
+    gathered = _gather(agents)
+    minutes, hours, weekdays = gathered.minutes, gathered.hours, gathered.weekdays
+    named, skipped = gathered.named, gathered.skipped
     if not named:
         why = ["no active agent has a schedule the CI can follow, so the site rebuilds daily "
                "at 06:00 UTC"]
