@@ -163,6 +163,15 @@ class SearchSection(_Strict):
     """`[search]`: a Pagefind index of the articles and a `/search/` page."""
 
     enabled: bool = True
+
+
+class ShareCardsSection(_Strict):
+    """`[share_cards]`: a generated picture (1200×630) for each article or social post
+    without an image of its own, its `og:image` (`sitegen.emit.sharecards`); `template`, a
+    PNG or JPEG in the site folder the cards are drawn over."""
+
+    enabled: bool = True
+    template: str = ""
 class ImagesSection(_Strict):
     """`[images]`: images fetched, checked and resized at build time (`sitegen.images`)."""
 
@@ -198,6 +207,7 @@ class Config(_Strict):
     #: `[deploy.NAME]`: where `sitegen deploy` publishes (credentials from the env only).
     deploy: dict[str, DeployTarget] = Field(default={})
     search: SearchSection = SearchSection()
+    share_cards: ShareCardsSection = ShareCardsSection()
     images: ImagesSection = ImagesSection()
     root: Path = Field(default=Path("."), exclude=True, strict=False)
 

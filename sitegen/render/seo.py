@@ -5,12 +5,15 @@ how many articles and the first titles), keywords, canonical absolute URL (none 
 404 page, which has no address of its own), OpenGraph/Twitter image, its alt text (the
 image's own, never the page's title; none when the image has none) and type, robots
 directive, and the JSON-LD object (BlogPosting on articles, with its image — the hero,
-else the body's first the site shows — and its author, an AI persona, described as
+else the body's first the site shows, else its generated share card
+(`sitegen.render.sharecard`; a social post's too; none with `[share_cards] enabled = false`)
+— and its author, an AI persona, described as
 one; Blog/CollectionPage elsewhere; the publisher with its raster logo; each page
 kind's types, robots directive and interface title come from the page kinds registry,
 `sitegen.model.kinds`); and, once per build, what the build should warn about
 (`site_warnings`: SVG share images, no site description). The English words of structural pages
-(the index and 404 titles, "page 2", list descriptions) go through the page's
+(the index and 404 titles, "page 2", list descriptions); a title that begins with
+the site's name (the home page's continuations) does not repeat it at its end go through the page's
 translator. The values are plain data; templates
 escape them, and JSON-LD goes through the `jsonld` filter. Must never build
 markup, log (pages render in workers) or do I/O.
@@ -33,6 +36,7 @@ from sitegen.model.views import (
 )
 from sitegen.render.filters import iso_date
 from sitegen.render.i18n import Translator, english
+from sitegen.render.sharecard import card_facts, card_url
 
 MAX_DESCRIPTION = 300
 
@@ -127,19 +131,19 @@ def page_meta(site: Site, page: Page, logo: str = "",
     suffix = f" – {site.title}"
     if article is not None:
         image = absolute_image(article.image)
-        others = body_images.get(article.body_hash, ()) if body_images is not None else ()
-        found = next((i for i in map(absolute_image, others) if i), "") if not image else ""
+        found = article_image(article, absolute_image, body_images) if not image else ""
+        card = _card(site, article) if not (image or found) else ""
         return PageMeta(
             title=article.title + suffix,
             description=_clip(article.description or site.description),
-            canonical=canonical, og_type=kind.og_type, image=image or found,
+            canonical=canonical, og_type=kind.og_type, image=image or found or card,
             keywords=", ".join(article.keywords), robots=kind.robots,
-            jsonld=_article_ld(site, kind, article, canonical, image or found, logo, t),
+            jsonld=_article_ld(site, kind, article, canonical, image or found or card, logo, t),
             image_alt=article.image_alt if image else "",
         )
     post = page.obj if isinstance(page.obj, SocialPostView) else None
     if post is not None:
-        image = absolute_image(post.share_image)
+        image = absolute_image(post.share_image) or _card(site, post)
         ld: dict[str, object] = {
             "@context": "https://schema.org", "@type": kind.seo,
             "headline": post.title[:110], "url": canonical, "inLanguage": site.language}
@@ -153,7 +157,8 @@ def page_meta(site: Site, page: Page, logo: str = "",
         return PageMeta(title=post.title + suffix,
                         description=_clip(post.content or site.description),
                         canonical=canonical, og_type=kind.og_type, image=image, keywords="",
-                        robots=kind.robots, jsonld=ld, image_alt=post.share_alt if image else "")
+                        robots=kind.robots, jsonld=ld,
+                        image_alt=post.share_alt if image and post.share_image else "")
     description = site.description
     own = page.own_page
     if own is not None:
@@ -169,7 +174,9 @@ def page_meta(site: Site, page: Page, logo: str = "",
     elif isinstance(page.obj, SectionIndex):
         description = t(kind_of(page.obj.kind).index_description, site=site.title)
     title = (site.title if page.kind == "home" and page.number == 1
-             else _listing_title(page, kind, t) + suffix)
+             else _listing_title(page, kind, t))
+    if not title.startswith(site.title):  # ("Notes (page 2)", never "… – Notes" again)
+        title += suffix
     first = next((a for a in page.articles if a.image), None)
     image = absolute_image(first.image) if first is not None else ""
     jsonld: dict[str, object] = {
@@ -185,6 +192,20 @@ def page_meta(site: Site, page: Page, logo: str = "",
         image_alt=first.image_alt if first is not None and image else "",
         alternates=_alternates(site, page),
     )
+
+
+def article_image(article: ArticleView, absolute_image: Callable[[str], str],
+                  body_images: Mapping[str, Sequence[str]] | None) -> str:
+    """The first image of *article*'s body the site shows (absolute), or ""."""
+    others = body_images.get(article.body_hash, ()) if body_images is not None else ()
+    return next((i for i in map(absolute_image, others) if i), "")
+
+
+def _card(site: Site, obj: ArticleView | SocialPostView) -> str:
+    """The absolute address of *obj*'s generated share card, "" when `[share_cards]` is off."""
+    if not site.config.share_cards.enabled:
+        return ""
+    return site.absolute(card_url(card_facts(site, obj)))
 
 
 def _tag_description(site: Site, page: Page, tag: TagView, t: Callable[..., str]) -> str:
