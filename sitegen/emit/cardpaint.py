@@ -102,6 +102,6 @@ def paint(facts: CardFacts, template: bytes | None = None) -> bytes:
         persona_font = _font(True, 32)
         name = _wrap(draw, facts.persona, persona_font, width - 48)[0]
         draw.text((MARGIN + 46, bottom), name, font=persona_font, fill=INK, anchor="lm")
-    out = io.BytesIO()
-    card.save(out, "PNG", optimize=True)
+    out = io.BytesIO()  # (64 colours: the words stay smooth, the file ~20 kB instead of ~50)
+    card.quantize(64).save(out, "PNG")
     return out.getvalue()

@@ -10,7 +10,8 @@ boxes Chromium lays out:
 - magazine's Newer/Older links stand one above the other on a phone (each the page's width);
 - at 320 px the header is at most two rows of text, on English, French and German pages;
 - no word of an author's or agent's name is split across two lines, at 320 and 375 px;
-- no page's title names the site twice ("Notes (page 2) – Notes").
+- no page's title names the site twice ("Notes (page 2) – Notes");
+- `/social/`'s first row of pictures is fetched at once, never lazily.
 """
 
 from __future__ import annotations
@@ -185,3 +186,54 @@ def test_no_title_names_the_site_twice(sites: dict[str, str], browser: Browser,
         page.context.close()
     assert "Northwind Field Notes (page 2)" in titles, titles
     assert not [t for t in titles if t.count("Northwind Field Notes") != 1], titles
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_social_pages_first_row_of_pictures_is_not_lazy(
+        sites: dict[str, str], browser: Browser, theme: str) -> None:
+    """Issue 53, 10: `/social/` lazy-loaded 2 of its 3 first-row pictures."""
+    page = _open(browser, 1280, 800)
+    try:
+        page.goto(sites[theme] + "/social/")
+        first = page.evaluate("""() => { const imgs = [...document.querySelectorAll('.card img')];
+          const top = Math.min(...imgs.map(i => i.getBoundingClientRect().top));
+          return imgs.filter(i => Math.abs(i.getBoundingClientRect().top - top) < 4)
+            .map(i => i.getAttribute('loading')); }""")
+    finally:
+        page.context.close()
+    assert len(first) >= 2 and "lazy" not in first, first
+
+
+#: [headline, px] of each card whose next card in its column starts more than the grid's
+#: row gap plus 40 px below it; and how far right the lead story's words reach (a share of
+#: the page's content width).
+_GAPS = """() => {
+  const cards = [...document.querySelectorAll('.cards > .card')].map(c => [c,
+    c.getBoundingClientRect()]);
+  const gap = parseFloat(getComputedStyle(document.querySelector('.cards')).rowGap);
+  const holes = [];
+  for (const [card, box] of cards) {
+    const below = cards.filter(([, b]) => Math.abs(b.left - box.left) < 2 && b.top > box.bottom)
+      .map(([, b]) => b.top - box.bottom);
+    if (below.length && Math.min(...below) > gap + 40)
+      holes.push([card.querySelector('.card__title').textContent.trim(), Math.min(...below)]);
+  }
+  const wrap = document.querySelector('.lead-story').parentElement.getBoundingClientRect();
+  const words = [...document.querySelectorAll('.lead-story p, .lead-story h2')]
+    .map(el => el.getBoundingClientRect().right);
+  return [holes, (Math.max(...words) - wrap.left) / wrap.width]; }"""
+
+
+def test_magazine_home_leaves_no_holes_at_1280_px(sites: dict[str, str],
+                                                  browser: Browser) -> None:
+    """Issue 53, 7: a text lead filled 60 % of the width; a row with one picture card left
+    150–250 px under the text cards beside it."""
+    page = _open(browser, 1280, 800)
+    try:
+        page.goto(sites["magazine"] + "/")
+        assert page.locator(".lead-story--text").count() == 1  # (the demo's lead has none)
+        holes, reach = page.evaluate(_GAPS)
+    finally:
+        page.context.close()
+    assert reach > 0.85, reach
+    assert holes == [], holes
