@@ -226,7 +226,8 @@ def _until(page: Any, script: str) -> None:
 def _results(page: Any, url: str) -> list[tuple[str, str, str]]:
     """(href, lang, excerpt) of every result of the search page *url* (all batches)."""
     page.goto(url)
-    _until(page, "document.getElementById('search-status').textContent.trim() !== ''")
+    _until(page, "document.getElementById('search-status').textContent.trim() !== ''"
+                 " && !document.getElementById('search-results').hasAttribute('aria-busy')")
     while page.locator("#search-more").is_visible():
         count = page.locator(".search-result").count()
         page.click("#search-more")

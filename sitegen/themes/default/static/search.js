@@ -7,7 +7,8 @@
    <html lang> first: each language is one Pagefind instance (its first shard's pagefind.js,
    its other shards merged: mergeIndex, results of all its shards ranked together, words
    stemmed by that language's rules), and the results of the page's language come first,
-   then each other language's, each marked with its `lang`. Each
+   drawn as soon as they are found, then each other language's, added below them, each
+   marked with its `lang` (the list is aria-busy until all have answered). Each
    shard scores its pages by its own statistics, and one without the word offers near
    matches (known words the word begins with: "in" for "infrastructure"): a high
    termSimilarity keeps those far below any exact match, and the title's metadata weighs
@@ -88,10 +89,10 @@
           if (!languages.length) {  // (no shards.json: one bundle at the root)
             return import(bundle + "pagefind.js").then(function (pagefind) {
               return pagefind.options({ baseUrl: base, ranking: ranking })
-                .then(function () { return [{ lang: lang, pagefind: pagefind }]; });
-            });
+                .then(function () { return { lang: lang, pagefind: pagefind }; });
+            }).then(function (one) { return [Promise.resolve(one)]; });
           }
-          return Promise.all(languages.map(engine));
+          return languages.map(engine);  // (each language's instance loads on its own)
         });
     }
     return loading;
@@ -229,6 +230,7 @@
     var id = (searched += 1);
     term = query.trim();
     if (!term) {
+      list.removeAttribute("aria-busy");
       found = [];
       shown = 0;
       list.replaceChildren();
@@ -236,28 +238,53 @@
       more.hidden = true;
       return;
     }
+    var hits = function (one) {
+      return one.pagefind.search(term).then(function (search) {
+        return ((search && search.results) || []).map(function (hit) {
+          return { result: hit, lang: one.lang };
+        });
+      });
+    };
+    // The page's own language is drawn as soon as it is found; the other languages'
+    // results are added after it (below: nothing drawn moves); the list is aria-busy
+    // until every language has answered.
+    list.setAttribute("aria-busy", "true");
+    var done = function () {
+      if (id === searched) {
+        list.removeAttribute("aria-busy");
+      }
+    };
     load()
       .then(function (engines) {
-        return Promise.all(engines.map(function (one) {
-          return one.pagefind.search(term).then(function (search) {
-            return ((search && search.results) || []).map(function (hit) {
-              return { result: hit, lang: one.lang };
-            });
-          });
-        }));
+        var rest = Promise.all(engines.slice(1).map(function (one) { return one.then(hits); }));
+        return engines[0].then(hits).then(function (own) {
+          if (id !== searched) {
+            return null;
+          }
+          found = own;
+          shown = 0;
+          var drawn = own.length ? next(id, true) : Promise.resolve();
+          return drawn.then(function () { return rest; });
+        });
       })
       .then(function (each) {
-        if (id !== searched) {
+        if (id !== searched || !each) {
           return null;
         }
-        found = [].concat.apply([], each);  // the page's own language first
-        shown = 0;
-        return next(id, true);
+        var fresh = !found.length;
+        found = found.concat([].concat.apply([], each));
+        if (fresh || shown < BATCH) {
+          return next(id, fresh).then(say);
+        }
+        more.hidden = shown >= found.length;
+        say();
+        return null;
       })
       .catch(function (error) {
         status.textContent = "";
         window.console.error(error);
-      });
+      })
+      .then(done);
   };
 
   var timer = 0;
