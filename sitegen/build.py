@@ -50,6 +50,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter,
     from sitegen.emit.linkcheck import LinkCheck
     from sitegen.emit.ownfiles import check_collisions, collect_own_static, rendered_files
     from sitegen.emit.search import search_stage
+    from sitegen.emit.sharecards import share_cards
     from sitegen.emit.sitejobs import beacon_key, beacon_settings, output_files, theme_assets
     from sitegen.emit.writer import OutputWriter
     from sitegen.fetch.stored import open_config_store
@@ -134,6 +135,7 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter,
                                            store.url_history()).items():
                 writer.write(path, data)
             renderer.save_bodies(site.articles)
+            share_cards(site, writer, store, renderer.shown.share_image, renderer.images.bodies)
         with timings.stage("search"):  # (nothing with `[search] enabled = false`)
             report.search = search_stage(site, writer, store, force=options.force)
         links.finish(site.pages, writer)

@@ -163,11 +163,22 @@ class SearchSection(_Strict):
     """`[search]`: a Pagefind index of the articles and a `/search/` page."""
 
     enabled: bool = True
+
+
 class SocialSection(_Strict):
     """`[social]`: the social posts' pages. The service gives a post no language: its page
     takes the promoted article's, else `language` here, else `[site] language`."""
 
     language: str | None = Field(default=None, max_length=35, pattern=LANGUAGE_PATTERN)
+
+
+class ShareCardsSection(_Strict):
+    """`[share_cards]`: a generated picture (1200×630) for each article or social post
+    without an image of its own, its `og:image` (`sitegen.emit.sharecards`); `template`, a
+    PNG or JPEG in the site folder the cards are drawn over."""
+
+    enabled: bool = True
+    template: str = ""
 
 
 class ImagesSection(_Strict):
@@ -211,6 +222,7 @@ class Config(_Strict):
     #: `[deploy.NAME]`: where `sitegen deploy` publishes (credentials from the env only).
     deploy: dict[str, DeployTarget] = Field(default={})
     search: SearchSection = SearchSection()
+    share_cards: ShareCardsSection = ShareCardsSection()
     images: ImagesSection = ImagesSection()
     social: SocialSection = SocialSection()
     root: Path = Field(default=Path("."), exclude=True, strict=False)

@@ -79,14 +79,16 @@ def link_pages(site: Path, sources: Mapping[str, str]) -> None:
         os.symlink(source, target)
 
 
-def run_pagefind(site: Path, output: Path) -> None:
-    """Index the HTML files under *site* into *output* (a SearchError when Pagefind fails;
-    `Interrupted` when a Ctrl-C ended it: it shares the terminal's process group)."""
+def run_pagefind(site: Path, output: Path, exclude: str = "") -> None:
+    """Index the HTML files under *site* into *output*, leaving out what the CSS selector
+    *exclude* matches (a SearchError when Pagefind fails; `Interrupted` when a Ctrl-C ended
+    it: it shares the terminal's process group)."""
     binary = find_binary()
     try:
         done = subprocess.run(
             [os.fspath(binary), "--site", os.fspath(site), "--output-path", os.fspath(output),
-             "--quiet"], capture_output=True, check=False, stdin=subprocess.DEVNULL)
+             "--quiet", *(["--exclude-selectors", exclude] if exclude else [])],
+            capture_output=True, check=False, stdin=subprocess.DEVNULL)
     except OSError as error:
         raise SearchError(f"Pagefind ({binary}) could not be started ({error.strerror}); "
                           "the previous output was kept: reinstall 'pagefind[bin]', or set "

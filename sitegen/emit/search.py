@@ -4,8 +4,9 @@ Role: the stage of `sitegen.build` after every page and site file is named to th
 and before the link check and the commit (`[search] enabled`). Pagefind has no incremental
 mode, but its search UI merges several bundles (`mergeIndex`), so the indexed pages (those
 whose HTML carries `data-pagefind-body`: the built-in themes' article pages; every HTML page
-when none does) are split into shards: by the page's `<html lang>` (each shard holds one
-language, so a search page searches its own), then by a stable hash of the page's path
+when none does; code listings, `<pre>`, left out: `EXCLUDED`) are split into shards: by
+the page's `<html lang>` (each shard holds one language; the search page loads each
+language's shards as one Pagefind instance, its own first), then by a stable hash of the page's path
 into 1, 2, 4 or 8 shards as the language has pages (`PAGES_PER_SHARD` each). A shard is
 `pagefind/<lang>-<n>/`, a whole Pagefind bundle; Pagefind's UI files sit once at
 `pagefind/`, beside `shards.json`, which tells the theme's `search.js` which shards each
@@ -55,6 +56,9 @@ BUNDLE = "pagefind"
 SEARCH_SCRIPT = "search.js"
 #: What marks a page as indexed (the attribute Pagefind looks for).
 MARKER = b"data-pagefind-body"
+#: What is never indexed: code listings (their text is no prose to find, and an excerpt of
+#: it reads as noise: `…jar.""" return round(…`).
+EXCLUDED = "pre"
 ENTRY = "pagefind-entry.json"
 #: The list of shards by language, which the search page reads.
 SHARDS_FILE = "shards.json"
@@ -211,7 +215,7 @@ def make_shards(writer: OutputWriter, shards: Mapping[str, list[str]]
         site, output = root / shard / "site", root / shard / "bundle"
         sources = {path: writer.source(path) for path in shards[shard]}
         link_pages(site, {path: source for path, source in sources.items() if source})
-        pagefind.run_pagefind(site, output)
+        pagefind.run_pagefind(site, output, EXCLUDED)
         files = {rel: _canonical(rel, data) for rel, data in read_bundle(output).items()}
         shutil.rmtree(root / shard, ignore_errors=True)  # (tmpfs holds the shards under way)
         return files

@@ -102,9 +102,11 @@ def section_indexes(site: Site) -> list[SectionIndex]:
 
 
 def indexes(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
-    """The index page of each kind of section the site has."""
+    """The index page of each kind of section the site has, dated by the newest article of
+    its sections (the sitemap's `lastmod`)."""
     return [Page(kind=kind.name, path=url_to_path(i.url), url=i.url, template=kind.template,
-                 title=i.name, obj=i, language=site.language, feed_url=site.feed_url)
+                 title=i.name, obj=i, language=site.language, feed_url=site.feed_url,
+                 updated=newest([a for section in i.sections for a in section.articles]))
             for i in section_indexes(site)]
 
 

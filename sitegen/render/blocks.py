@@ -235,9 +235,10 @@ class BlockRenderer:
             return None
         caption = " ".join((block.caption or "").split())
         index, ids.images = ids.images, ids.images + 1
-        # Its own alt, else its caption, else its context (the section's heading, the
-        # page's title): never blank, since a body's image is content, not decoration.
-        alt = " ".join((block.alt or "").split()) or caption or ids.context_alt()
+        # Its own alt; none when it has none (a guess from the section's heading misled a
+        # screen reader) or when it only repeats the caption, which the figure reads out.
+        alt = " ".join((block.alt or "").split())
+        alt = "" if alt == caption else alt
         shown = self.image(src, alt, index) if self.image is not None else None
         if shown == "":  # it could not be used and has no URL of its own: the caption
             src = ""

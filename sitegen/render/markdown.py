@@ -5,7 +5,7 @@ raw HTML off. Links and images keep only http(s), mailto and relative URLs (any
 other link becomes its text, any other image its alt text); external links get
 rel="noopener noreferrer"; images go through the `image` hook (processed images
 as a sized `<picture>`), else load lazily but for the body's first, and an image
-with no alt text takes its context's (`HeadingIds.context_alt`); headings are renumbered so the
+with no alt text has an empty one (never a guess from its section); headings are renumbered so the
 body's top level is <h2> (the page title is the only <h1>) and each deeper level
 is one below its parent, never skipping one; they get ids unique per page; fenced code goes
 through a code renderer (the theme's `blocks/code.html`). `ImageFinder` lends this
@@ -79,17 +79,8 @@ class HeadingIds:
     open: list[tuple[int, int]] = field(default_factory=list)
     #: Images rendered so far in this body (the first is not lazy).
     images: int = 0
-    #: The title of the page the body is on: the text alternative of an image with no alt
-    #: (nor caption) before the body's first heading (`context_alt`).
+    #: The title of the page the body is on.
     title: str = ""
-
-    def context_alt(self, heading: str | None = None) -> str:
-        """The text alternative of an image that has none of its own: the heading of the
-        section it is in (*heading*, else the last one noted so far), else the title of
-        the page (an image before any heading). A guess from context, never a blank."""
-        if heading is None:
-            heading = self.toc[-1].text if self.toc else ""
-        return heading or self.title
 
     def level(self, source: int) -> int:
         """The rendered level of the next heading of source level *source*.
@@ -282,16 +273,10 @@ class MarkdownRenderer:
         ids: HeadingIds = env.get("ids") or HeadingIds()
         index, ids.images = ids.images, ids.images + 1
         own = renderer.renderInlineAsText(token.children or [], options, env).strip()
-        if not own:
-            from markdown_it.token import Token
-
-            text = Token("text", "", 0)
-            text.content = ids.context_alt(token.meta.get("section", ""))
-            token.children = [text]
         if self.image is not None:
             alt = renderer.renderInlineAsText(token.children or [], options, env)
             html = self.image(str(token.attrGet("src") or ""), alt, index)
-            if html is not None:  # (dropped: its own alt text stays, a guessed one not)
+            if html is not None:  # (dropped: its own alt text stays)
                 return html or (str(escape(alt)) if own else "")
         if index == 0:
             token.attrs.pop("loading", None)

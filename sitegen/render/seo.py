@@ -5,12 +5,15 @@ how many articles and the first titles), keywords, canonical absolute URL (none 
 404 page, which has no address of its own), OpenGraph/Twitter image, its alt text (the
 image's own, never the page's title; none when the image has none) and type, robots
 directive, and the JSON-LD object (BlogPosting on articles, with its image — the hero,
-else the body's first the site shows — and its author, an AI persona, described as
+else the body's first the site shows, else its generated share card
+(`sitegen.render.sharecard`; a social post's too; none with `[share_cards] enabled = false`)
+— and its author, an AI persona, described as
 one; Blog/CollectionPage elsewhere; the publisher with its raster logo; each page
 kind's types, robots directive and interface title come from the page kinds registry,
 `sitegen.model.kinds`); and, once per build, what the build should warn about
 (`site_warnings`: SVG share images, no site description). The English words of structural pages
-(the index and 404 titles, "page 2", list descriptions) go through the page's
+(the index and 404 titles, "page 2", list descriptions); a title that begins with
+the site's name (the home page's continuations) does not repeat it at its end go through the page's
 translator. The values are plain data; templates
 escape them, and JSON-LD goes through the `jsonld` filter. Must never build
 markup, log (pages render in workers) or do I/O.
@@ -33,6 +36,7 @@ from sitegen.model.views import (
 )
 from sitegen.render.filters import iso_date
 from sitegen.render.i18n import Translator, english
+from sitegen.render.sharecard import card_facts, card_url
 
 MAX_DESCRIPTION = 300
 
@@ -138,20 +142,22 @@ def _article_meta(site: Site, kind: Kind, article: ArticleView, canonical: str,
     """An article's values: its image, else the first of its body's (*others*) shown."""
     image = absolute_image(article.image)
     found = next((i for i in map(absolute_image, others) if i), "") if not image else ""
+    card = _card(site, article) if not (image or found) else ""
     return PageMeta(
         title=f"{article.title} – {site.title}",
         description=_clip(article.description or site.description),
-        canonical=canonical, og_type=kind.og_type, image=image or found,
+        canonical=canonical, og_type=kind.og_type, image=image or found or card,
         keywords=", ".join(article.keywords), robots=kind.robots,
-        jsonld=_article_ld(site, kind, article, canonical, image or found, logo, t),
+        jsonld=_article_ld(site, kind, article, canonical, image or found or card, logo, t),
         image_alt=article.image_alt if image else "",
     )
 
 
 def _post_meta(site: Site, kind: Kind, post: SocialPostView, canonical: str,
                absolute_image: Callable[[str], str]) -> PageMeta:
-    """A social post's values: its share image, and the article it shares."""
-    image = absolute_image(post.share_image)
+    """A social post's values: its share image (else its generated card), and the article
+    it shares."""
+    image = absolute_image(post.share_image) or _card(site, post)
     ld: dict[str, object] = {
         "@context": "https://schema.org", "@type": kind.seo,
         "headline": post.title[:110], "url": canonical, "inLanguage": site.language}
@@ -165,7 +171,8 @@ def _post_meta(site: Site, kind: Kind, post: SocialPostView, canonical: str,
     return PageMeta(title=f"{post.title} – {site.title}",
                     description=_clip(post.content or site.description),
                     canonical=canonical, og_type=kind.og_type, image=image, keywords="",
-                    robots=kind.robots, jsonld=ld, image_alt=post.share_alt if image else "")
+                    robots=kind.robots, jsonld=ld,
+                    image_alt=post.share_alt if image and post.share_image else "")
 
 
 def _listing_description(site: Site, page: Page, t: Callable[..., str]) -> str:
@@ -189,7 +196,9 @@ def _listing_meta(site: Site, page: Page, kind: Kind, canonical: str,
     """The values of every other page: a listing, an own page, the home page."""
     description = _listing_description(site, page, t)
     title = (site.title if page.kind == "home" and page.number == 1
-             else f"{_listing_title(page, kind, t)} – {site.title}")
+             else _listing_title(page, kind, t))
+    if not title.startswith(site.title):  # ("Notes (page 2)", never "… – Notes" again)
+        title += f" – {site.title}"
     first = next((a for a in page.articles if a.image), None)
     image = absolute_image(first.image) if first is not None else ""
     jsonld: dict[str, object] = {
@@ -205,6 +214,20 @@ def _listing_meta(site: Site, page: Page, kind: Kind, canonical: str,
         image_alt=first.image_alt if first is not None and image else "",
         alternates=_alternates(site, page),
     )
+
+
+def article_image(article: ArticleView, absolute_image: Callable[[str], str],
+                  body_images: Mapping[str, Sequence[str]] | None) -> str:
+    """The first image of *article*'s body the site shows (absolute), or ""."""
+    others = body_images.get(article.body_hash, ()) if body_images is not None else ()
+    return next((i for i in map(absolute_image, others) if i), "")
+
+
+def _card(site: Site, obj: ArticleView | SocialPostView) -> str:
+    """The absolute address of *obj*'s generated share card, "" when `[share_cards]` is off."""
+    if not site.config.share_cards.enabled:
+        return ""
+    return site.absolute(card_url(card_facts(site, obj)))
 
 
 def _tag_description(site: Site, page: Page, tag: TagView, t: Callable[..., str]) -> str:

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser
@@ -33,13 +34,14 @@ _ARTICLE = re.compile(r"<article class=\"article[^>]*>(.*?)</article>", re.S)
 _BODY = re.compile(r'id="article-body" data-pagefind-body>(.*?)<footer class="article__footer">',
                    re.S)
 _WORD = re.compile(r"[a-z]{9,}")
+_CODE = re.compile(r"<pre\b.*?</pre>", re.S)  # (never indexed: `search.EXCLUDED`)
 _STEMMED = re.compile(r"[a-z]{3,}")
 #: Pages a search shard holds here: the demo's articles fill several shards of each language.
 SHARD_PAGES = 2
 
 
 def _unique_word(output: Path, shard: str | None = None) -> tuple[str, str]:
-    """(word, article URL): a long word of one English article's body (of one whose page is
+    """(word, article URL): a long word of one English article's prose (of one whose page is
     in *shard*, if given) whose stem is in no other article's page (Pagefind stems words, as
     far as "additives" to "add": no word of another article may share its first three
     letters)."""
@@ -50,7 +52,7 @@ def _unique_word(output: Path, shard: str | None = None) -> tuple[str, str]:
         if article is None or body is None or '<html lang="en"' not in html:
             continue
         found[f"/{page.parent.name}/"] = (
-            set(_WORD.findall(_TAG.sub(" ", body.group(1)).lower())),
+            set(_WORD.findall(_TAG.sub(" ", _CODE.sub(" ", body.group(1))).lower())),
             {word[:3] for word in _STEMMED.findall(_TAG.sub(" ", article.group(1)).lower())})
     stems = Counter(stem for _, every in found.values() for stem in every)
     for url, (body_words, _) in sorted(found.items()):
@@ -207,5 +209,78 @@ def test_without_javascript_the_search_link_leads_to_a_working_page(
         for target in topics:
             href = target.get_attribute("href") or ""
             assert page.request.get(base + href).status == 200, href
+    finally:
+        context.close()
+
+
+def _until(page: Any, script: str) -> None:
+    """Wait (15 s at most) until *script* is true in *page* (polled with `evaluate`: the
+    site's CSP forbids the eval that `wait_for_function` uses)."""
+    for _ in range(150):
+        if page.evaluate(script):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"never true: {script}")
+
+
+def _results(page: Any, url: str) -> list[tuple[str, str, str]]:
+    """(href, lang, excerpt) of every result of the search page *url* (all batches)."""
+    page.goto(url)
+    _until(page, "document.getElementById('search-status').textContent.trim() !== ''"
+                 " && !document.getElementById('search-results').hasAttribute('aria-busy')")
+    while page.locator("#search-more").is_visible():
+        count = page.locator(".search-result").count()
+        page.click("#search-more")
+        _until(page, f"document.querySelectorAll('.search-result').length > {count}")
+    return [tuple(row) for row in page.evaluate(
+        "() => [...document.querySelectorAll('.search-result')].map(r => ["
+        "r.querySelector('a').getAttribute('href'), r.lang || document.documentElement.lang,"
+        " (r.querySelector('.search-result__excerpt') || {}).textContent || ''])")]
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_every_language_is_searched_the_pages_own_first(
+        served: dict[str, tuple[str, Path]], browser: Browser, theme: str) -> None:
+    """Issue 53, 1: the English search page finds a word of a French article (`traboules`)
+    and the German article about sauerkraut, after the English ones; the German search page
+    lists its German article first; the search page links the other languages' ones."""
+    base, _ = served[theme]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        found = _results(page, f"{base}/search/?q=traboules")
+        assert ("/lyon-a-pied/", "fr") in [(href, lang) for href, lang, _ in found], found
+        found = _results(page, f"{base}/search/?q=sauerkraut")
+        languages = [lang for _, lang, _ in found]
+        assert "/sauerkraut-mit-waage/" in [href for href, _, _ in found], found
+        assert languages[0] == "en" and languages == sorted(languages, key=lambda c: c != "en")
+        found = _results(page, f"{base}/lang/de/search/?q=sauerkraut")
+        assert found[0][:2] == ("/sauerkraut-mit-waage/", "de"), found
+        assert "en" in [lang for _, lang, _ in found]
+        page.goto(f"{base}/search/")
+        links = {a.get_attribute("hreflang"): a.get_attribute("href")
+                 for a in page.locator(".search-languages a").all()}
+        assert links == {"de": "/lang/de/search/", "fr": "/lang/fr/search/"}, links
+        assert errors == [], errors
+    finally:
+        context.close()
+
+
+def test_excerpts_show_prose_never_code(served: dict[str, tuple[str, Path]],
+                                        browser: Browser) -> None:
+    """Issue 53, 6: code listings are not indexed, so no excerpt shows raw code."""
+    base, output = served["default"]
+    listed = (output / "salt-by-weight" / "index.html").read_text(encoding="utf-8")
+    assert "<pre" in listed and "vegetables_g" in listed  # (the demo has the listing)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        excerpts = [text for word in ("salt", "jar", "vegetables")
+                    for _, _, text in _results(page, f"{base}/search/?q={word}")]
+        assert excerpts
+        assert not [text for text in excerpts if '"""' in text or "vegetables_g" in text
+                    or "return " in text], excerpts
     finally:
         context.close()

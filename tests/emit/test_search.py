@@ -38,9 +38,9 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     seen: list[Path] = []
     real = pagefind.run_pagefind
 
-    def spy(site: Path, output: Path) -> None:
+    def spy(site: Path, output: Path, exclude: str = "") -> None:
         seen.append(site)
-        real(site, output)
+        real(site, output, exclude)
 
     monkeypatch.setattr(pagefind, "run_pagefind", spy)
     return seen

@@ -38,17 +38,18 @@ def test_text_header_list(blocks: BlockRenderer) -> None:
 def test_image_figure(blocks: BlockRenderer) -> None:
     html = render(blocks, {"type": "image", "url": "https://i.test/a.png", "caption": "A cat"},
                   {"type": "image", "url": "https://i.test/b.png", "caption": "A dog"})
-    # the caption is the text alternative when the block has no alt of its own; the body's
-    # first image is the largest in view: fetched first, never lazy
-    assert ('<img src="https://i.test/a.png" alt="A cat" fetchpriority="high" '
+    # the caption names the picture (read once: no alt repeats it); the body's first image
+    # is the largest in view: fetched first, never lazy
+    assert ('<img src="https://i.test/a.png" alt="" fetchpriority="high" '
             'decoding="async">') in html
-    assert '<img src="https://i.test/b.png" alt="A dog" loading="lazy" decoding="async">' in html
+    assert '<img src="https://i.test/b.png" alt="" loading="lazy" decoding="async">' in html
     assert "<figcaption>A cat</figcaption>" in html
     assert render(blocks, {"type": "image", "url": "javascript:alert(1)"}) == ""
 
 
-def test_an_image_s_alt_is_its_own_else_its_caption_else_its_context(
+def test_an_image_s_alt_is_its_own_never_a_guess_nor_its_caption_again(
         blocks: BlockRenderer) -> None:
+    """Issue 53, 10: a heading as alt misled; a caption as alt was read twice."""
     own = render(blocks, {"type": "image", "url": "https://i.test/a.png", "caption": "Fig. 1",
                           "alt": "A cat asleep on a keyboard"})
     assert 'alt="A cat asleep on a keyboard"' in own and "<figcaption>Fig. 1</figcaption>" in own
@@ -57,8 +58,11 @@ def test_an_image_s_alt_is_its_own_else_its_caption_else_its_context(
            {"type": "image", "url": "https://i.test/b.png"}]
     html = blocks.render([parse_block(r) for r in raw],  # type: ignore[misc]
                          HeadingIds(title="Night trains"))
-    assert 'src="https://i.test/a.png" alt="Night trains"' in html  # before any heading
-    assert 'src="https://i.test/b.png" alt="Where to sleep"' in html
+    assert 'src="https://i.test/a.png" alt=""' in html  # before any heading
+    assert 'src="https://i.test/b.png" alt=""' in html
+    same = render(blocks, {"type": "image", "url": "https://i.test/a.png", "caption": "A cat",
+                           "alt": "A cat"})
+    assert 'alt=""' in same and "<figcaption>A cat</figcaption>" in same
 
 
 def test_code_is_highlighted_or_escaped(blocks: BlockRenderer) -> None:

@@ -3,8 +3,12 @@
    search needs it) and searches as one types, or the query of a `?q=` link, through
    Pagefind's JS API (the shard's pagefind.js). The index is in shards (one Pagefind bundle
    each, under the form's data-bundle folder): shards.json lists each language's shards,
-   the language with the most pages first; the first shard of the page's <html lang> is
-   loaded and the others merged (mergeIndex: results of all shards ranked together). Each
+   the language with the most pages first. The whole site is searched, the page's own
+   <html lang> first: each language is one Pagefind instance (its first shard's pagefind.js,
+   its other shards merged: mergeIndex, results of all its shards ranked together, words
+   stemmed by that language's rules), and the results of the page's language come first,
+   drawn as soon as they are found, then each other language's, added below them, each
+   marked with its `lang` (the list is aria-busy until all have answered). Each
    shard scores its pages by its own statistics, and one without the word offers near
    matches (known words the word begins with: "in" for "infrastructure"): a high
    termSimilarity keeps those far below any exact match, and the title's metadata weighs
@@ -42,15 +46,36 @@
     });
   };
 
-  var shardsOf = function (listed) {
+  // Each language's shards, the page's own language first, then the others in the
+  // order shards.json lists them (the most pages first).
+  var languagesOf = function (listed) {
     var languages = (listed && listed.languages) || {};
     var code = lang.toLowerCase();
-    var found = languages[code] || languages[code.split("-")[0]];
-    if (!found) {
-      var first = Object.keys(languages)[0];
-      found = first ? languages[first] : null;
+    var own = languages[code] ? code : (languages[code.split("-")[0]] ? code.split("-")[0] : null);
+    var codes = Object.keys(languages).filter(function (name) {
+      var shards = languages[name].shards;
+      return name !== own && shards && shards.length;
+    });
+    if (own && languages[own].shards && languages[own].shards.length) {
+      codes.unshift(own);
     }
-    return found && found.shards && found.shards.length ? found.shards : null;
+    return codes.map(function (name) { return { lang: name, shards: languages[name].shards }; });
+  };
+
+  // One Pagefind instance per language (each shard's pagefind.js is its own module): the
+  // first shard loaded, the language's other shards merged into it.
+  var engine = function (language) {
+    var first = bundle + language.shards[0] + "/";
+    return import(first + "pagefind.js").then(function (pagefind) {
+      var ready = pagefind.options({ baseUrl: base, ranking: ranking });
+      language.shards.slice(1).forEach(function (shard) {
+        ready = ready.then(function () {
+          return pagefind.mergeIndex(bundle + shard + "/", {
+            baseUrl: base, ranking: ranking, language: language.lang });
+        });
+      });
+      return ready.then(function () { return { lang: language.lang, pagefind: pagefind }; });
+    });
   };
 
   var loading = null;
@@ -60,18 +85,14 @@
         .then(function (response) { return response.ok ? response.json() : null; })
         .catch(function () { return null; })
         .then(function (listed) {
-          var shards = shardsOf(listed) || [];
-          var first = shards.length ? bundle + shards[0] + "/" : bundle;
-          return import(first + "pagefind.js").then(function (pagefind) {
-            var ready = pagefind.options({ baseUrl: base, ranking: ranking });
-            shards.slice(1).forEach(function (shard) {
-              ready = ready.then(function () {
-                return pagefind.mergeIndex(bundle + shard + "/",
-                                           { baseUrl: base, ranking: ranking });
-              });
-            });
-            return ready.then(function () { return pagefind; });
-          });
+          var languages = languagesOf(listed);
+          if (!languages.length) {  // (no shards.json: one bundle at the root)
+            return import(bundle + "pagefind.js").then(function (pagefind) {
+              return pagefind.options({ baseUrl: base, ranking: ranking })
+                .then(function () { return { lang: lang, pagefind: pagefind }; });
+            }).then(function (one) { return [Promise.resolve(one)]; });
+          }
+          return languages.map(engine);  // (each language's instance loads on its own)
         });
     }
     return loading;
@@ -132,15 +153,21 @@
     return kept;
   };
 
-  var result = function (data) {
+  var result = function (data, language) {
     var title = (data.meta && data.meta.title) || data.url;
     var item = document.createElement("li");
     item.className = "search-result";
+    if (language !== lang.toLowerCase()) {  // (another language's page: said so, WCAG 3.1.2)
+      item.lang = language;
+    }
     var heading = document.createElement("h2");
     heading.className = "search-result__title";
     var link = document.createElement("a");
     link.className = "search-result__link";
     link.href = data.url;
+    if (item.lang) {
+      link.hreflang = item.lang;
+    }
     link.textContent = title;
     heading.appendChild(link);
     item.appendChild(heading);
@@ -181,13 +208,13 @@
   // The next batch of results, drawn in one step once all of its data is in.
   var next = function (id, fresh) {
     var batch = found.slice(shown, shown + BATCH);
-    return Promise.all(batch.map(function (hit) { return hit.data(); }))
+    return Promise.all(batch.map(function (hit) { return hit.result.data(); }))
       .then(function (data) {
         if (id !== searched) {
           return;
         }
         var items = document.createDocumentFragment();
-        data.forEach(function (entry) { items.appendChild(result(entry)); });
+        data.forEach(function (entry, i) { items.appendChild(result(entry, batch[i].lang)); });
         if (fresh) {
           list.replaceChildren(items);
           say();
@@ -203,6 +230,7 @@
     var id = (searched += 1);
     term = query.trim();
     if (!term) {
+      list.removeAttribute("aria-busy");
       found = [];
       shown = 0;
       list.replaceChildren();
@@ -210,20 +238,53 @@
       more.hidden = true;
       return;
     }
+    var hits = function (one) {
+      return one.pagefind.search(term).then(function (search) {
+        return ((search && search.results) || []).map(function (hit) {
+          return { result: hit, lang: one.lang };
+        });
+      });
+    };
+    // The page's own language is drawn as soon as it is found; the other languages'
+    // results are added after it (below: nothing drawn moves); the list is aria-busy
+    // until every language has answered.
+    list.setAttribute("aria-busy", "true");
+    var done = function () {
+      if (id === searched) {
+        list.removeAttribute("aria-busy");
+      }
+    };
     load()
-      .then(function (pagefind) { return pagefind.search(term); })
-      .then(function (search) {
-        if (id !== searched || !search) {
+      .then(function (engines) {
+        var rest = Promise.all(engines.slice(1).map(function (one) { return one.then(hits); }));
+        return engines[0].then(hits).then(function (own) {
+          if (id !== searched) {
+            return null;
+          }
+          found = own;
+          shown = 0;
+          var drawn = own.length ? next(id, true) : Promise.resolve();
+          return drawn.then(function () { return rest; });
+        });
+      })
+      .then(function (each) {
+        if (id !== searched || !each) {
           return null;
         }
-        found = search.results;
-        shown = 0;
-        return next(id, true);
+        var fresh = !found.length;
+        found = found.concat([].concat.apply([], each));
+        if (fresh || shown < BATCH) {
+          return next(id, fresh).then(say);
+        }
+        more.hidden = shown >= found.length;
+        say();
+        return null;
       })
       .catch(function (error) {
         status.textContent = "";
         window.console.error(error);
-      });
+      })
+      .then(done);
   };
 
   var timer = 0;
