@@ -69,8 +69,10 @@ def big_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                                     encoding="utf-8")
     (root / "templates").mkdir()
     (root / "templates" / "base.html").write_text(TEMPLATE, encoding="utf-8")
-    synced(load_config(root / "site.toml"), key=KEY,
-           transport=httpx.ASGITransport(app=create_app(data)))
+    with pytest.MonkeyPatch.context() as patch:  # (the store is sealed with the build's key)
+        patch.setenv("SITEGEN_API_KEY", KEY)
+        synced(load_config(root / "site.toml"), key=KEY,
+               transport=httpx.ASGITransport(app=create_app(data)))
     done = subprocess.run([sys.executable, "-m", "sitegen", "build", "--offline", "-o", "out",
                            "-q"], cwd=root, env=_env(), capture_output=True, text=True,
                           check=False)
