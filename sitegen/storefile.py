@@ -160,6 +160,13 @@ def peek_store(folder: Path, source: str, key_env: str | None = None) -> Store |
     return None
 
 
+def readable_text(data: bytes) -> str:
+    """A TEXT value as a string, whatever its bytes: one that is not UTF-8 (written into the
+    cache by someone else) must not stop the read of every row after it; its invalid bytes
+    become U+FFFD, so its seal no longer verifies and the row is a cache miss."""
+    return data.decode("utf-8", "replace")
+
+
 def _connect(path: Path, uri: str | None = None) -> sqlite3.Connection | None:
     """A connection to *path* (or the read-only *uri*) once no other process holds it; None
     when the file cannot be opened at all. Raises `StoreBusyError` after `BUSY_WAIT`."""
@@ -168,6 +175,7 @@ def _connect(path: Path, uri: str | None = None) -> sqlite3.Connection | None:
                       sqlite3.connect(path, timeout=FIRST_LOOK))
     except sqlite3.Error:
         return None
+    connection.text_factory = readable_text
     wait = sitegen.store.BUSY_WAIT
     try:
         if _held(connection):
@@ -228,6 +236,7 @@ def glance_store(path: Path, key_env: str | None, *, write: bool = False) -> Sto
         connection = sqlite3.connect(uri, uri=True, timeout=0)
     except sqlite3.Error:
         return None
+    connection.text_factory = readable_text
     try:
         found = connection.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
     except sqlite3.Error:

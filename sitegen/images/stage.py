@@ -29,6 +29,7 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -99,11 +100,14 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
         digests = _digests(wanted, known, failures)
     made = finish_variants(pending, fetched.sources, store, output, settings, clock.making)
     usable, unverified = _usable(digests, failures, made)
+    unfetched = set() if fetch else _unfetched(wanted, known, failures, settings.service)
+    unverified |= unfetched
     shown, stats.failed = entries(written, found.where, Known(
         digests, failures, made.pictures, fetched.cut, memory.now, unverified,
         settings.service))
     _deadline_passed(settings, sum(1 for u in usable if digests[u] in made.unmade))
-    _not_verified(len(unverified))
+    _not_verified(len(unverified) - len(unfetched))
+    _not_fetched(len(unfetched))
     stats.images = len(found.where)
     stats.processed = len(shown) - sum(isinstance(e, Dropped) for e in shown.values())
     _save_sources(store, fetched, made, usable, usable if fetch else set(rows) | usable)
@@ -171,6 +175,24 @@ def _not_verified(count: int) -> None:
         log.warning("%d cached image(s) could not be verified (sealed with another key, or "
                     "changed) and cannot be fetched offline: the pages show them as images "
                     "that cannot be used; build online once to fetch them again", count)
+
+
+def _unfetched(wanted: Iterable[str], known: Mapping[str, stored.Row],
+               failures: Mapping[str, Failure], service: str) -> set[str]:
+    """The service's own images (at `[api] url`'s origin) an offline build has no stored
+    bytes of (never fetched, or their row in the store did not verify): shown as refused
+    images, never linked at the service (whose media URLs are not the site's to hot-link)."""
+    origin = urlsplit(service)
+    return {u for u in wanted if u not in known and u not in failures
+            and urlsplit(u)[:2] == origin[:2]}
+
+
+def _not_fetched(count: int) -> None:
+    """One warning for the service's images an offline build has no bytes of."""
+    if count:
+        log.warning("%d image(s) of the service were never fetched, or their record in the "
+                    "store did not verify, and cannot be fetched offline: the pages show them "
+                    "as images that cannot be used; build online once to fetch them", count)
 
 
 def body_refs(site: Site, store: Store, find: FindImages) -> Refs:

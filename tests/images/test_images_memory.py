@@ -118,19 +118,22 @@ def test_a_refresh_that_fails_for_a_moment_keeps_the_stored_image(tmp_path: Path
         assert page_of(out) == html and 'src="/media/' in html
 
 
-def test_a_relative_image_never_fetched_is_linked_at_the_service_then_made_local(
+def test_a_relative_image_never_fetched_is_never_linked_at_the_service_then_made_local(
         tmp_path: Path, host: ImageHost) -> None:
-    """Offline (or with image fetching off), a root-relative image URL points at the service,
-    where it lives, not at the built site, which has no such file (the link check agrees)."""
+    """Offline (or with image fetching off), a root-relative image URL the store has no bytes
+    of is shown as an image that cannot be used (its alt text), with one warning: never a
+    link to the service's own media (the issue's offline build hot-linked every image), nor
+    to the built site, which has no such file. Online, it is made local."""
     data = workspace("![Rel](/media/demo/rail-lines.jpg)\n\nText.\n")
     out, cfg = tmp_path / "_site", config(tmp_path)
     absolute = f"{API}/media/demo/rail-lines.jpg"
     first = build(cfg, out, data, fetch_images=False)
     assert first.images["requests"] == 0
-    assert f'<img src="{absolute}" alt="Rel" fetchpriority="high"' in page_of(out)
-    assert not [w for w in first.warning_messages if "/media/demo/" in w]
+    assert absolute not in page_of(out) and "Rel" in page_of(out)
+    assert '<img src="/media/demo/' not in page_of(out)
+    assert [w for w in first.warning_messages if "were never fetched" in w]
     offline = build(cfg, out, data, offline=True)
-    assert offline.images["requests"] == 0 and absolute in page_of(out)
+    assert offline.images["requests"] == 0 and absolute not in page_of(out)
     online = build(cfg, out, data)
     html = page_of(out)
     assert online.images["requests"] >= 1 and absolute not in html
