@@ -46,7 +46,6 @@ def run_build(config: Config | ConfigFile, options: BuildOptions) -> BuildReport
 
 def _stages(config: Config, options: BuildOptions, counter: WarningCounter,
             stage: NoChange) -> BuildReport:
-    from sitegen.cachekey import note_fresh_key
     from sitegen.emit.linkcheck import LinkCheck
     from sitegen.emit.ownfiles import check_collisions, collect_own_static, rendered_files
     from sitegen.emit.search import search_stage
@@ -77,7 +76,6 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter,
     with open_config_store(config) as store, OutputWriter(
             output, lock_timeout=options.lock_timeout,
             record=store.output_record(str(output))) as writer:
-        note_fresh_key(store.get("api_version") is not None)  # (a new key: said once)
         with timings.stage("fetch"):
             workspace, version = _content(config, store, options, report, progress)
         stage.content_read(version, counter.count)
@@ -148,7 +146,9 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter,
             links.save()
             compiled.save()
             store.save_urls({article.id: article.url for article in site.articles})
+            said = counter.count
             store.seals.say(store.key_changed)  # (rows that did not verify: one line)
+            stage.not_replayed(said, counter.count)  # (repaired now: not said again)
     timings.stages["links"] = links.seconds  # (scans while rendering, the check, the store)
     report.committed(result, timings, counter)
     report.why = ledger.reasons(report.written)  # (`--explain`, the report, the preview)

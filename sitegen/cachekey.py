@@ -12,7 +12,7 @@ BLAKE2b MAC whose key comes from a secret the build has and the cache does not h
    `~/.cache/sitegen/cache-key`): outside the site folder and outside what a site's CI
    caches, created once, atomically, with mode 0600. So the demo and offline builds with
    no key in the environment stay incremental; a fresh CI machine with no secret makes a
-   new key, and derives everything again (`note_fresh_key` lets the build say so once).
+   new key, and derives everything again (`take_fresh` lets the store's one line say why).
    As ssh treats a private key, a key file that is a link, another user's, or readable or
    writable by others, or that sits in a folder others can write to, is never used (one
    warning): someone else could know it or have put their own in place.
@@ -176,15 +176,12 @@ def ci_without_cache_key() -> bool:
     return on_ci and not os.environ.get(CACHE_KEY_ENV, "").strip()
 
 
-def note_fresh_key(store_has_content: bool) -> None:
-    """Say once (one warning) that this process made a new per-user key while a store held
-    content sealed with another: everything derived is made again. For the build to call
-    after opening its store; later calls say nothing."""
+def take_fresh() -> bool:
+    """Whether this process made a new per-user key since the last call (then forgotten):
+    the store's one line about a key change says so (`storeseal.Seals.say`)."""
     made = bool(_made)
     _made.clear()
-    if made and store_has_content:
-        log.warning("no %s or API key: a new cache key was made, everything derived is made "
-                    "again; set %s in CI to keep the cache warm", CACHE_KEY_ENV, CACHE_KEY_ENV)
+    return made
 
 
 def _tag(key: bytes, kind: str, name: str, value: bytes) -> bytes:

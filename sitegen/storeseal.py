@@ -24,7 +24,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
-from sitegen.cachekey import tag, unseal, verifies
+from sitegen.cachekey import CACHE_KEY_ENV, tag, take_fresh, unseal, verifies
 
 log = logging.getLogger("sitegen.store")
 #: `meta` rows read before any key is known, or that are themselves no secret's word: not sealed.
@@ -84,7 +84,11 @@ class Seals:
 
     def say(self, key_changed: bool) -> None:
         """The one line of a build that met rows that did not verify (nothing when none)."""
-        if key_changed:
+        if key_changed and take_fresh():  # (a fresh CI machine with no secret, say)
+            log.warning("no %s or API key: a new cache key was made, everything derived is "
+                        "made again; set %s in CI to keep the cache warm", CACHE_KEY_ENV,
+                        CACHE_KEY_ENV)
+        elif key_changed:
             log.warning("the cache was sealed with another key (SITEGEN_CACHE_KEY or the API "
                         "key changed): everything in it is fetched or made again this once")
         elif self.dropped:

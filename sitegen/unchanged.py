@@ -91,6 +91,7 @@ class NoChange:
         self._config, self.options, self.inputs = config, options, inputs
         self._content: tuple[int | None, int] = (None, 0)
         self._manifest: tuple[int, int, int] | None = None
+        self._left_out = (0, 0)
         #: The stage's time (its own: the recipe's stages are timed once it is loaded).
         self.timings = Timings(options.stop) if inputs is not None else None
 
@@ -107,6 +108,11 @@ class NoChange:
         known, so nothing is recorded), and how many *warnings* were logged by then (the
         sync's, which an offline build would not log, are not replayed)."""
         self._content = (version, warnings)
+
+    def not_replayed(self, start: int, end: int) -> None:
+        """The warnings logged from *start* to *end* are of this build only (the store's
+        line about rows that did not verify: they are repaired now), never replayed."""
+        self._left_out = (start, end)
 
     def committed(self, manifest: tuple[int, int, int] | None) -> None:
         """The (inode, size, ctime) of the manifest this build's commit left: the output
@@ -153,7 +159,7 @@ class NoChange:
                 with store:
                     try:
                         _record(self.inputs, store, (version, manifest),
-                                _replayed(report, warnings))
+                                _replayed(report, warnings, self._left_out))
                     except (SitegenError, OSError):
                         pass  # (the next build builds)
         report.timings = {"unchanged": self.timings.stages["unchanged"], **report.timings}
@@ -226,16 +232,21 @@ def _same_code(record: dict[str, Any], signature: str) -> bool:
     return record.get("code") == code_fingerprint()
 
 
-def _replayed(report: BuildReport, warnings: int) -> dict[str, Any]:
+def _replayed(report: BuildReport, warnings: int, left_out: tuple[int, int] = (0, 0)
+              ) -> dict[str, Any]:
     """What an offline build of the same content would report, from *report*: its counts,
-    the warnings logged after the first *warnings* (the sync's), no API call."""
+    the warnings logged after the first *warnings* (the sync's) but those *left_out*
+    (start, end), no API call."""
     api: dict[str, Any] = report.api
     if not report.from_cache:  # (an online build: an offline one calls nothing, as
         # `CallLedger.to_report` says it of a ledger that made no call)
         api = {"version": report.api.get("version"), "calls": {}, "total": 0, "retries": 0,
                "bytes": 0, "saved": 0}
+        if report.api.get("demo"):  # (the built-in emulator's content, said so offline too)
+            api["demo"] = True
     return {"html_pages": report.html_pages, "articles": report.articles, "api": api,
-            "warnings": report.warning_messages[warnings:]}
+            "warnings": [message for number, message in enumerate(report.warning_messages)
+                         if number >= warnings and not left_out[0] <= number < left_out[1]]}
 
 
 def _record(inputs: _Inputs, store: Store, built: tuple[int, tuple[int, int, int]],

@@ -104,7 +104,7 @@ def test_a_new_key_over_a_store_with_content_is_said_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    cachekey.note_fresh_key(False)  # (forget a key another test of this process made)
+    cachekey.take_fresh()  # (forget a key another test of this process made)
     said = "a new cache key was made, everything derived is made again; set SITEGEN_CACHE_KEY"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "first-machine"))
     assert main(["build", "--demo", "-o", "out"]) == 0

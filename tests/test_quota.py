@@ -101,7 +101,8 @@ def test_build_reports_the_monthly_projection(tmp_path: Path,
     assert again.api["monthly"]["per_build"] == steady + 1
 
 
-def test_the_projection_counts_the_owner_pages_of_a_new_article(tmp_path: Path) -> None:
+def test_the_projection_counts_the_owner_pages_of_a_new_article(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Article records without their cluster and author identity: a new article costs one
     page of every owner's listing, and the projection of a build with changes says so."""
     import httpx
@@ -111,13 +112,14 @@ def test_the_projection_counts_the_owner_pages_of_a_new_article(tmp_path: Path) 
     from sitegen.emulator.demo import load_demo
     from sitegen.emulator.faults import Faults
 
+    monkeypatch.setenv("SITEGEN_API_KEY", "a-key")  # (the emulator as the service: not --demo)
     data = load_demo()
     config = _config(tmp_path, schedule="0 6 * * *", monthly_quota=10_000)
     app = create_app(data, faults=Faults(no_owner_fields=True))
     run_build(config, BuildOptions(  # type: ignore[arg-type]
-        output=tmp_path / "out", demo=True, transport=httpx.ASGITransport(app=app)))
+        output=tmp_path / "out", transport=httpx.ASGITransport(app=app)))
     again = run_build(config, BuildOptions(  # type: ignore[arg-type]
-        output=tmp_path / "out", demo=True, transport=httpx.ASGITransport(app=app)))
+        output=tmp_path / "out", transport=httpx.ASGITransport(app=app)))
     monthly, owners = again.api["monthly"], len(data["clusters"]) + len(data["authorIdentities"])
     assert monthly["per_build_unchanged"] == again.api["total"]
     assert monthly["per_build"] == again.api["total"] + 1 + owners

@@ -127,12 +127,22 @@ def _damaged(store: Store) -> DamagedStore:
                         "everything again")
 
 
+def sealed_with_another_key(path: object) -> CacheError:
+    """The `--offline` error of a store whose rows were sealed with another key: every
+    record would be left out, and a site without its articles is never published."""
+    return CacheError(f"the content store {path} was sealed with another key "
+                      "(SITEGEN_CACHE_KEY, else the API key, changed): set the key it was "
+                      "sealed with, or build once online to fetch it again")
+
+
 def require_stored(config: Config) -> None:
     """Raise the `--offline` error when the store holds no workspace, before anything is
     created (no `.sitegen/`, no store file, no lock): read-only, `peek_config_store`."""
     store = peek_config_store(config)
     path = config.cache_path / STORE_FILE
     try:
+        if store is not None and store.key_changed:
+            raise sealed_with_another_key(path)
         workspace = load_workspace(store) if store is not None else None
     except DamagedStore:
         workspace = None

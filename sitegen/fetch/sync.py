@@ -32,7 +32,12 @@ from sitegen.fetch.merge import (
 )
 from sitegen.fetch.records import Article
 from sitegen.fetch.status import FetchStatus
-from sitegen.fetch.stored import DamagedStore, load_workspace, save_workspace
+from sitegen.fetch.stored import (
+    DamagedStore,
+    load_workspace,
+    save_workspace,
+    sealed_with_another_key,
+)
 from sitegen.store import Store
 from sitegen.workspace import Workspace
 
@@ -226,9 +231,7 @@ def _offline(store: Store, ledger: CallLedger) -> SyncResult:
                          "started afresh: run once online (e.g. `sitegen build --refresh`) to "
                          "fill it")
     if store.key_changed:  # (every record would be left out: no empty site)
-        raise CacheError(f"the content store {store.path} was sealed with another key "
-                         "(SITEGEN_CACHE_KEY, else the API key, changed): set the key it was "
-                         "sealed with, or build once online to fetch it again")
+        raise sealed_with_another_key(store.path)
     workspace = load_workspace(store)
     if workspace is None:
         raise CacheError(f"the content store {store.path} is empty: run once without "
