@@ -140,15 +140,20 @@ def require_stored(config: Config) -> None:
     created (no `.sitegen/`, no store file, no lock): read-only, `peek_config_store`."""
     store = peek_config_store(config)
     path = config.cache_path / STORE_FILE
+    damaged = store is None and path.is_file()  # (not a database, or another schema)
     try:
         if store is not None and store.key_changed:
             raise sealed_with_another_key(path)
         workspace = load_workspace(store) if store is not None else None
     except DamagedStore:
-        workspace = None
+        workspace, damaged = None, True
     finally:
         if store is not None:
             store.close()
+    if damaged:
+        raise CacheError(f"the content store {path} is damaged or of another version: run "
+                         "once online with --refresh (e.g. `sitegen build --refresh`) to "
+                         "fetch everything again")
     if workspace is None:
         raise CacheError(f"the content store {path} is empty: run once without --offline "
                          "(e.g. `sitegen fetch`) to fill it")

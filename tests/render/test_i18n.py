@@ -148,7 +148,10 @@ def test_a_german_site_s_social_post_and_index_pages_read_german(tmp_path: Path)
     posts = list(workspace.social_posts or [])
     promoted = next(a for a in workspace.articles if a.status == "published" and a.slug)
     posts[0] = posts[0].model_copy(update={"articleId": promoted.id})
-    workspace = workspace.model_copy(update={"social_posts": posts})
+    # (a post's page takes its article's language: a German article, as on a German site)
+    articles = [a.model_copy(update={"language": "de"}) if a.id == promoted.id else a
+                for a in workspace.articles]
+    workspace = workspace.model_copy(update={"social_posts": posts, "articles": articles})
     renderer = Renderer(config, build_site(config, workspace), ThemeSet(config))
     html = {page.url: renderer.render(page).decode() for page in renderer.site.pages}
     assert "<h1>Social-Media-Beiträge" in html["/social/"]
