@@ -68,4 +68,4 @@ def test_every_key_the_config_accepts_is_documented_with_its_default() -> None:
     assert not missing, f"site.toml does not document {', '.join(missing)}"
     assert not wrong, f"site.toml shows a value other than the default: {'; '.join(wrong)}"
     config = tomllib.loads(text)  # (and the file, uncommented as it is, is a valid site)
-    assert set(config) == {"site", "api", "analytics", "images", "search"}
+    assert set(config) == {"site", "api", "analytics", "images", "search", "share_cards"}
