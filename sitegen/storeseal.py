@@ -84,7 +84,8 @@ class Seals:
 
     def say(self, key_changed: bool) -> None:
         """The one line of a build that met rows that did not verify (nothing when none)."""
-        if key_changed and take_fresh():  # (a fresh CI machine with no secret, say)
+        fresh = take_fresh()  # (made by this process since the last build: said once)
+        if key_changed and fresh:  # (a fresh CI machine with no secret, say)
             log.warning("no %s or API key: a new cache key was made, everything derived is "
                         "made again; set %s in CI to keep the cache warm", CACHE_KEY_ENV,
                         CACHE_KEY_ENV)

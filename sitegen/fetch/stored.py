@@ -137,16 +137,16 @@ def sealed_with_another_key(path: object) -> CacheError:
 
 def require_stored(config: Config) -> None:
     """Raise the `--offline` error when the store holds no workspace, before anything is
-    created (no `.sitegen/`, no store file, no lock): read-only, `peek_config_store`."""
+    created (no `.sitegen/`, no store file, no lock): read-only, `peek_config_store`. It
+    reads one row, not the workspace (the sync loads that once: records that do not read
+    back are its `DamagedStore`)."""
     store = peek_config_store(config)
     path = config.cache_path / STORE_FILE
     damaged = store is None and path.is_file()  # (not a database, or another schema)
     try:
         if store is not None and store.key_changed:
             raise sealed_with_another_key(path)
-        workspace = load_workspace(store) if store is not None else None
-    except DamagedStore:
-        workspace, damaged = None, True
+        filled = store is not None and store.has_content()
     finally:
         if store is not None:
             store.close()
@@ -154,6 +154,6 @@ def require_stored(config: Config) -> None:
         raise CacheError(f"the content store {path} is damaged or of another version: run "
                          "once online with --refresh (e.g. `sitegen build --refresh`) to "
                          "fetch everything again")
-    if workspace is None:
+    if not filled:
         raise CacheError(f"the content store {path} is empty: run once without --offline "
                          "(e.g. `sitegen fetch`) to fill it")
