@@ -24,6 +24,7 @@ from sitegen.config import load_config
 from sitegen.emulator.app import create_app
 from sitegen.emulator.generator import generate_workspace
 from tests.content import synced
+from tests.localenv import developer_env
 
 KEY = "interrupt-test-key"
 SITE_TOML = """[site]
@@ -43,7 +44,7 @@ TEMPLATE = '{% extends "default/base.html" %}{% block head %}{{ super() }}<!-- M
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "SITEGEN_API_KEY": KEY, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    return developer_env(SITEGEN_API_KEY=KEY, NO_COLOR="1", PYTHONUNBUFFERED="1")
 
 
 def _files(folder: Path) -> dict[str, str]:

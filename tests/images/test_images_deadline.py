@@ -25,6 +25,7 @@ from sitegen.images.worker import Limits, process_all
 from tests.images.imagehost import image_host, png
 from tests.images.sites import ServiceTransport, build, config, page_of, workspace
 from tests.images.slowjpeg import scans, slow_jpeg
+from tests.localenv import developer_env
 
 JPEG = {"content-type": "image/jpeg"}
 PNG = {"content-type": "image/png"}
@@ -149,7 +150,7 @@ def test_ctrl_c_during_a_decode_stops_it_within_a_second(tmp_path: Path) -> None
                                             transport=ServiceTransport(data)))
         assert [w for w in first.warning_messages if "[images] deadline" in w]
     (tmp_path / "site.toml").write_text(SITE.format(api=host.origin, deadline=600))
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    env = developer_env(NO_COLOR="1", PYTHONUNBUFFERED="1")
     with subprocess.Popen([sys.executable, "-m", "sitegen", "build", "--offline", "-o", "out",
                            "--report", "report.json"], cwd=tmp_path, env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
