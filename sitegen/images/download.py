@@ -7,14 +7,14 @@ of them under the stage's one deadline). Each answer replaces what an earlier bu
 remembered of its URL: bytes (a new row, by sha256), a permanent failure, or a passing one
 that backs off longer (`FailureMemory.passing`); a passing failure of a URL whose image is
 stored already (a `--refresh`) leaves the stored image standing. The images the budget left
-unfetched are one warning. It must never decode an image, and never touch the store but
-through the `FailureMemory` it is given (which reads, and does not write, here).
+unfetched are named (`Fetched.left`) for the stage's one warning. It must never decode an
+image, and never touch the store but through the `FailureMemory` it is given (which reads,
+and does not write, here).
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -24,8 +24,6 @@ from sitegen.fetch.images import Counts, Downloaded, Failed, ImageFetcher
 from sitegen.images.failures import Failure, FailureMemory
 from sitegen.images.settings import ImageSettings
 from sitegen.images.stored import Row
-
-log = logging.getLogger("sitegen.images")
 
 
 @dataclass(slots=True)
@@ -42,10 +40,10 @@ class Fetched:
         self.sources.update(more.sources)
         self.results.update(more.results)
 
-    def cut(self, url: str) -> bool:
-        """Whether *url* was asked and still unanswered when the budget ran out."""
-        result = self.results.get(url)
-        return isinstance(result, Failed) and result.cut
+    def left(self, asked: Iterable[str]) -> set[str]:
+        """Of the URLs *asked*, those the budget left unanswered (never started, or cut)."""
+        return {u for u in asked if not isinstance(r := self.results.get(u), Downloaded)
+                and (r is None or r.cut)}
 
 
 def to_ask(wanted: Iterable[str], stored: Mapping[str, Row],
@@ -57,8 +55,8 @@ def to_ask(wanted: Iterable[str], stored: Mapping[str, Row],
 
 def download(settings: ImageSettings, urls: list[str], deadline: float, *,
              transport: httpx.AsyncBaseTransport | None, counts: Counts) -> Fetched:
-    """Fetch *urls* until *deadline* (`time.monotonic()`); one warning for those the
-    budget left unfetched."""
+    """Fetch *urls* until *deadline* (`time.monotonic()`); those it left unfetched are
+    `Fetched.left`."""
     fetcher = ImageFetcher(settings.service, settings.max_bytes, settings.timeout,
                            settings.concurrency, transport=transport, counts=counts)
     fetched = Fetched(results=fetcher.fetch_all(urls, deadline))
@@ -67,7 +65,6 @@ def download(settings: ImageSettings, urls: list[str], deadline: float, *,
             digest = hashlib.sha256(result.data).hexdigest()
             fetched.rows[url] = (digest, result.etag, result.modified)
             fetched.sources[digest] = result.data
-    _over_budget(settings, sum(1 for u in urls if u not in fetched.results or fetched.cut(u)))
     return fetched
 
 
@@ -84,12 +81,3 @@ def settle(failures: Mapping[str, Failure], fetched: Fetched, stored: Mapping[st
         elif url not in stored:
             standing[url] = memory.passing(url, result.reason)
     return standing
-
-
-def _over_budget(settings: ImageSettings, left: int) -> None:
-    """One warning for the images the stage's budget left unfetched (none: nothing)."""
-    if left:
-        log.warning("the images stage stopped fetching when its budget of %g s ran out "
-                    "([images] budget): %d image(s) not fetched are linked where they live "
-                    "for now and fetched by a later build; raise [images] budget to wait "
-                    "longer", settings.budget, left)

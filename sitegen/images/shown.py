@@ -5,16 +5,17 @@ writes it, its `Picture` when the build made it its own, `DROPPED` (its alt text
 cannot be used and no URL of its own would work, or no entry (linked where it lives: not
 fetched in this build, or kept at its absolute URL). Each image that cannot be used is one
 warning naming the URL, where it is first shown and why, in every build while it is shown;
-those the budget cut are left to the stage's one warning, and so are those whose stored
-data does not verify and that this build cannot fetch (`Known.unverified`): they show what
-an image refused for good shows, and never a link to the service's own media (its alt
-text). It must never do I/O but log.
+those the stage's budget or deadline left for a later build (`Known.later`) are one warning
+(`left_for_later`), and so are those whose stored data does not verify and that this build
+cannot fetch (`Known.unverified`). Neither is ever a link to the service's own media (not the
+site's to hot-link): such an image shows its alt text, as one refused for good does; an image
+on another host is linked where it lives meanwhile. It must never do I/O but log.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -32,11 +33,12 @@ class Known:
     digests: Mapping[str, str]  #: URL → the sha256 of its bytes (fetched, stored)
     failures: Mapping[str, Failure]  #: URL → why it cannot be used
     pictures: Mapping[str, Picture]  #: sha256 → what was made of it
-    cut: Callable[[str], bool]  #: whether the budget cut the URL's download
     now: float  #: the stage's clock (a passing failure says when it is asked again)
     #: URLs whose stored data does not verify and that this build does not fetch again.
     unverified: Set[str] = frozenset()
     service: str = ""  #: `[api] url`: its media are never linked for an unverified image
+    #: URLs the budget left unfetched or the deadline unmade: made by a later build.
+    later: Set[str] = frozenset()
 
 
 def entries(written: Mapping[str, str | None], where: Mapping[str, str], known: Known
@@ -48,22 +50,35 @@ def entries(written: Mapping[str, str | None], where: Mapping[str, str], known: 
     for url, absolute in sorted(written.items()):
         failure = known.failures.get(absolute) if absolute else NOT_HTTP
         picture = known.pictures.get(known.digests.get(absolute or "", ""))
-        if failure is None and absolute in known.unverified:
-            failed += 1  # (the stage's one warning counts them)
+        if absolute in known.later or (failure is None and absolute in known.unverified):
+            if failure is not None or absolute in known.unverified:
+                failed += 1
             if not _elsewhere(url, absolute, known.service):
-                found[url] = DROPPED
+                found[url] = DROPPED  # (the stage's one warning said it)
             continue
         if failure is None:
             if picture is not None:
                 found[url] = picture
             continue  # (not fetched: linked where it lives, `ImageMap`)
         failed += 1
-        if absolute is not None and known.cut(absolute):
-            continue  # (the budget's one warning said it)
         if unusable(url, absolute, where[url], reason(failure, known.now), failure.permanent,
                     nonpublic=failure.nonpublic) is DROPPED:
             found[url] = DROPPED
     return found, failed
+
+
+def left_for_later(step: str, key: str, seconds: float, left: int, kept_back: int) -> None:
+    """One warning for the *left* images the stage's *key* (`budget`: fetching, `deadline`:
+    making) left for a later build, *kept_back* of them the service's own (alt text)."""
+    if not left:
+        return
+    others = left - kept_back
+    meanwhile = " and ".join(part for part in (
+        f"{kept_back} of the service's own show their alt text" if kept_back else "",
+        f"{others} on other hosts are linked where they live" if others else "") if part)
+    log.warning("the images stage stopped %s when its %s of %g s ran out ([images] %s): %d "
+                "image(s) are left for a later build, meanwhile %s; raise [images] %s to "
+                "wait longer", step, key, seconds, key, left, meanwhile, key)
 
 
 def _elsewhere(url: str, absolute: str | None, service: str) -> bool:

@@ -41,7 +41,7 @@ from sitegen.images.download import Fetched, download, settle, to_ask
 from sitegen.images.failures import Failure, FailureMemory
 from sitegen.images.picture import Dropped, ImageMap
 from sitegen.images.settings import ImageSettings, read_settings
-from sitegen.images.shown import Known, entries
+from sitegen.images.shown import Known, entries, left_for_later, origin
 from sitegen.images.variants import Made, Output, finish_variants, start_variants
 from sitegen.model.views import Site
 from sitegen.store import Store
@@ -85,6 +85,7 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
     asked = to_ask(wanted, rows, failures, refresh=refresh)
     fetched = download(settings, asked, clock.fetching, transport=transport,
                        counts=stats.counts) if fetch and asked else Fetched()
+    asked_all = asked if fetch else []
     failures = settle(failures, fetched, rows, memory)
     known = {**rows, **fetched.rows}
     digests = _digests(wanted, known, failures)
@@ -96,16 +97,19 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
         failures = settle(failures, again, {u: r for u, r in rows.items() if u not in lost},
                           memory)
         fetched.add(again)
+        asked_all = [*asked_all, *lost]
         known.update(again.rows)
         digests = _digests(wanted, known, failures)
     made = finish_variants(pending, fetched.sources, store, output, settings, clock.making)
     usable, unverified = _usable(digests, failures, made)
     unfetched = set() if fetch else _unfetched(wanted, known, failures, settings.service)
     unverified |= unfetched
+    unfetched_left = fetched.left(asked_all)
+    unmade_left = {u for u in usable if digests[u] in made.unmade}
     shown, stats.failed = entries(written, found.where, Known(
-        digests, failures, made.pictures, fetched.cut, memory.now, unverified,
-        settings.service))
-    _deadline_passed(settings, sum(1 for u in usable if digests[u] in made.unmade))
+        digests, failures, made.pictures, memory.now, unverified, settings.service,
+        later=unfetched_left | unmade_left))
+    _left_for_later(settings, unfetched_left, unmade_left)
     _not_verified(len(unverified) - len(unfetched))
     _not_fetched(len(unfetched))
     stats.images = len(found.where)
@@ -159,13 +163,14 @@ def _digests(wanted: Iterable[str], known: Mapping[str, stored.Row],
     return {u: known[u][0] for u in wanted if u in known and u not in failures}
 
 
-def _deadline_passed(settings: ImageSettings, left: int) -> None:
-    """One warning for the images the stage's deadline left unmade (none: nothing)."""
-    if left:
-        log.warning("the images stage stopped making images when its deadline of %g s ran "
-                    "out ([images] deadline): %d image(s) not made are linked where they "
-                    "live for now and made by a later build; raise [images] deadline to "
-                    "wait longer", settings.deadline, left)
+def _left_for_later(settings: ImageSettings, unfetched: set[str], unmade: set[str]) -> None:
+    """The stage's one warning for the images its budget left unfetched, and one for those
+    its deadline left unmade."""
+    service = origin(settings.service)
+    for step, key, seconds, left in (("fetching", "budget", settings.budget, unfetched),
+                                     ("making images", "deadline", settings.deadline, unmade)):
+        left_for_later(step, key, seconds, len(left),
+                       sum(1 for u in left if origin(u) == service))
 
 
 def _not_verified(count: int) -> None:

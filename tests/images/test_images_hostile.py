@@ -115,7 +115,8 @@ def test_the_stage_stops_fetching_at_its_budget_and_a_silent_host_waits_before_i
         tmp_path: Path) -> None:
     """Three URLs that never answer, one asked at a time: the first is cut off by `[images]
     budget`, the others are not asked; ONE warning names the setting. The next build does
-    not ask the first again (it backs off), but asks the second."""
+    not ask the first again (it backs off), but asks the second. The service's own images
+    left unfetched show their alt text meanwhile, never a link to the service."""
     hang = (200, {"x-hang": "1"}, b"")
     routes = {"/h1.png": hang, "/h2.png": hang, "/h3.png": hang}
     with image_host(routes) as host:
@@ -125,17 +126,19 @@ def test_the_stage_stops_fetching_at_its_budget_and_a_silent_host_waits_before_i
         first = build(cfg, out, data)
         said = [w for w in first.warning_messages if "budget" in w]
         assert len(said) == 1 and "[images] budget" in said[0], first.warning_messages
-        left = int(re.findall(r"(\d+) image\(s\) not fetched", said[0])[0])
+        left = int(re.findall(r"(\d+) image\(s\) are left for a later build", said[0])[0])
         assert left == first.images["images"]  # (h1 first, in URL order; then none)
         assert not [w for w in first.warning_messages if "cannot be used" in w]
         assert dict(host.hits) == {"/h1.png": 1}
         html = page_of(out)
-        assert all(f'src="{host.url(p)}"' in html for p in routes)  # linked where they live
+        assert host.url("/") not in html  # (the service's own media: never hot-linked)
+        assert all(f"Picture {p}" in html for p in routes)  # (their alt text)
+        assert f"{left} of the service's own show their alt text" in said[0]
         second = build(cfg, out, data)
         assert dict(host.hits) == {"/h1.png": 1, "/h2.png": 1}
         waiting = [w for w in second.warning_messages if host.url("/h1.png") in w]
         assert len(waiting) == 1 and "asked again in 1 h" in waiting[0], waiting
-        assert f"{left - 1} image(s) not fetched" in next(
+        assert f"{left - 1} image(s) are left for a later build" in next(
             w for w in second.warning_messages if "[images] budget" in w)
 
 
