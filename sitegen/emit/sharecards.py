@@ -7,7 +7,10 @@ no hero, no body image the site shows, no social image — drawn by
 `sitegen.emit.cardpaint`. A card is kept in the store's derived data (`kind = sharecard`)
 under the digest of what it shows and of the owner's template (`[share_cards] template`),
 so a rebuild draws only the cards whose words changed; cards no page names any more are
-dropped from the store with the build. A missing or unreadable template is a ConfigError
+dropped from the store with the build. The sha256 of each stored card is kept beside it
+(`kind = sharecard-sha`), so a card the output still holds intact is kept without reading
+its picture; Pillow and the painter are imported only when a card is drawn or a template
+read. A missing or unreadable template is a ConfigError
 naming the key. Must never write the output itself (the writer does) nor decide a page's
 tags (seo does: both use `sitegen.render.sharecard`).
 """
@@ -21,9 +24,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PIL import Image, UnidentifiedImageError
-
-from sitegen.emit.cardpaint import paint
 from sitegen.errors import ConfigError
 from sitegen.render.seo import article_image
 from sitegen.render.sharecard import CardFacts, card_facts, card_url
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from sitegen.store import Store
 
 KIND = "sharecard"
+SHA_KIND = "sharecard-sha"  #: the sha256 (hex) of each stored card, by the same key
 
 
 def _template(site: Site) -> bytes | None:
@@ -41,6 +42,8 @@ def _template(site: Site) -> bytes | None:
     name = site.config.share_cards.template
     if not name:
         return None
+    from PIL import Image, UnidentifiedImageError  # (only for an owner's template)
+
     path = Path(site.config.root) / name
     try:
         data = path.read_bytes()
@@ -79,12 +82,28 @@ def share_cards(site: Site, writer: OutputWriter, store: Store,
     cards = {card_url(facts): facts for facts in wanted_cards(site, shown, body_images)}
     keys = {url: hashlib.sha256(f"{facts.key()}|{salt}".encode()).hexdigest()
             for url, facts in cards.items()}
-    stored = store.derived(KIND, keys.values()) if keys else {}
-    todo = [url for url in sorted(cards) if keys[url] not in stored]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        drawn = dict(zip(todo, pool.map(lambda url: paint(cards[url], template), todo),
-                         strict=True))
-    for url in sorted(cards):
-        writer.write(url.lstrip("/"), drawn[url] if url in drawn else stored[keys[url]])
+    shas = store.derived(SHA_KIND, keys.values()) if keys else {}
+    kept = {url for url in cards if (sha := shas.get(keys[url])) is not None
+            and writer.recorded(url.lstrip("/")) == sha.decode("ascii", "replace")
+            and writer.keep(url.lstrip("/"))}
+    wanted = [keys[url] for url in sorted(cards) if url not in kept]
+    stored = store.derived(KIND, wanted) if wanted else {}
+    todo = [url for url in sorted(cards) if url not in kept and keys[url] not in stored]
+    drawn = _draw({url: cards[url] for url in todo}, template)
+    written = {keys[url]: writer.write(url.lstrip("/"), drawn.get(url) or stored[keys[url]])
+               for url in sorted(cards) if url not in kept}
     store.save_derived(KIND, {keys[url]: data for url, data in drawn.items()}, keys.values())
+    store.save_derived(SHA_KIND, {k: sha.encode("ascii") for k, sha in written.items()},
+                       keys.values())
     return len(drawn)
+
+
+def _draw(cards: Mapping[str, CardFacts], template: bytes | None) -> dict[str, bytes]:
+    """Each card of *cards* drawn (several at once), by URL."""
+    if not cards:
+        return {}
+    from sitegen.emit.cardpaint import paint  # (Pillow: only when a card is drawn)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return dict(zip(cards, pool.map(lambda url: paint(cards[url], template), cards),
+                        strict=True))

@@ -10,9 +10,12 @@ missing template is a ConfigError naming the key, and the previous output is kep
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import io
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +24,9 @@ from PIL import Image
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
-from sitegen.emit import sharecards
+from sitegen.emit import cardpaint, sharecards
 from sitegen.errors import ConfigError
+from sitegen.render.sharecard import VERSION, CardFacts
 from tests.content import synced
 
 IMAGELESS = "structured-logs-you-can-read"
@@ -53,13 +57,13 @@ def _og(output: Path, slug: str) -> str:
 def _drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The titles of the cards drawn from now on."""
     titles: list[str] = []
-    real = sharecards.paint
+    real = cardpaint.paint
 
     def counted(facts: Any, template: bytes | None = None) -> bytes:
         titles.append(facts.title)
         return real(facts, template)
 
-    monkeypatch.setattr(sharecards, "paint", counted)
+    monkeypatch.setattr(cardpaint, "paint", counted)
     return titles
 
 
@@ -84,6 +88,32 @@ def test_an_article_without_an_image_shares_its_card(tmp_path: Path,
     drawn.clear()
     _build(tmp_path / "site")
     assert drawn == [] and card.read_bytes() == before
+
+
+def test_a_card_the_output_holds_intact_is_kept_without_its_picture(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's pictures are read only for cards the output lacks: with every stored
+    picture gone, the next build draws nothing (the output holds each card intact, as its
+    recorded sha256 says); a card then removed from the output is drawn again, once."""
+    output = _build(tmp_path / "site")
+    card = output / _og(output, IMAGELESS).removeprefix("https://notes.example.org/")
+    before = card.read_bytes()
+    with sqlite3.connect(next((tmp_path / "site").rglob("*.sqlite*"))) as db:
+        assert db.execute("DELETE FROM derived WHERE kind = ?", (sharecards.KIND,)).rowcount
+    drawn = _drawn(monkeypatch)
+    _build(tmp_path / "site")
+    assert drawn == [] and card.read_bytes() == before
+    card.unlink()
+    _build(tmp_path / "site")
+    assert drawn == ["Structured Logs You Can Actually Read"] and card.read_bytes() == before
+
+
+def test_a_card_s_address_is_the_digest_of_what_it_shows() -> None:
+    """The digest is JSON of the sorted fields (as `dataclasses.asdict` with `sort_keys`):
+    a card's address must not change with the code that computes it."""
+    facts = CardFacts(title='Ünï "x"\n', site="S", colour="#fff", persona="P", language="de")
+    data = json.dumps([VERSION, dataclasses.asdict(facts)], ensure_ascii=False, sort_keys=True)
+    assert facts.key() == hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
 def test_cards_can_be_turned_off(tmp_path: Path) -> None:
