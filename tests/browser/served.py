@@ -18,7 +18,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
@@ -134,3 +134,10 @@ def chromium() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+def open_page(browser: Browser, width: int, height: int = 800) -> Page:
+    """A new page in a context of its own, *width*×*height*, a minute's timeout."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(60_000)
+    return context.new_page()

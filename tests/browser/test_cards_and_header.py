@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser
 
-from tests.browser.served import THEMES, chromium, demo_sites
+from tests.browser.served import THEMES, demo_sites, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -49,18 +49,6 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Base URLs of the demo site built in each theme, served from loopback."""
     with demo_sites(tmp_path_factory.mktemp("cards")) as built:
         yield {theme: base for theme, (base, _) in built.items()}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-def _open(browser: Browser, width: int, height: int = 800) -> Page:
-    context = browser.new_context(viewport={"width": width, "height": height})
-    context.set_default_timeout(60_000)
-    return context.new_page()
 
 
 # -- point 3: no giant letters; a card without a picture is as tall as its words ------------
@@ -113,7 +101,7 @@ def test_cards_draw_no_giant_letters_and_text_cards_fit_their_words(
     problems: list[str] = []
     text_cards = 0
     for width in (375, 1280):
-        page = _open(browser, width)
+        page = open_page(browser, width)
         try:
             for name, path in {**LISTS, "article": ARTICLE}.items():
                 page.goto(sites[theme] + path)
@@ -163,7 +151,7 @@ _BLANK = """() => [...document.querySelectorAll('.cards > .card')].map(card => {
 @pytest.mark.parametrize("theme", THEMES)
 def test_the_cards_of_a_row_end_evenly(sites: dict[str, str], browser: Browser,
                                        theme: str) -> None:
-    page = _open(browser, 1280)
+    page = open_page(browser, 1280)
     problems: list[str] = []
     rows_seen = 0
     try:
@@ -220,7 +208,7 @@ def _rows(lines: list[list[float]]) -> int:
 @pytest.mark.parametrize("theme", THEMES)
 def test_the_phone_header_is_two_rows_and_every_link_is_reachable(
         sites: dict[str, str], browser: Browser, theme: str) -> None:
-    page = _open(browser, 375, 667)
+    page = open_page(browser, 375, 667)
     problems: list[str] = []
     try:
         for name, path in {"home": "/", "article": ARTICLE}.items():
@@ -265,7 +253,7 @@ _LAZY_IN_VIEW = """() => [...document.images].filter(img => {
 @pytest.mark.parametrize("theme", THEMES)
 def test_no_image_in_a_wide_lists_first_screen_is_lazy(
         sites: dict[str, str], browser: Browser, theme: str) -> None:
-    page = _open(browser, 1280, 800)
+    page = open_page(browser, 1280, 800)
     problems: list[str] = []
     try:
         for name, path in LISTS.items():
@@ -298,7 +286,7 @@ _CHOSEN = """async () => {
 @pytest.mark.parametrize("theme", THEMES)
 def test_card_pictures_are_fetched_no_wider_than_twice_their_size(
         sites: dict[str, str], browser: Browser, theme: str) -> None:
-    page = _open(browser, 1280)
+    page = open_page(browser, 1280)
     try:
         page.goto(sites[theme] + "/")
         chosen: list[Any] = page.evaluate(_CHOSEN)
@@ -329,7 +317,7 @@ _NAME_LINES = """() => [...document.querySelectorAll('.card .meta, .card .byline
 @pytest.mark.parametrize("theme", THEMES)
 def test_a_bylines_author_name_stays_on_one_line(sites: dict[str, str], browser: Browser,
                                                  theme: str) -> None:
-    page = _open(browser, 375, 667)
+    page = open_page(browser, 375, 667)
     problems: list[str] = []
     names = 0
     try:
@@ -353,7 +341,7 @@ _BLOCKING = """() => [...document.querySelectorAll('head link[rel~="stylesheet"]
 @pytest.mark.parametrize("theme", THEMES)
 def test_a_page_waits_for_one_small_stylesheet(sites: dict[str, str], browser: Browser,
                                                theme: str) -> None:
-    page = _open(browser, 375, 667)
+    page = open_page(browser, 375, 667)
     problems: list[str] = []
     try:
         for name, path in {**LISTS, "article": ARTICLE}.items():

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser
 
-from tests.browser.served import THEMES, chromium
+from tests.browser.served import THEMES
 from tests.browser.test_themes_a11y import _axe_source, _describe
 from tests.preview.draftsite import BANNER, DRAFTS, Preview, emulator, serving, write_site
 
@@ -27,12 +27,6 @@ def preview(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     with emulator(root) as api, serving(write_site(root / "site", api, theme=request.param)
                                         ) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.mark.parametrize("width", [375, 1280])

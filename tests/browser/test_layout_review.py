@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser
 
 from sitegen.config import demo_config
-from tests.browser.served import THEMES, build_demo, chromium, serve_output
+from tests.browser.served import THEMES, build_demo, open_page, serve_output
 from tests.browser.test_cards_and_header import _HEADER_LINES, _rows
 from tests.content import synced
 
@@ -55,18 +55,6 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             server.server_close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-def _open(browser: Browser, width: int, height: int = 800) -> Page:
-    context = browser.new_context(viewport={"width": width, "height": height})
-    context.set_default_timeout(60_000)
-    return context.new_page()
-
-
 #: [headline, top of its headline, card top] of every card, and the panels without a word
 #: or a picture (a box 24 px or taller whose subtree has no text and no image).
 _CARDS = """() => {
@@ -84,7 +72,7 @@ _CARDS = """() => {
 @pytest.mark.parametrize("theme", THEMES)
 def test_cards_draw_no_empty_panel_and_default_headlines_line_up(
         sites: dict[str, str], browser: Browser, theme: str) -> None:
-    page = _open(browser, 1280)
+    page = open_page(browser, 1280)
     problems: list[str] = []
     rows_seen = 0
     try:
@@ -110,7 +98,7 @@ def test_cards_draw_no_empty_panel_and_default_headlines_line_up(
 @pytest.mark.parametrize("theme", THEMES)
 def test_newer_and_older_stand_one_above_the_other_on_a_phone(
         sites: dict[str, str], browser: Browser, theme: str) -> None:
-    page = _open(browser, 320, 640)
+    page = open_page(browser, 320, 640)
     try:
         page.goto(sites[theme] + ARTICLES[0])
         boxes = page.evaluate("() => [...document.querySelectorAll('.neighbours a')].map(a =>"
@@ -125,7 +113,7 @@ def test_newer_and_older_stand_one_above_the_other_on_a_phone(
 @pytest.mark.parametrize("theme", THEMES)
 def test_the_header_is_two_rows_at_320_px_in_every_language(
         sites: dict[str, str], browser: Browser, theme: str) -> None:
-    page = _open(browser, 320, 640)
+    page = open_page(browser, 320, 640)
     problems: list[str] = []
     try:
         for path in (*LISTS, *ARTICLES, "/search/", "/lang/fr/search/"):
@@ -159,7 +147,7 @@ def test_no_name_is_split_inside_a_word(sites: dict[str, str], browser: Browser,
     problems: list[str] = []
     shown = 0
     for width in (320, 375):
-        page = _open(browser, width, 640)
+        page = open_page(browser, width, 640)
         try:
             for path in (*LISTS, "/agents/", "/authors/"):
                 page.goto(sites[theme] + path)
@@ -176,7 +164,7 @@ def test_no_name_is_split_inside_a_word(sites: dict[str, str], browser: Browser,
 @pytest.mark.parametrize("theme", THEMES)
 def test_no_title_names_the_site_twice(sites: dict[str, str], browser: Browser,
                                        theme: str) -> None:
-    page = _open(browser, 1280)
+    page = open_page(browser, 1280)
     titles = []
     try:
         for path in (*LISTS, *ARTICLES, "/page/3/", "/tags/", "/about/"):
@@ -192,7 +180,7 @@ def test_no_title_names_the_site_twice(sites: dict[str, str], browser: Browser,
 def test_the_social_pages_first_row_of_pictures_is_not_lazy(
         sites: dict[str, str], browser: Browser, theme: str) -> None:
     """Issue 53, 10: `/social/` lazy-loaded 2 of its 3 first-row pictures."""
-    page = _open(browser, 1280, 800)
+    page = open_page(browser, 1280, 800)
     try:
         page.goto(sites[theme] + "/social/")
         first = page.evaluate("""() => { const imgs = [...document.querySelectorAll('.card img')];
@@ -228,7 +216,7 @@ def test_magazine_home_leaves_no_holes_at_1280_px(sites: dict[str, str],
                                                   browser: Browser) -> None:
     """Issue 53, 7: a text lead filled 60 % of the width; a row with one picture card left
     150–250 px under the text cards beside it."""
-    page = _open(browser, 1280, 800)
+    page = open_page(browser, 1280, 800)
     try:
         page.goto(sites["magazine"] + "/")
         assert page.locator(".lead-story--text").count() == 1  # (the demo's lead has none)

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Browser
 from pypdf import PdfReader
 
-from tests.browser.served import THEMES, chromium, demo_sites
+from tests.browser.served import THEMES, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -33,12 +33,6 @@ LINKED = "/pinning-python-dependencies/"
 def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     with demo_sites(tmp_path_factory.mktemp("print")) as built:
         yield {theme: base for theme, (base, _) in built.items()}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 def _printed(browser: Browser, url: str) -> tuple[str, dict[str, object]]:

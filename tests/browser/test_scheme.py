@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.browser.served import THEMES, chromium, demo_sites
+from tests.browser.served import THEMES, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -39,12 +39,6 @@ new MutationObserver((_, seen) => { if (document.body) {
 def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     with demo_sites(tmp_path_factory.mktemp("scheme")) as built:
         yield {theme: base for theme, (base, _) in built.items()}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 def _colours(browser: Browser, url: str, scheme: str) -> list[str]:

@@ -24,7 +24,7 @@ from playwright.sync_api import Browser
 from sitegen.build import BuildOptions, run_build
 from sitegen.config import DEMO_WORKSPACE_ID, demo_config, parse_config
 from sitegen.emit import search
-from tests.browser.served import THEMES, chromium, serve_output
+from tests.browser.served import THEMES, serve_output
 from tests.content import synced
 
 pytestmark = pytest.mark.browser
@@ -97,12 +97,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple
         for server in servers:
             server.shutdown()
             server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

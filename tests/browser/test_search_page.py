@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, Response
 
-from tests.browser.served import THEMES, chromium, demo_sites
+from tests.browser.served import THEMES, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -40,12 +40,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     """theme → base URL of the demo, built with search on and served."""
     with demo_sites(tmp_path_factory.mktemp("search-page")) as built:
         yield {theme: base for theme, (base, _) in built.items()}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 def _results(page: Page) -> None:

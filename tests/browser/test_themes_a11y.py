@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser
 
-from tests.browser.served import THEMES, chromium, demo_sites
+from tests.browser.served import THEMES, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -71,12 +71,6 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     with demo_sites(tmp_path_factory.mktemp("themes")) as built:
         OUTPUTS.update((theme, output) for theme, (_, output) in built.items())
         yield {theme: base for theme, (base, _) in built.items()}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 def _describe(violations: list[dict[str, Any]]) -> str:

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Route
 
-from tests.browser.served import THEMES, chromium, demo_sites
+from tests.browser.served import THEMES, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -33,12 +33,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     """theme → base URL of the demo, built and served."""
     with demo_sites(tmp_path_factory.mktemp("video")) as built:
         yield {theme: base for theme, (base, _) in built.items()}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 def _elsewhere(context: BrowserContext) -> list[str]:

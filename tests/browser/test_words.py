@@ -25,7 +25,7 @@ from xml.etree import ElementTree
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.browser.served import THEMES, chromium, demo_sites
+from tests.browser.served import THEMES, demo_sites
 
 pytestmark = pytest.mark.browser
 
@@ -42,12 +42,6 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     with demo_sites(tmp_path_factory.mktemp("words"), url=SITE_URL) as built:
         OUTPUTS.update((theme, output) for theme, (_, output) in built.items())
         yield {theme: base for theme, (base, _) in built.items()}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture()
