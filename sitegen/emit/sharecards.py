@@ -79,9 +79,12 @@ def share_cards(site: Site, writer: OutputWriter, store: Store,
         return 0
     template = _template(site)
     salt = hashlib.sha256(template).hexdigest() if template is not None else ""
-    cards = {card_url(facts): facts for facts in wanted_cards(site, shown, body_images)}
-    keys = {url: hashlib.sha256(f"{facts.key()}|{salt}".encode()).hexdigest()
-            for url, facts in cards.items()}
+    cards: dict[str, CardFacts] = {}
+    keys: dict[str, str] = {}  #: URL → the store's key of its card (what it shows, template)
+    for facts in wanted_cards(site, shown, body_images):
+        digest = facts.key()
+        url = card_url(facts, digest)
+        cards[url], keys[url] = facts, hashlib.sha256(f"{digest}|{salt}".encode()).hexdigest()
     shas = store.derived(SHA_KIND, keys.values()) if keys else {}
     kept = {url for url in cards if (sha := shas.get(keys[url])) is not None
             and writer.recorded(url.lstrip("/")) == sha.decode("ascii", "replace")

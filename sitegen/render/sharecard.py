@@ -55,6 +55,7 @@ def card_facts(site: Site, obj: ArticleView | SocialPostView) -> CardFacts:
                      persona=who.name if who is not None else "", language=language)
 
 
-def card_url(facts: CardFacts) -> str:
-    """The site-relative address of the card that shows *facts*."""
-    return f"/{FOLDER}/{facts.key()[:24]}.png"
+def card_url(facts: CardFacts, key: str | None = None) -> str:
+    """The site-relative address of the card that shows *facts* (*key*: its `key()`, when
+    the caller has it already)."""
+    return f"/{FOLDER}/{(key or facts.key())[:24]}.png"
