@@ -18,11 +18,12 @@ does) and never build HTML by hand.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Collection, Iterator, Mapping
 from urllib.parse import urlsplit
 
-from jinja2 import Environment
+from jinja2 import Environment, Template
 
 from sitegen.errors import ConfigError
 from sitegen.model.slugs import url_to_path
@@ -32,7 +33,7 @@ from sitegen.render.i18n import english
 log = logging.getLogger("sitegen.build")
 
 REDIRECTS_FILE = "_redirects"
-_PAGE = Environment(autoescape=True).from_string("""<!doctype html>
+_PAGE_SOURCE = """<!doctype html>
 <html lang="{{ lang }}">
 <head>
 <meta charset="utf-8">
@@ -49,7 +50,14 @@ _PAGE = Environment(autoescape=True).from_string("""<!doctype html>
 </main>
 </body>
 </html>
-""")
+"""
+
+
+@functools.cache
+def _page() -> Template:
+    """The redirect page's template, compiled when a build first writes one (Jinja's
+    compiler is loaded by no other step of a build whose templates are cached)."""
+    return Environment(autoescape=True).from_string(_PAGE_SOURCE)
 
 
 def output_path(url: str) -> str:
@@ -150,7 +158,7 @@ def redirect_files(site: Site, redirects: Mapping[str, str],
         target = site.absolute(new)
         lang = languages.get(new) or site.language
         t = translator(lang) if translator is not None else english
-        page = _PAGE.render(lang=lang, target=target, t=t)
+        page = _page().render(lang=lang, target=target, t=t)
         yield output_path(old), page.encode("utf-8")
         lines.append(f"{base}{old} {base}{new} 301\n")
     yield REDIRECTS_FILE, head + "".join(lines).encode("utf-8")
