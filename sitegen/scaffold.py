@@ -174,6 +174,7 @@ def render_gitignore(ci: CiKind, settings: SiteSettings) -> str:
         "# sitegen: generated output, the content cache and build reports",
         f"/{settings.output}/",
         f"/.{settings.output}.sitegen-*",
+        f"/.{settings.output}.git-set-aside-*/",
         f"/{settings.cache_dir}/",
         "/build-report.json",
     ]

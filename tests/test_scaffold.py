@@ -91,11 +91,16 @@ def test_init_creates_a_site_that_loads(tmp_path: Path, capsys: pytest.CaptureFi
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_built_site_leaves_git_nothing_but_its_sources(tmp_path: Path) -> None:
-    """Output, cache, lock and the writer's spare tree are all ignored by the scaffold."""
+    """Output, cache, lock, the writer's spare tree and a `.git` the build found in the
+    output (moved beside it) are all ignored by the scaffold."""
     assert init(tmp_path) == 0
     for _ in range(2):  # the second build leaves the recycled spare folder beside the output
         assert main(["build", "--demo", "-q", "-c", str(tmp_path / "site.toml")]) == 0
     assert any(p.name.startswith("._site.sitegen-") for p in tmp_path.iterdir())
+    (tmp_path / "_site" / ".git").mkdir()
+    (tmp_path / "_site" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert main(["build", "--demo", "-q", "--force", "-c", str(tmp_path / "site.toml")]) == 0
+    assert any(p.name.startswith("._site.git-set-aside-") for p in tmp_path.iterdir())
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     status = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain", "-uall"],
                             check=True, capture_output=True, text=True).stdout.splitlines()
