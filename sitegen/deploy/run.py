@@ -201,7 +201,13 @@ class Deploy:
         self._saved = time.monotonic()
 
     def run(self, *, full: bool, dry_run: bool) -> Outcome:
+        dropped = self.store.seals.dropped
         record = self.store.deployed(self.key)
+        if self.store.seals.dropped > dropped and not full:
+            log.info("deploy %s: %d record(s) of what the bucket holds did not verify (sealed "
+                     "with another key, or edited): the bucket is listed and reconciled, and "
+                     "only what differs is uploaded", self.name,
+                     self.store.seals.dropped - dropped)
         generation = self.store.get(STATE_PREFIX + self.key) or None
         found = read_marker(self.bucket.head(MARKER))  # (one HEAD, dry run too)
         why = None if full else why_list(bool(record), generation, found)

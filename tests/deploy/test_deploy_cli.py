@@ -78,6 +78,28 @@ def test_a_deploy_from_the_command_line_publishes_the_site(
     assert listing(s3_endpoint, bucket_name, "site/") == site_files(output)
 
 
+def test_a_record_sealed_with_another_key_is_said_and_reconciled_not_uploaded_again(
+        tmp_path: Path, s3_endpoint: str, bucket_name: str,
+        demo_workspace: Workspace) -> None:
+    """SITEGEN_CACHE_KEY rotated: the store's record of the bucket no longer verifies. The
+    deploy says so in one line, lists the bucket and uploads nothing that is there."""
+    path = write_site(tmp_path, f"""
+        [deploy.production]
+        url = "s3://{bucket_name}/site"
+        endpoint = "{s3_endpoint}"
+        """)
+    build(load_config(path), demo_workspace)
+    first = sitegen("deploy", cwd=tmp_path, env={"SITEGEN_CACHE_KEY": "a" * 40})
+    assert first.returncode == 0 and "did not verify" not in first.stderr, first.stderr
+    rotated = sitegen("deploy", cwd=tmp_path, env={"SITEGEN_CACHE_KEY": "b" * 40})
+    assert rotated.returncode == 0, rotated.stderr
+    said = [line for line in rotated.stderr.splitlines() if "did not verify" in line]
+    assert len(said) == 1 and "listed and reconciled" in said[0], rotated.stderr
+    assert "deploy production: 0 uploaded, 0 deleted" in rotated.stderr
+    again = sitegen("deploy", cwd=tmp_path, env={"SITEGEN_CACHE_KEY": "b" * 40})
+    assert "did not verify" not in again.stderr and "0 uploaded" in again.stderr
+
+
 @pytest.mark.parametrize(("deploy", "built", "words"), [
     ("", True, "no [deploy.NAME] section"),
     ('[deploy.production]\nurl = "s3://my-bucket"\n', True, "no deploy target 'staging'"),
