@@ -118,6 +118,17 @@ class VideoBlock(BlockRecord):
     title: Text = None
 
 
+class QuoteBlock(BlockRecord):
+    """A quotation: its `text` (inline markdown), who said it, and the work it is from
+    (`source`, a title) and that work's address (`url`, http(s) only), each optional."""
+
+    type: Literal["quote"] = "quote"
+    text: InlineMarkdown = ""
+    attribution: Text = None
+    source: Text = None
+    url: LinkUrl = None
+
+
 class UnknownBlock(BlockRecord):
     """A block of a type with no entry, or whose fields its record refused: shown through
     `blocks/unknown.html` (its text, `content`, when the service's block had one)."""
@@ -192,6 +203,8 @@ register("image", ImageBlock, lambda b: b.caption or "")
 register("list", ListBlock, lambda b: " ".join(b.items))
 register("code", CodeBlock, lambda b: b.content)
 register("video", VideoBlock, lambda b: "")
+register("quote", QuoteBlock,
+         lambda b: " ".join(filter(None, (b.text, b.attribution, b.source))))
 
 
 def _unknown(kind: object, raw: dict[str, Any], reason: str) -> UnknownBlock:
