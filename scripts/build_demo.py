@@ -6,8 +6,9 @@ front matter between `+++` lines, then a markdown body) into `demo-workspace.jso
 beside them, in the format of demo-workspace-format.md. Ids and timestamps are
 fixed, so the output is byte-identical on every run. An article whose front
 matter says `blocks = true` also gets its body as v1-style blocks: each heading,
-paragraph, list, fenced code block, lone image and `!video[title](url)` line
-becomes one block, and its `content` is the same body as plain markdown. Run it
+paragraph, list, fenced code block, lone image, `!video[title](url)` line and
+quotation (a `>` block whose last paragraph is `— Who, [Work](https://…)`) becomes one
+block, and its `content` is the same body as plain markdown. Run it
 by hand after editing the sources (`python scripts/build_demo.py`; `--check` only
 says whether the file is up to date); sitegen itself never runs it. It must never
 reach the network or write anywhere but the demo's data folder.
@@ -69,6 +70,23 @@ def _paragraph_block(inline: Token) -> dict[str, Any]:
     return {"type": "text", "content": text}
 
 
+def _quote_block(tokens: list[Token], where: str) -> dict[str, Any]:
+    """A quotation: its paragraphs, then `— Who, [Work](url)` (the work and link optional)."""
+    inlines = [t for t in tokens if t.type == "inline"]
+    if len(inlines) < 2 or not inlines[-1].content.startswith("— "):
+        raise SystemExit(f"{where}: a quotation ends with a paragraph '— Who, [Work](url)'")
+    *said, credit = inlines
+    block: dict[str, Any] = {"type": "quote", "text": " ".join(map(_inline_text, said))}
+    children = credit.children or []
+    link = next((i for i, c in enumerate(children) if c.type == "link_open"), None)
+    who = "".join(c.content for c in children[:link] if c.type == "text")
+    block["attribution"] = who.removeprefix("— ").strip().rstrip(",").strip()
+    if link is not None:
+        block["source"] = children[link + 1].content
+        block["url"] = str(children[link].attrs["href"])
+    return block
+
+
 def markdown_to_blocks(body: str, where: str) -> list[dict[str, Any]]:
     """Split a markdown body into blocks; constructs blocks cannot express are refused."""
     tokens = MarkdownIt("commonmark").parse(body)
@@ -94,6 +112,11 @@ def markdown_to_blocks(body: str, where: str) -> list[dict[str, Any]]:
             blocks.append({"type": "list", "items": items,
                            "ordered": token.type == "ordered_list_open"})
             index += 1
+        elif token.type == "blockquote_open":
+            close = next(i for i in range(index + 1, len(tokens))
+                         if tokens[i].type == "blockquote_close" and tokens[i].level == token.level)
+            blocks.append(_quote_block(tokens[index + 1:close], where))
+            index = close + 1
         elif token.type == "fence":
             blocks.append({"type": "code", "content": token.content.rstrip("\n"),
                            "language": token.info.strip() or "text"})

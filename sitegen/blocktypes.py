@@ -9,7 +9,10 @@ word count (`sitegen.model.body`), the renderer (`sitegen.render.blocks`: the bu
 types' sanitising views by name; any other registered type shows its fields as text,
 escaped) and the stored bodies (this module is part of the code fingerprint). `register`
 adds a type: one call and one template, no plugin machinery. A URL field of an added type
-is declared `SafeUrl`, so an unsafe one makes the block unknown rather than a link.
+is declared `SafeUrl`, so an unsafe one makes the block unknown rather than a link (or
+`LinkUrl` when the link is optional: an unsafe one is dropped, the block kept); a text field
+that allows inline markdown is declared `InlineMarkdown`, and the renderer hands the template
+its sanitised HTML (the way it renders a text block's) instead of the text.
 This module must never do I/O, log, or render HTML.
 """
 
@@ -22,7 +25,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, SerializeAsAny, ValidationError
 
-from sitegen.fetch.fields import Flag, Record, StrList, Text
+from sitegen.fetch.fields import Flag, Record, StrList, Text, to_str
 from sitegen.urls import safe_http_url
 
 #: The type name of the block that stands for every block sitegen cannot show as its type.
@@ -40,6 +43,29 @@ def _checked_url(value: str) -> str:
 
 #: A record field holding a URL a template may link to: unsafe ones refuse the block.
 SafeUrl = Annotated[str, AfterValidator(_checked_url)]
+
+
+def _web_url(value: Any) -> str | None:
+    url = safe_http_url(value) if isinstance(value, str) else None
+    return url if url is not None and url.lower().startswith(("http://", "https://")) else None
+
+
+#: An optional http(s) link of a block (a source): one that is not a safe absolute http(s)
+#: URL is dropped (None), and the block is kept without it.
+LinkUrl = Annotated[str | None, BeforeValidator(_web_url)]
+
+
+class _Inline:
+    """The mark of an `InlineMarkdown` field (pydantic keeps it in the field's metadata)."""
+
+    def __repr__(self) -> str:
+        return "InlineMarkdown"
+
+
+_INLINE = _Inline()
+#: A text field whose inline markdown (emphasis, code, links) the renderer draws, sanitised
+#: like a text block's: the template gets that HTML, never the raw text.
+InlineMarkdown = Annotated[str, BeforeValidator(to_str), _INLINE]
 
 
 class BlockRecord(Record):
@@ -92,6 +118,17 @@ class VideoBlock(BlockRecord):
     title: Text = None
 
 
+class QuoteBlock(BlockRecord):
+    """A quotation: its `text` (inline markdown), who said it, and the work it is from
+    (`source`, a title) and that work's address (`url`, http(s) only), each optional."""
+
+    type: Literal["quote"] = "quote"
+    text: InlineMarkdown = ""
+    attribution: Text = None
+    source: Text = None
+    url: LinkUrl = None
+
+
 class UnknownBlock(BlockRecord):
     """A block of a type with no entry, or whose fields its record refused: shown through
     `blocks/unknown.html` (its text, `content`, when the service's block had one)."""
@@ -112,6 +149,8 @@ class BlockType(Generic[R]):
     name: str
     record: type[R]
     text: Callable[[R], str]
+    #: Its record's `InlineMarkdown` fields (the renderer draws them as sanitised HTML).
+    inline: frozenset[str] = frozenset()
 
     @property
     def template(self) -> str:
@@ -128,7 +167,9 @@ def register(name: str, record: type[R], text: Callable[[R], str]) -> BlockType[
     lowercase letters, digits, `-` and `_`."""
     if not _NAME.fullmatch(name) or name == UNKNOWN or name in _TYPES:
         raise ValueError(f"block type {name!r} is taken or not a valid name")
-    entry = BlockType(name, record, text)
+    inline = frozenset(field for field, info in record.model_fields.items()
+                       if any(mark is _INLINE for mark in info.metadata))
+    entry = BlockType(name, record, text, inline)
     _TYPES[name] = entry
     return entry
 
@@ -162,6 +203,8 @@ register("image", ImageBlock, lambda b: b.caption or "")
 register("list", ListBlock, lambda b: " ".join(b.items))
 register("code", CodeBlock, lambda b: b.content)
 register("video", VideoBlock, lambda b: "")
+register("quote", QuoteBlock,
+         lambda b: " ".join(filter(None, (b.text, b.attribution, b.source))))
 
 
 def _unknown(kind: object, raw: dict[str, Any], reason: str) -> UnknownBlock:

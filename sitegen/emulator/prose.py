@@ -115,7 +115,7 @@ def markdown(rng: random.Random, heading: str, *, rich: bool) -> str:
 
 def blocks(rng: random.Random, heading: str, article_id: str, *, every_type: bool) -> list[
         dict[str, Any]]:
-    """Structured blocks; `every_type` guarantees all six block types appear."""
+    """Structured blocks; `every_type` guarantees every block type appears."""
     out: list[dict[str, Any]] = [{"type": "text", "content": paragraph(rng)}]
     for section in range(rng.randint(2, 4)):
         out.append({"type": "header", "content": f"{heading} {section + 1}",
@@ -138,5 +138,9 @@ def blocks(rng: random.Random, heading: str, article_id: str, *, every_type: boo
             video_id = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=11))
             out.append({"type": "video", "url": f"https://www.youtube.com/watch?v={video_id}",
                         "title": sentence(rng, 3, 6)[:-1]})
+        if every_type or 0.78 <= roll < 0.86:
+            who = " ".join(rng.choice(WORDS).title() for _ in range(2))
+            out.append({"type": "quote", "text": f"{sentence(rng, 5, 10)[:-1]}, *truly*.",
+                        "attribution": who, "url": f"https://example.com/{rng.choice(WORDS)}"})
         every_type = False
     return out

@@ -1,17 +1,18 @@
 """The built-in page kinds, each declared once (see `sitegen.model.registry`).
 
 Role: register the kinds every site has — home, articles, sections (agents, topics, authors,
-tags, languages) and their indexes, social posts, the drafts of `serve --drafts`, search, the
-owner's pages, the 404 page and the site files (feeds, sitemaps, robots.txt) — with their
-layout functions
-(`sitegen.model.layout`), in the order pages are laid out. The registry's look-ups are
-re-exported here. Must never do I/O, log, or render.
+tags, languages) and their indexes, social posts, the archive by month and its index, the
+drafts of `serve --drafts`, search, the owner's pages, the 404 page and the site files
+(feeds, sitemaps, robots.txt) — with their layout functions (`sitegen.model.layout`;
+the archive's, with its views, `sitegen.model.archive`), in the order pages are laid
+out. The registry's look-ups are re-exported here. Must never do I/O, log, or render.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import sitegen.model.archive as archive
 import sitegen.model.layout as layout
 from sitegen.model.registry import (
     KINDS,
@@ -72,6 +73,10 @@ for _kind in (
     Kind("social", "/social/", "social.html", layout.social, interface_title=True),
     Kind("social_post", "/social/{slug}/", "social_post.html", layout.social_posts,
          view=SocialPostView, key="social", seo="SocialMediaPosting", og_type="article"),
+    Kind("month", "/archive/{year}/{month}/", "archive.html", archive.month_pages,
+         view=archive.MonthView, key="month", messages=archive.MESSAGES),
+    Kind("archive", "/archive/", "archive.html", archive.archive_pages,
+         view=archive.ArchiveView, key="archive", interface_title=True),
     # `serve --drafts` only: each draft marked (THEMES.md: `draft`), and their list.
     Kind("draft", "/drafts/{slug}/", "article.html", layout.drafts, view=ArticleView,
          seo="BlogPosting", og_type="article", robots="noindex,nofollow", sitemap=False,

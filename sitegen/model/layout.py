@@ -44,9 +44,12 @@ def newest(articles: Sequence[ArticleView]) -> datetime | None:
     return max(a.updated for a in articles) if articles else None
 
 
-def _paginated(site: Site, kind: Kind, base: str, title: str, obj: object | None,
+def paginated(site: Site, kind: Kind, base: str, title: str, obj: object | None,
                feed_url: str | None, language: str, articles: Sequence[ArticleView] = (),
                posts: Sequence[SocialPostView] = ()) -> list[Page]:
+    """The pages of a listing at *base* of *articles* (or *posts*), `per_page` to a page:
+    "/x/", "/x/page/2/", …, each titled *title* ("(page N)" after the first), dated by the
+    newest update it shows. Any kind's layout function may lay out its listings with it."""
     per_page = site.config.site.per_page
     chunks: list[Sequence[object]] = _chunks(posts or articles, per_page)
     total = len(chunks)
@@ -70,7 +73,7 @@ def _paginated(site: Site, kind: Kind, base: str, title: str, obj: object | None
 
 def home(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
     """The home listing of every article."""
-    return _paginated(site, kind, "/", site.title, None, site.feed_url, site.language,
+    return paginated(site, kind, "/", site.title, None, site.feed_url, site.language,
                       site.articles)
 
 
@@ -89,7 +92,7 @@ def sections(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
         title = f"#{section.name}" if kind.name == "tag" else section.name
         language = section.id if kind.name == "language" else site.language
         feed = section.feed_url if kind.feed_link else site.feed_url
-        pages += _paginated(site, kind, section.url, title, section, feed, language,
+        pages += paginated(site, kind, section.url, title, section, feed, language,
                             section.articles)
     return pages
 
@@ -114,7 +117,7 @@ def social(kind: Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
     """The social section's listing (when any posts)."""
     if not site.social_posts:
         return []
-    return _paginated(site, kind, kind.url, "Social posts", None, None, site.language,
+    return paginated(site, kind, kind.url, "Social posts", None, None, site.language,
                       posts=site.social_posts)
 
 

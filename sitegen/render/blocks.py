@@ -6,7 +6,9 @@ already-sanitized view and is drawn by its registry entry's template
 The built-in types have a view here, by type name (inline markdown rendered safely,
 heading levels renumbered without gaps and anchored, URLs re-checked, video URLs turned
 into privacy-friendly embeds, code highlighted); any other registered type shows its
-record's fields, escaped by the template; an unknown block shows through
+record's fields, escaped by the template, but for those its record declares
+`InlineMarkdown`, which it gets as inline markdown rendered safely (like a text block's);
+an unknown block shows through
 `blocks/unknown.html`. Every view carries `plain`, the block's plain text. There is no
 type-by-type chain that can forget one. It must never let an unsafe URL or raw HTML
 through, never log (the model and `Renderer.warn_blocks` warned: this runs in worker
@@ -207,6 +209,8 @@ class BlockRenderer:
         make = self.views.get(entry.name)
         if make is None:  # a type added to the registry: its fields, escaped by the template
             fields = block.model_dump(exclude={"type"})
+            for name in entry.inline:
+                fields[name] = Markup(self.markdown.inline(fields[name] or ""))
             view: BlockView | None = BlockView(**{"plain": entry.text(block), **fields,
                                                   "type": entry.name})
         else:

@@ -3,7 +3,8 @@
 The demo workspace is built once per theme (`default`, `magazine`) and served over
 loopback with its `_headers` rules applied; every page kind a reader lands on — home,
 articles with every block type and in French and German, a second list page, topic, tag,
-author, social, 404, search (showing results) — is checked with
+author, social, 404, search (showing results), the archive by month (an index, a month,
+in German and French too), an article with a quote — is checked with
 axe-core (every rule, at 375 and 1280 px, in the light and the dark colour scheme),
 whose `axe.min.js` comes from the `axe-playwright-python` test dependency, and the
 whole output with the current Nu HTML checker (`tests/vnu.py`). A second
@@ -47,6 +48,11 @@ PAGES = {
     "own-page": "/about/",
     "social-post": "/social/night-trains-are-back/",
     "search": "/search/",
+    "article-quote": "/night-train-to-vienna/",
+    "archive-index": "/archive/",
+    "archive-month": "/archive/2026/06/",
+    "archive-month-de": "/lang/de/archive/2026/06/",
+    "archive-index-fr": "/lang/fr/archive/",
 }
 #: Where each theme's build was written (filled by the `sites` fixture).
 OUTPUTS: dict[str, Path] = {}

@@ -104,7 +104,9 @@ def test_file_is_exactly_what_build_demo_writes() -> None:
 def test_builder_turns_markdown_into_every_block_kind() -> None:
     body = ("Intro with **bold**\nand a soft break.\n\n## Head\n\n### Sub\n\n"
             "![A caption](/media/demo/x.svg)\n\n1. one\n2. two\n\n- a\n- b\n\n"
-            "```toml\nkey = 1\n```\n\n!video[A clip](https://example.org/clip.mp4)\n")
+            "```toml\nkey = 1\n```\n\n!video[A clip](https://example.org/clip.mp4)\n\n"
+            "> Said *twice*\n> over.\n>\n> — Ada, [A Work](https://example.org/w)\n\n"
+            "> Unsourced.\n>\n> — Bo\n")
     blocks = load_builder().markdown_to_blocks(body, "sample")
     assert blocks == [
         {"type": "text", "content": "Intro with **bold** and a soft break."},
@@ -115,11 +117,16 @@ def test_builder_turns_markdown_into_every_block_kind() -> None:
         {"type": "list", "items": ["a", "b"], "ordered": False},
         {"type": "code", "content": "key = 1", "language": "toml"},
         {"type": "video", "url": "https://example.org/clip.mp4", "title": "A clip"},
+        {"type": "quote", "text": "Said *twice* over.", "attribution": "Ada",
+         "source": "A Work", "url": "https://example.org/w"},
+        {"type": "quote", "text": "Unsourced.", "attribution": "Bo"},
     ]
 
 
 def test_builder_refuses_markdown_that_no_block_can_hold() -> None:
-    with pytest.raises(SystemExit, match="blockquote"):
+    with pytest.raises(SystemExit, match="hr"):
+        load_builder().markdown_to_blocks("Above.\n\n---\n\nBelow.\n", "sample")
+    with pytest.raises(SystemExit, match="a quotation ends with"):  # who said it is needed
         load_builder().markdown_to_blocks("> a quotation\n", "sample")
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from sitegen.blocktypes import (
     BlockRecord,
+    InlineMarkdown,
+    LinkUrl,
     SafeUrl,
     UnknownBlock,
     block_types,
@@ -27,40 +29,40 @@ from sitegen.fetch.records import Article
 from sitegen.model import build_site
 from sitegen.model.body import article_body
 from sitegen.render.blocks import BlockRenderer
-from sitegen.render.markdown import MarkdownRenderer
+from sitegen.render.markdown import HeadingIds, MarkdownRenderer
 from sitegen.render.pages import Renderer
 from sitegen.render.themes import ThemeSet
 from tests.render.render_factory import article, make_config, make_workspace
 
-QUOTE_TEMPLATE = (
-    "{#- blocks/quote.html: `block.content`, `block.cite` (plain text, escaped). -#}\n"
-    '<figure class="quote"><blockquote><p>{{ block.content }}</p></blockquote>'
+CALLOUT_TEMPLATE = (
+    "{#- blocks/callout.html: `block.content`, `block.cite` (plain text, escaped). -#}\n"
+    '<figure class="callout"><blockquote><p>{{ block.content }}</p></blockquote>'
     "{% if block.cite %}<figcaption>{{ block.cite }}</figcaption>{% endif %}</figure>\n")
 
 
-class QuoteBlock(BlockRecord):
-    type: Literal["quote"] = "quote"
+class CalloutBlock(BlockRecord):
+    type: Literal["callout"] = "callout"
     content: str = ""
     cite: Text = None
 
 
 @pytest.fixture
-def quote() -> Iterator[None]:
+def callout() -> Iterator[None]:
     """The fixture theme's block type: one registry entry (its template is written below)."""
-    register("quote", QuoteBlock, lambda b: f"{b.content} {b.cite or ''}")
+    register("callout", CalloutBlock, lambda b: f"{b.content} {b.cite or ''}")
     yield
-    unregister("quote")
+    unregister("callout")
 
 
 def _site(root: Path, theme: str) -> Config:
     (root / "templates" / "blocks").mkdir(parents=True)
-    (root / "templates" / "blocks" / "quote.html").write_text(QUOTE_TEMPLATE)
+    (root / "templates" / "blocks" / "callout.html").write_text(CALLOUT_TEMPLATE)
     return make_config(root, theme=theme)
 
 
-QUOTED = article(1, content=None, blocks=[
+CALLED_OUT = article(1, content=None, blocks=[
     {"type": "text", "content": "Plain words first."},
-    {"type": "quote", "content": "Zanzibar marmalade <b>never</b> sleeps",
+    {"type": "callout", "content": "Zanzibar marmalade <b>never</b> sleeps",
      "cite": "Ada Quotewright"}])
 
 
@@ -72,19 +74,19 @@ def _search_text(output: Path) -> str:
 
 @pytest.mark.parametrize("theme", ["default", "magazine"])
 def test_a_block_type_a_theme_adds_renders_counts_and_is_searched(
-        quote: None, tmp_path: Path, theme: str, caplog: pytest.LogCaptureFixture) -> None:
+        callout: None, tmp_path: Path, theme: str, caplog: pytest.LogCaptureFixture) -> None:
     config = _site(tmp_path / "site", theme)
-    workspace = make_workspace([QUOTED, article(2)])
+    workspace = make_workspace([CALLED_OUT, article(2)])
     output = tmp_path / "out"
     with caplog.at_level(logging.WARNING):
         run_build(config, BuildOptions(output=output, workspace=workspace))
     page = next(output.glob("**/article-1/index.html")).read_text()
-    assert ('<figure class="quote"><blockquote><p>Zanzibar marmalade &lt;b&gt;never&lt;/b&gt; '
+    assert ('<figure class="callout"><blockquote><p>Zanzibar marmalade &lt;b&gt;never&lt;/b&gt; '
             'sleeps</p></blockquote><figcaption>Ada Quotewright</figcaption></figure>') in page
     assert "block-unknown" not in page
-    assert not [r for r in caplog.records if "quote" in r.getMessage()]
-    body = article_body(Article.model_validate(QUOTED))
-    assert body.words == 3 + 4 + 2  # the text block's, the quote's and its citation's
+    assert not [r for r in caplog.records if "callout" in r.getMessage()]
+    body = article_body(Article.model_validate(CALLED_OUT))
+    assert body.words == 3 + 4 + 2  # the text block's, the callout's and its citation's
     searched = _search_text(output)
     assert "Zanzibar marmalade" in searched and "Quotewright" in searched
 
@@ -152,4 +154,39 @@ def test_the_renderers_views_are_of_registered_types_and_names_are_unique(
     for entry in block_types():  # every built-in type has its template in the default theme
         assert ThemeSet(config).template_source(entry.template) is not None
     with pytest.raises(ValueError):
-        register("text", QuoteBlock, lambda b: "")
+        register("text", CalloutBlock, lambda b: "")
+
+
+class NoteBlock(BlockRecord):
+    type: Literal["note"] = "note"
+    text: InlineMarkdown = ""
+    label: Text = None
+    more: LinkUrl = None
+
+
+NOTE_TEMPLATE = ("<aside>{{ block.text }}|{{ block.label }}|{{ block.more }}</aside>")
+
+
+def test_an_added_types_inline_markdown_is_drawn_sanitised_and_its_link_is_http_only(
+        tmp_path: Path) -> None:
+    register("note", NoteBlock, lambda b: b.text)
+    try:
+        (tmp_path / "templates" / "blocks").mkdir(parents=True)
+        (tmp_path / "templates" / "blocks" / "note.html").write_text(NOTE_TEMPLATE)
+        renderer = BlockRenderer(ThemeSet(make_config(tmp_path)).environment(),
+                                 MarkdownRenderer())
+        blocks = [parse_block({"type": "note", "label": "*kept* <i>as text</i>",
+                               "text": "A *tidy* [link](https://ok.test/) <script>x</script>"
+                                       " [bad](javascript:alert(1))",
+                               "more": more})
+                  for more in ("https://ok.test/src", "javascript:alert(1)", "/local/")]
+        html = renderer.render(blocks, HeadingIds())
+    finally:
+        unregister("note")
+    assert all(isinstance(block, NoteBlock) for block in blocks)  # a bad link: the block kept
+    first, second, third = html.splitlines()
+    assert first == (
+        '<aside>A <em>tidy</em> <a href="https://ok.test/" rel="noopener noreferrer">link</a>'
+        ' &lt;script&gt;x&lt;/script&gt; bad|*kept* &lt;i&gt;as text&lt;/i&gt;'
+        '|https://ok.test/src</aside>')
+    assert second.endswith("|None</aside>") and third.endswith("|None</aside>")

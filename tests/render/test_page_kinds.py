@@ -26,29 +26,29 @@ SITE = "https://site.example.test"
 
 
 @dataclass(eq=False, slots=True)
-class Month:
-    """The fixture kind's view: the articles of one month."""
+class Year:
+    """The fixture kind's view: the articles of one year."""
 
     id: str
     articles: list[ArticleView] = field(default_factory=list, repr=False)
 
 
-def _months(kind: kinds.Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
-    months: dict[str, Month] = {}
+def _years(kind: kinds.Kind, site: Site, laid: Sequence[Page]) -> list[Page]:
+    years: dict[str, Year] = {}
     for item in site.articles:
-        key = f"{item.published:%Y-%m}"
-        months.setdefault(key, Month(key)).articles.append(item)
-    return [Page(kind=kind.name, path=url_to_path(kind.url_for(month=m.id)),
-                 url=kind.url_for(month=m.id), template=kind.template, title="Archive",
-                 obj=m, articles=m.articles, language=site.language,
-                 updated=max(a.updated for a in m.articles))
-            for m in months.values()]
+        key = f"{item.published:%Y}"
+        years.setdefault(key, Year(key)).articles.append(item)
+    return [Page(kind=kind.name, path=url_to_path(kind.url_for(year=y.id)),
+                 url=kind.url_for(year=y.id), template=kind.template, title="Year",
+                 obj=y, articles=y.articles, language=site.language,
+                 updated=max(a.updated for a in y.articles))
+            for y in years.values()]
 
 
-ARCHIVE = kinds.Kind(
-    "archive", "/archive/{month}/", "archive.html", _months, view=Month, key="month",
-    seo="CollectionPage", beacon="archive", interface_title=True,
-    messages={"fr": {"Archive": "Archives"}})
+YEARLY = kinds.Kind(
+    "yearly", "/years/{year}/", "yearly.html", _years, view=Year, key="year",
+    seo="CollectionPage", beacon="yearly", interface_title=True,
+    messages={"fr": {"Year": "Année"}})
 TEMPLATE = """{% extends "base.html" %}
 {% block content %}<h1>{{ t(page.title) }} {{ section.id }}</h1>
 {% for item in page.articles %}{{ card(item) }}{% endfor %}{% endblock %}
@@ -56,58 +56,58 @@ TEMPLATE = """{% extends "base.html" %}
 
 
 @pytest.fixture
-def archive() -> Iterator[kinds.Kind]:
-    kinds.register(ARCHIVE)
+def yearly() -> Iterator[kinds.Kind]:
+    kinds.register(YEARLY)
     try:
-        yield ARCHIVE
+        yield YEARLY
     finally:
-        kinds.unregister(ARCHIVE.name)
+        kinds.unregister(YEARLY.name)
 
 
 def test_a_kind_declared_once_is_a_page_with_url_sitemap_entry_and_seo(
-        tmp_path: Path, archive: kinds.Kind) -> None:
+        tmp_path: Path, yearly: kinds.Kind) -> None:
     (tmp_path / "templates").mkdir()
-    (tmp_path / "templates" / "archive.html").write_text(TEMPLATE)
+    (tmp_path / "templates" / "yearly.html").write_text(TEMPLATE)
     config = make_config(tmp_path, language="fr")
-    workspace = make_workspace([article(1), article(2), article(3, slug="archive")])
+    workspace = make_workspace([article(1), article(2), article(3, slug="years")])
     out = tmp_path / "out"
     run_build(config, BuildOptions(output=out, workspace=workspace))
 
-    html = (out / "archive" / "2024-01" / "index.html").read_text()
-    assert "<h1>Archives 2024-01</h1>" in html  # its template, its message in French
-    assert f'<link rel="canonical" href="{SITE}/archive/2024-01/">' in html
-    assert "<title>Archives – Test Site</title>" in html
+    html = (out / "years" / "2024" / "index.html").read_text()
+    assert "<h1>Année 2024</h1>" in html  # its template, its message in French
+    assert f'<link rel="canonical" href="{SITE}/years/2024/">' in html
+    assert "<title>Année – Test Site</title>" in html
     found = re.search(r'<script type="application/ld\+json">(.*?)</script>', html, re.S)
     assert found is not None
     jsonld = json.loads(found[1])
-    assert jsonld["@type"] == "CollectionPage" and jsonld["url"] == f"{SITE}/archive/2024-01/"
+    assert jsonld["@type"] == "CollectionPage" and jsonld["url"] == f"{SITE}/years/2024/"
     assert '<meta name="robots" content="index,follow">' in html
     sitemap = (out / "sitemap.xml").read_text()
-    assert f"<loc>{SITE}/archive/2024-01/</loc>" in sitemap
+    assert f"<loc>{SITE}/years/2024/</loc>" in sitemap
     # its first URL segment is kept from articles, and its beacon says what it is
-    assert "archive" in reserved()
-    assert not (out / "archive" / "index.html").exists()
-    assert (out / "archive-2" / "index.html").is_file()
+    assert "years" in reserved()
+    assert not (out / "years" / "index.html").exists()
+    assert (out / "years-2" / "index.html").is_file()
     site = build_site(config, workspace)
-    page = next(p for p in site.pages if p.kind == "archive")
+    page = next(p for p in site.pages if p.kind == "yearly")
     beacon = BeaconSettings(endpoint="https://api.example.test/a", key="k", site_slug="s",
                             script_url="/b.js")
-    assert beacon_attrs(beacon, page)["data-page-type"] == "archive"
+    assert beacon_attrs(beacon, page)["data-page-type"] == "yearly"
 
 
-def test_a_build_after_an_article_moves_month_renders_the_archive_again(
-        tmp_path: Path, archive: kinds.Kind) -> None:
+def test_a_build_after_an_article_changes_renders_its_years_page_again(
+        tmp_path: Path, yearly: kinds.Kind) -> None:
     (tmp_path / "templates").mkdir()
-    (tmp_path / "templates" / "archive.html").write_text(TEMPLATE)
+    (tmp_path / "templates" / "yearly.html").write_text(TEMPLATE)
     config = make_config(tmp_path)
     out = tmp_path / "out"
     run_build(config, BuildOptions(output=out, workspace=make_workspace(
         [article(1), article(2)])))
-    before = (out / "archive" / "2024-01" / "index.html").read_text()
+    before = (out / "years" / "2024" / "index.html").read_text()
     report = run_build(config, BuildOptions(output=out, workspace=make_workspace(
         [article(1), article(2, title="Retitled")])))
-    assert "archive/2024-01/index.html" in report.written
-    assert "Retitled" in (out / "archive" / "2024-01" / "index.html").read_text() != before
+    assert "years/2024/index.html" in report.written
+    assert "Retitled" in (out / "years" / "2024" / "index.html").read_text() != before
 
 
 @dataclass(eq=False, slots=True)

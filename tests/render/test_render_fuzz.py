@@ -43,11 +43,13 @@ JSON = st.recursive(
     | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=12,
 )
+# Every field a registered type's record has (from the registry), hostile or of the wrong type.
+FIELDS = {name: JSON | TEXT for block in block_types() for name in block.record.model_fields
+          if name != "type"}
 BLOCK = st.fixed_dictionaries(
     {"type": st.sampled_from([*(block.name for block in block_types()), "x", 3])},
-    optional={"content": JSON | TEXT, "level": JSON, "url": JSON | TEXT, "caption": JSON | TEXT,
-              "items": JSON | st.lists(TEXT, max_size=4), "ordered": JSON,
-              "language": JSON | TEXT, "title": JSON | TEXT},
+    optional={**FIELDS, "level": JSON, "items": JSON | st.lists(TEXT, max_size=4),
+              "ordered": JSON},
 )
 
 
