@@ -4,7 +4,10 @@ Role: read each `pages/**/*.md` file and its front matter — TOML between `+++`
 YAML between `---` lines, as Hugo and Eleventy users write them — into a `PageSource`
 for `sitegen.model.build_site`. Allowed keys: `title` (required), `description`,
 `slug` (default: from the file name), `menu` (a position in the navigation), `template`
-(default `page.html`), `draft`. Every problem is a configuration error of one line
+(default `page.html`), `draft`, and `date` or `updated` (a TOML or YAML date or date-time:
+when its content last changed, the sitemap's `lastmod`; `updated` wins; a date-time without
+an offset is UTC; none: no `lastmod`, as a file's mtime says nothing once a CI cache restores
+it). Every problem is a configuration error of one line
 naming the file and the line (`pages/about.md:3: …`). Hidden files and drafts are left
 out; a symbolic link out of `pages/` is refused (`sitegen.sitefolder`). It must never
 render (the body stays Markdown, rendered as an article's is) and never trust a value:
@@ -16,6 +19,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +34,10 @@ if TYPE_CHECKING:
 PAGES_DIR = "pages"
 SUFFIXES = (".md", ".markdown")
 _ALLOWED = {"title": str, "description": str, "slug": str, "menu": int, "template": str,
-            "draft": bool}
+            "draft": bool, "date": date, "updated": date}
 _TEMPLATE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*(?:/[A-Za-z0-9_][A-Za-z0-9_-]*)*\.html$")
-_KINDS = {int: "an integer", bool: "true or false", str: "a string"}
+_KINDS = {int: "an integer", bool: "true or false", str: "a string",
+          date: "a date or date-time written bare (updated = 2026-03-01, not in quotes)"}
 _TOML_LINE = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)\s*$")
 
 
@@ -48,6 +53,8 @@ class PageSource:
     template: str
     draft: bool
     content: str
+    #: When its content last changed (`updated`, else `date`; UTC): None when neither is set.
+    updated: datetime | None = None
 
 
 def _fail(name: str, line: int, what: str) -> ConfigError:
@@ -113,9 +120,9 @@ def parse_page(name: str, text: str) -> PageSource:
         wanted = _ALLOWED.get(str(key))
         if wanted is None:
             raise _fail(name, _key_line(lines, str(key)), f"unknown front matter key "
-                        f"{str(key)[:40]!r}: use title, description, slug, menu, template or "
-                        "draft")
-        if type(value) is not wanted:
+                        f"{str(key)[:40]!r}: use title, description, slug, menu, template, "
+                        "draft, date or updated")
+        if type(value) is not wanted and not (wanted is date and isinstance(value, date)):
             raise _fail(name, _key_line(lines, key), f"front matter key {key!r} must be "
                         f"{_KINDS[wanted]}, not {type(value).__name__}")
     title = " ".join(str(data.get("title", "")).split())
@@ -129,7 +136,18 @@ def parse_page(name: str, text: str) -> PageSource:
     return PageSource(
         name=name, title=title, description=" ".join(data.get("description", "").split()),
         slug=data.get("slug", ""), menu=data.get("menu"), template=template,
-        draft=data.get("draft", False), content=body)
+        draft=data.get("draft", False), content=body,
+        updated=_utc(data.get("updated", data.get("date"))))
+
+
+def _utc(value: date | None) -> datetime | None:
+    """*value* (a front matter date or date-time) as a UTC date-time: a date at midnight, a
+    date-time without an offset taken as UTC."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _hidden(rel: str) -> bool:

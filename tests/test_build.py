@@ -135,6 +135,32 @@ def test_the_sitemap_lists_every_html_page_but_404_and_search(
     assert "Sitemap: https://notes.acme.test/sitemap.xml" in robots
 
 
+def test_every_sitemap_url_is_dated_by_its_content(tmp_path: Path,
+                                                   demo_workspace: Workspace) -> None:
+    """An article by its update, a list or index by the newest of what it lists, an own page
+    by its front matter's `updated` (or `date`): one without either has no lastmod."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "about.md").write_text('+++\ntitle = "About"\nupdated = 2025-11-03\n+++\nUs.\n')
+    (pages / "imprint.md").write_text("---\ntitle: Imprint\ndate: 2024-02-29T12:00:00Z\n---\n")
+    (pages / "undated.md").write_text('+++\ntitle = "Undated"\n+++\nNo date.\n')
+    out = tmp_path / "_site"
+    build(site_config(tmp_path), out, demo_workspace)
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    dated = {e.findtext("s:loc", namespaces=ns): e.findtext("s:lastmod", namespaces=ns)
+             for e in ET.parse(out / "sitemap.xml").findall("s:url", ns)}
+    base = "https://notes.acme.test"
+    assert dated.pop(base + "/about/") == "2025-11-03T00:00:00Z"
+    assert dated.pop(base + "/imprint/") == "2024-02-29T12:00:00Z"
+    assert dated.pop(base + "/undated/") is None
+    assert [url for url, lastmod in dated.items() if lastmod is None] == []
+    published = [a for a in demo_workspace.articles if a.status == "published"]
+    newest = max(a.updatedAt or a.createdAt for a in published if a.updatedAt or a.createdAt)
+    stamp = newest.strftime("%Y-%m-%dT%H:%M:%SZ")
+    for index in ("/", "/topics/", "/tags/", "/authors/", "/agents/"):
+        assert dated[base + index] == stamp, index
+
+
 def test_same_content_gives_byte_identical_output_anywhere(tmp_path: Path,
                                                            demo_workspace: Workspace) -> None:
     one, two = tmp_path / "a" / "site", tmp_path / "b" / "deeper" / "elsewhere"

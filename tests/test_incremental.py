@@ -98,13 +98,17 @@ def apply(edit: tuple[str, int], data: dict[str, Any], site: dict[str, Any]) -> 
         site["description"] = f"About {n}"
     elif kind == "template":
         site["mark"] = f"MARK {n}"
-    elif kind == "page":  # the owner's pages: add, retitle, move in the menu, drop
+    elif kind == "page":  # the owner's pages: add, retitle, move in the menu, date, drop
         pages = site.setdefault("pages", {})
         name = f"p{n % 3}"
         if name in pages and n % 4 == 0:
             del pages[name]
+        elif name in pages and n % 4 == 1:  # only its date (the sitemap's lastmod) changes
+            title, menu, body, _ = pages[name]
+            pages[name] = (title, menu, body, None if n % 8 == 1 else f"2026-02-{n % 28 + 1:02}")
         else:
-            pages[name] = (f"Page {n}", None if n % 5 == 0 else n % 7, f"# Head {n}\n\nText {n}.")
+            pages[name] = (f"Page {n}", None if n % 5 == 0 else n % 7, f"# Head {n}\n\nText {n}.",
+                           None if n % 3 == 0 else f"2026-01-{n % 28 + 1:02}")
     elif kind == "static":
         site.setdefault("static", {})[f"f{n % 2}.txt"] = f"static {n}".encode()
 
@@ -118,10 +122,11 @@ def write_site(root: Path, data: dict[str, Any], site: dict[str, Any]) -> None:
     for folder in ("pages", "static"):
         shutil.rmtree(root / folder, ignore_errors=True)
         (root / folder).mkdir()
-    for name, (title, menu, body) in site.get("pages", {}).items():
+    for name, (title, menu, body, updated) in site.get("pages", {}).items():
         menu_line = "" if menu is None else f"menu = {menu}\n"
+        date_line = "" if updated is None else f"updated = {updated}\n"
         (root / "pages" / f"{name}.md").write_text(
-            f'+++\ntitle = "{title}"\n{menu_line}+++\n{body}\n')
+            f'+++\ntitle = "{title}"\n{menu_line}{date_line}+++\n{body}\n')
     for rel, data_ in site.get("static", {}).items():
         (root / "static" / rel).write_bytes(data_)
 

@@ -70,6 +70,22 @@ def test_front_matter_errors_are_one_line_naming_file_and_line(text: str, line: 
     assert caught.value.exit_code == 2
 
 
+def test_a_page_is_dated_by_its_front_matter_only() -> None:
+    from datetime import UTC, datetime
+    toml = parse_page("pages/a.md", '+++\ntitle = "A"\ndate = 2026-01-05\n'
+                      'updated = 2026-03-01T10:30:00+02:00\n+++\n')
+    assert toml.updated == datetime(2026, 3, 1, 8, 30, tzinfo=UTC)  # `updated` wins
+    yaml = parse_page("pages/b.md", "---\ntitle: B\ndate: 2025-12-24\n---\n")
+    assert yaml.updated == datetime(2025, 12, 24, tzinfo=UTC)
+    naive = parse_page("pages/c.md", '+++\ntitle = "C"\nupdated = 2026-02-02T09:00:00\n+++\n')
+    assert naive.updated == datetime(2026, 2, 2, 9, tzinfo=UTC)
+    assert parse_page("pages/d.md", '+++\ntitle = "D"\n+++\n').updated is None
+    with pytest.raises(ConfigError) as caught:
+        parse_page("pages/e.md", '+++\ntitle = "E"\nupdated = "2026-03-01"\n+++\n')
+    assert str(caught.value).startswith("pages/e.md:3: front matter key 'updated' must be a "
+                                        "date or date-time written bare")
+
+
 def test_drafts_and_hidden_files_are_left_out(tmp_path: Path) -> None:
     page(tmp_path, "a.md", '+++\ntitle = "A"\n+++\n')
     page(tmp_path, "b.md", '+++\ntitle = "B"\ndraft = true\n+++\n')

@@ -42,7 +42,8 @@ def own_page_views(sources: Sequence[PageSource]) -> list[OwnPage]:
         views.append(OwnPage(
             slug=slug, url=url, path=url_to_path(url), title=source.title,
             description=source.description, menu=source.menu, template=source.template,
-            content=source.content, body_hash=body_hash, source=source.name))
+            content=source.content, body_hash=body_hash, source=source.name,
+            updated=source.updated))
     return views
 
 
@@ -64,5 +65,5 @@ def own_layout(pages: Sequence[OwnPage], generated: Sequence[Page],
                               f"for the {clash.kind} page {clash.title!r}: set another slug "
                               "in its front matter")
         laid.append(Page(kind="own", path=own.path, url=own.url, template=own.template,
-                         title=own.title, obj=own, language=language))
+                         title=own.title, obj=own, language=language, updated=own.updated))
     return laid

@@ -136,7 +136,8 @@ class OwnPage:
     """One of the site owner's own pages (`pages/*.md`), rendered at `/<slug>/`.
 
     `content` is its Markdown (untrusted, rendered like an article's); `menu` its
-    position in the navigation (None: not in it); `source` the file it came from.
+    position in the navigation (None: not in it); `source` the file it came from;
+    `updated` the date its front matter gives (None: none).
     """
 
     slug: str
@@ -149,6 +150,9 @@ class OwnPage:
     content: str = field(repr=False)
     body_hash: str
     source: str
+    #: When its content last changed (front matter `updated` or `date`): its sitemap
+    #: `lastmod`; None when the file says not (a file's mtime is no content date).
+    updated: datetime | None = None
 
 
 @dataclass(eq=False, slots=True)

@@ -5,7 +5,9 @@ rules (as `test_search` serves it). Opening `/search/?q=<word>` must hold still:
 layout shifts (a `PerformanceObserver` of `layout-shift` entries, buffered, read after the
 results are drawn) add up to less than 0.05 at 375 and 1280 px. Each result's title is a
 heading link and its excerpt does not repeat it; magazine draws results in its serif
-headline font. Pagefind's scripts carry a short caching rule, never `immutable`. From the
+headline font. One pagefind.js and one worker serve every language, and the own language's
+results are drawn before any other language's file is fetched (Lighthouse's largest paint
+waited on all of them). Pagefind's scripts carry a short caching rule, never `immutable`. From the
 top of a page, the Tab key reaches the header's search link right after the site name.
 Without JavaScript the page says search needs it and offers links to browse instead.
 """
@@ -65,6 +67,42 @@ def test_opening_a_search_link_does_not_shift_the_page(
         # the footer was never drawn on the first screen to be pushed down
         top = page.evaluate("document.querySelector('.site-footer').getBoundingClientRect().top")
         assert top >= (740 if width < 600 else 900), top
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_own_language_answers_before_any_other_language_is_fetched(
+        served: dict[str, str], browser: Browser, theme: str) -> None:
+    """Lighthouse put the search page at 98–99 on mobile: its largest paint, the first
+    result, waited for every language's pagefind.js, worker and WebAssembly (~360 KB on a
+    phone's line). Now one pagefind.js and one worker serve every language, and no other
+    language's file is asked for before the own language's results are drawn."""
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    try:
+        page = context.new_page()
+        asked: list[tuple[str, bool]] = []  # (path, drawn yet)
+        page.on("request", lambda request: asked.append((
+            request.url.split("/pagefind/", 1)[-1].split("?")[0] if "/pagefind/" in
+            request.url else "", drawn[0])))
+        drawn = [False]
+        page.expose_function("markDrawn", lambda: drawn.__setitem__(0, True))
+        context.add_init_script("""new MutationObserver((changes, seen) => {
+          if (document.querySelector('.search-result')) { window.markDrawn(); seen.disconnect(); }
+        }).observe(document, {childList: true, subtree: true});""")
+        page.goto(f"{served[theme]}/search/?q={WORD}")
+        _results(page)
+        page.wait_for_load_state("networkidle")
+        files = [path for path, _ in asked if path]
+        assert [f for f in files if f.endswith("/pagefind.js")] == ["en-0/pagefind.js"], files
+        assert [f for f in files if f.endswith("/pagefind-worker.js")] == [
+            "en-0/pagefind-worker.js"], files
+        early = [path for path, when in asked if path and not when]
+        assert not [f for f in early if not f.startswith(("en-", "shards.json"))], early
+        later = [path for path, when in asked if path and when]
+        assert any(f.startswith("de-") for f in later) and any(
+            f.startswith("fr-") for f in later), later  # (the others still searched)
+        assert page.locator(".search-result[lang=de]").count() >= 1
     finally:
         context.close()
 

@@ -4,11 +4,13 @@
    Pagefind's JS API (the shard's pagefind.js). The index is in shards (one Pagefind bundle
    each, under the form's data-bundle folder): shards.json lists each language's shards,
    the language with the most pages first. The whole site is searched, the page's own
-   <html lang> first: each language is one Pagefind instance (its first shard's pagefind.js,
-   its other shards merged: mergeIndex, results of all its shards ranked together, words
-   stemmed by that language's rules), and the results of the page's language come first,
+   <html lang> first: each language is one Pagefind instance (of its first shard, all made
+   by the own language's pagefind.js; its other shards merged: mergeIndex, results of all
+   its shards ranked together, words stemmed by that language's rules), and the results of the page's language come first,
    drawn as soon as they are found, then each other language's, added below them, each
-   marked with its `lang` (the list is aria-busy until all have answered). Each
+   marked with its `lang` (the list is aria-busy until all have answered). The other
+   languages' bundles are fetched only once the own language has answered (or is ready, on
+   a page opened without a query), so on a slow line they do not delay its results. Each
    shard scores its pages by its own statistics, and one without the word offers near
    matches (known words the word begins with: "in" for "infrastructure"): a high
    termSimilarity keeps those far below any exact match, and the title's metadata weighs
@@ -30,7 +32,8 @@
   if (!form || !input || !status || !list || !more || !window.fetch || !window.DOMParser) {
     return;
   }
-  var bundle = form.getAttribute("data-bundle");
+  // (absolute: Pagefind's worker resolves the index's URLs against its own)
+  var bundle = new URL(form.getAttribute("data-bundle"), document.baseURI).href;
   var base = form.getAttribute("data-base");
   var lang = document.documentElement.lang || "en";
   var BATCH = 10;
@@ -62,11 +65,17 @@
     return codes.map(function (name) { return { lang: name, shards: languages[name].shards }; });
   };
 
-  // One Pagefind instance per language (each shard's pagefind.js is its own module): the
-  // first shard loaded, the language's other shards merged into it.
-  var engine = function (language) {
+  // One Pagefind instance per language, its first shard's, the language's other shards
+  // merged into it. Every instance comes from one module, the own language's first shard's
+  // pagefind.js (`createInstance`, Pagefind 1.5), so the page loads one pagefind.js and one
+  // worker script (~90 KB), not one of each per language; a Pagefind without
+  // `createInstance` has each language import its own.
+  var engine = function (module, language) {
     var first = bundle + language.shards[0] + "/";
-    return import(first + "pagefind.js").then(function (pagefind) {
+    var made = module.createInstance ?
+      Promise.resolve(module.createInstance({ basePath: first })) :
+      import(first + "pagefind.js");
+    return made.then(function (pagefind) {
       var ready = pagefind.options({ baseUrl: base, ranking: ranking });
       language.shards.slice(1).forEach(function (shard) {
         ready = ready.then(function () {
@@ -78,6 +87,12 @@
     });
   };
 
+  // {own, others}: the page's own language's instance (a promise), loaded at once, and a
+  // function that starts loading the other languages' (promises) the first time it is
+  // called. The others wait until the own language has answered (or, on a page opened
+  // without a query, until it is ready): their bundles (a pagefind.js and a WebAssembly
+  // file each, ~120 KB) would otherwise share a phone's bandwidth with the own language's,
+  // and its first results, the page's largest paint, would come ~1 s later.
   var loading = null;
   var load = function () {
     if (loading === null) {
@@ -87,12 +102,26 @@
         .then(function (listed) {
           var languages = languagesOf(listed);
           if (!languages.length) {  // (no shards.json: one bundle at the root)
-            return import(bundle + "pagefind.js").then(function (pagefind) {
+            var one = import(bundle + "pagefind.js").then(function (pagefind) {
               return pagefind.options({ baseUrl: base, ranking: ranking })
                 .then(function () { return { lang: lang, pagefind: pagefind }; });
-            }).then(function (one) { return [Promise.resolve(one)]; });
+            });
+            return { own: one, others: function () { return []; } };
           }
-          return languages.map(engine);  // (each language's instance loads on its own)
+          var module = import(bundle + languages[0].shards[0] + "/pagefind.js");
+          var start = function (language) {
+            return module.then(function (loaded) { return engine(loaded, language); });
+          };
+          var later = null;
+          return {
+            own: start(languages[0]),
+            others: function () {
+              if (later === null) {
+                later = languages.slice(1).map(start);  // (each loads on its own)
+              }
+              return later;
+            }
+          };
         });
     }
     return loading;
@@ -256,15 +285,17 @@
     };
     load()
       .then(function (engines) {
-        var rest = Promise.all(engines.slice(1).map(function (one) { return one.then(hits); }));
-        return engines[0].then(hits).then(function (own) {
+        var rest = function () {
+          return Promise.all(engines.others().map(function (one) { return one.then(hits); }));
+        };
+        return engines.own.then(hits).then(function (own) {
           if (id !== searched) {
             return null;
           }
           found = own;
           shown = 0;
           var drawn = own.length ? next(id, true) : Promise.resolve();
-          return drawn.then(function () { return rest; });
+          return drawn.then(rest);
         });
       })
       .then(function (each) {
@@ -314,6 +345,8 @@
     run(query);
   } else {
     input.focus();
-    load();
+    load().then(function (engines) {
+      return engines.own.then(engines.others);
+    }).catch(function () { return null; });
   }
 })();
