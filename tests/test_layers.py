@@ -4,7 +4,9 @@ The layers are the flow of a build, drawn as an import-linter `layers` contract 
 pyproject.toml (`[tool.importlinter]`; ARCHITECTURE.md, "Layers"): the commands on top, the
 tools beside the build, the recipe, the emulator, then emit → render → plan → images →
 model → fetch → store → config → the base. Every top-level module of sitegen is in one
-layer (the contract is exhaustive) and none is relabelled to pass. These tests run the
+layer (the contract is exhaustive) and none is relabelled to pass. A second contract forbids
+emit to import the render at all (`render/setup.py` readies the renderer; emit is handed what
+it needs). These tests run the
 maintained checker, `lint-imports`, as CI does, and show that it fails on an upward import,
 one inside a function included.
 """
@@ -34,7 +36,7 @@ def lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
 def test_the_layers_contract_is_kept() -> None:
     result = lint_imports(PROJECT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
 @pytest.fixture
@@ -62,8 +64,22 @@ def test_an_upward_import_breaks_the_contract(copy: Path, module: str, probe: st
     path.write_text(path.read_text(encoding="utf-8") + "\n\n" + probe, encoding="utf-8")
     result = lint_imports(copy)
     assert result.returncode == 1
-    assert "0 kept, 1 broken" in result.stdout
+    assert "1 kept, 1 broken" in result.stdout
     assert said in result.stdout
+
+
+@pytest.mark.parametrize("probe", [
+    "from sitegen.render.themes import ThemeSet\n",  # down a layer: the layers allow it
+    "def _probe() -> None:\n    from sitegen.render.pages import Renderer\n",
+])
+def test_emit_importing_the_render_breaks_the_contract(copy: Path, probe: str) -> None:
+    path = copy / "sitegen" / "emit" / "sitejobs.py"
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n" + probe, encoding="utf-8")
+    result = lint_imports(copy)
+    assert result.returncode == 1
+    assert "the flow of a build: no import runs back up KEPT" in result.stdout
+    assert "emit writes files and never reaches into the render BROKEN" in result.stdout
+    assert "sitegen.emit.sitejobs -> sitegen.render." in result.stdout
 
 
 def test_a_module_outside_every_layer_breaks_the_contract(copy: Path) -> None:

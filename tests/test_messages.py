@@ -78,7 +78,7 @@ def test_an_empty_analytics_key_is_called_empty_not_missing(
         value: str | None, said: str) -> None:
     """The beacon's key, set to nothing, was reported as "not set", as the API key was."""
     from sitegen.config import parse_config
-    from sitegen.emit.sitejobs import beacon_key
+    from sitegen.render.setup import beacon_key
 
     config = parse_config({"site": {"title": "T", "url": "https://notes.acme.test/"},
                            "api": {"url": "https://cas.example.test",

@@ -1,7 +1,8 @@
-"""Drawing a share card: the PNG of `CardFacts`, 1200×630, with Pillow and a bundled font.
+"""Drawing a share card: the PNG of a card's words, 1200×630, with Pillow and a bundled font.
 
 Role: for `sitegen.emit.sharecards`, turn what a card shows (title, site name, topic colour,
-author persona, language; `sitegen.render.sharecard`) into PNG bytes: a light card with a
+author persona: `CardText`, which the render's `sitegen.render.sharecard.CardFacts` are)
+into PNG bytes: a light card with a
 band in the topic's colour, the site's name, the title in large bold type wrapped to at most
 four lines (smaller type for a long one, an ellipsis past that), and the persona's name
 beside a dot of the colour — or the same words over the owner's template picture. The
@@ -15,10 +16,23 @@ from __future__ import annotations
 import io
 from functools import lru_cache
 from importlib import resources
+from typing import Protocol
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
-from sitegen.render.sharecard import CardFacts
+
+class CardText(Protocol):
+    """What a card shows (the render decides it: `sitegen.render.sharecard.card_facts`)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def site(self) -> str: ...
+    @property
+    def colour(self) -> str: ...
+    @property
+    def persona(self) -> str: ...
+
 
 SIZE = (1200, 630)
 MARGIN = 80
@@ -82,7 +96,7 @@ def _base(template: bytes | None) -> Image.Image:
     return Image.blend(fitted, veil, 0.82)
 
 
-def paint(facts: CardFacts, template: bytes | None = None) -> bytes:
+def paint(facts: CardText, template: bytes | None = None) -> bytes:
     """The PNG of the card that shows *facts* (over *template*, a picture, if given)."""
     card = _base(template)
     draw = ImageDraw.Draw(card)

@@ -2,7 +2,7 @@
 
 Role: say how long each kind of file may be cached and which security headers every
 response carries. Theme assets under `static/` and the site's images under `media/` have
-content-hashed names (see `emit.assets`, `images.stage`), so they are cached for a year and
+content-hashed names (see `render.assets`, `images.stage`), so they are cached for a year and
 marked immutable (nothing else is ever written there: `emit.ownfiles` refuses an owner's
 file in those folders, as the rule cannot tell it apart); Pagefind's scripts and
 stylesheets (its UI files, each bundle's `pagefind.js` and worker) keep fixed names, and a

@@ -16,8 +16,8 @@ went away that a link was looked up as (the paths looked up are kept with the fi
 a search shard's files going away asks for nothing), or when the output is not the one
 the last check saw (`--force` too). Each broken
 link is one warning naming the page, the link and, for a link written in an article's
-content, the article. This module must never write the output and never fetch an
-external link.
+content, the article. This module must never write the output, never fetch an external
+link, and never import the render (it is handed the articles' HTML).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from sitegen.codeprint import code_fingerprint
@@ -34,8 +34,7 @@ from sitegen.emit.links import Broken, LinkScanner, in_content
 
 if TYPE_CHECKING:
     from sitegen.emit.writer import OutputWriter
-    from sitegen.model.views import Page, Site
-    from sitegen.render.pages import Renderer
+    from sitegen.model.views import ArticleView, Page, Site
     from sitegen.store import Store
 
 log = logging.getLogger("sitegen.build")
@@ -55,11 +54,12 @@ def output_digest(files: Iterable[tuple[str, str | None]]) -> str:
 class LinkCheck:
     """Collects the pages' links during a build and reports the broken ones at its end."""
 
-    def __init__(self, store: Store, site: Site, renderer: Renderer, *,
-                 reuse: bool = True) -> None:
+    def __init__(self, store: Store, site: Site, article_html: Callable[[ArticleView], str],
+                 *, reuse: bool = True) -> None:
         self.store = store
         self.site = site
-        self.renderer = renderer
+        self.article_html = article_html
+        """An article's content as HTML (`Renderer.article_html`), to say where a link is."""
         self.reuse = reuse
         self.scanner = LinkScanner(site.base_url)
         salt = f"{code_fingerprint()}|{site.base_url}"
@@ -191,7 +191,7 @@ class LinkCheck:
         for item in broken:
             where = ""
             article = articles.get(item.page)
-            if article is not None and in_content(item.link, self.renderer.article_html(article)):
+            if article is not None and in_content(item.link, self.article_html(article)):
                 where = f" in the content of article {article.id} ({article.slug})"
             log.warning("page %s: the link %s%s is broken (%s): fix or remove it",
                         item.page, item.link, where, item.why)

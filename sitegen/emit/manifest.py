@@ -15,48 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from sitegen.errors import BuildError
 from sitegen.outputnames import MANIFEST_NAME as MANIFEST_NAME  # (the manifest's own name)
+from sitegen.outputnames import path_problem as path_problem  # (the output's path rules)
 
 MANIFEST_VERSION = 3
-_MAX_SEGMENT_BYTES = 255
-_CONTROL = re.compile("[\x00-\x1f]")
-#: Paths that are plainly safe: ASCII segments of 1-63 URL-safe characters that do not
-#: start with a dot (so never "", "." or ".."); anything else gets the full check.
-_SEGMENT = r"[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,62}"
-_PLAIN_PATH = re.compile(f"{_SEGMENT}(?:/{_SEGMENT})*")
-
-
-def path_problem(path: str) -> str | None:
-    """Why *path* may not be written inside the output, or None when it is safe."""
-    if isinstance(path, str) and _PLAIN_PATH.fullmatch(path):
-        return None  # (the manifest's own name starts with a dot)
-    return _full_problem(path)
-
-
-def _full_problem(path: str) -> str | None:
-    if not isinstance(path, str) or not path:
-        return "it is empty"
-    if "\x00" in path:
-        return "it contains a NUL character"
-    if _CONTROL.search(path):
-        return "it contains a control character"
-    if "\\" in path:
-        return "it contains a backslash"
-    if path.startswith("/"):
-        return "it is absolute"
-    for segment in path.split("/"):
-        if segment in ("", ".", ".."):
-            return "it has an empty, '.' or '..' segment"
-        if len(segment.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT_BYTES:
-            return "a segment is longer than 255 bytes"
-    if path == MANIFEST_NAME:
-        return "the name is reserved for sitegen's manifest"
-    return None
 
 
 def safe_relpath(path: str) -> str:

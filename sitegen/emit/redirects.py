@@ -28,7 +28,6 @@ from jinja2 import Environment, Template
 from sitegen.errors import ConfigError
 from sitegen.model.slugs import url_to_path
 from sitegen.model.views import Site
-from sitegen.render.i18n import english
 
 log = logging.getLogger("sitegen.build")
 
@@ -136,13 +135,13 @@ def plan_redirects(site: Site, history: Mapping[str, list[str]],
 
 
 def redirect_files(site: Site, redirects: Mapping[str, str],
-                   translator: Callable[[str], Callable[..., str]] | None = None,
+                   translator: Callable[[str], Callable[..., str]],
                    owner: bytes | None = None) -> Iterator[tuple[str, bytes]]:
     """A redirect page per old URL, and the `_redirects` file: the *owner*'s lines (the
     bytes of `static/_redirects`), then sitegen's (none without either).
 
     A page speaks the language of the article it leads to (the site's otherwise), through
-    *translator* (the theme's messages for a language; English without one).
+    *translator* (the theme's messages for a language: `Renderer.translator`).
     """
     head = owner or b""
     if head and not head.endswith(b"\n"):
@@ -157,8 +156,7 @@ def redirect_files(site: Site, redirects: Mapping[str, str],
     for old, new in sorted(redirects.items()):
         target = site.absolute(new)
         lang = languages.get(new) or site.language
-        t = translator(lang) if translator is not None else english
-        page = _page().render(lang=lang, target=target, t=t)
+        page = _page().render(lang=lang, target=target, t=translator(lang))
         yield output_path(old), page.encode("utf-8")
         lines.append(f"{base}{old} {base}{new} 301\n")
     yield REDIRECTS_FILE, head + "".join(lines).encode("utf-8")

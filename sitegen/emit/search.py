@@ -51,9 +51,8 @@ if TYPE_CHECKING:
     from sitegen.model.views import Site
     from sitegen.store import Store
 
-#: The output folder of the bundles, and the search page's script among the theme's files.
+#: The output folder of the bundles.
 BUNDLE = "pagefind"
-SEARCH_SCRIPT = "search.js"
 #: What marks a page as indexed (the attribute Pagefind looks for).
 MARKER = b"data-pagefind-body"
 #: What is never indexed: code listings (their text is no prose to find, and an excerpt of

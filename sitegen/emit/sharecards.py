@@ -2,36 +2,40 @@
 
 Role: after the pages are rendered (`sitegen.build`'s files stage), name to the writer the
 share card (`share-cards/<digest>.png`, 1200×630) of each article and social post whose
-`og:image` is its generated card — those `sitegen.render.seo` gave no image of their own:
-no hero, no body image the site shows, no social image — drawn by
-`sitegen.emit.cardpaint`. A card is kept in the store's derived data (`kind = sharecard`)
-under the digest of what it shows and of the owner's template (`[share_cards] template`),
-so a rebuild draws only the cards whose words changed; cards no page names any more are
-dropped from the store with the build. The sha256 of each stored card is kept beside it
-(`kind = sharecard-sha`), so a card the output still holds intact is kept without reading
-its picture; Pillow and the painter are imported only when a card is drawn or a template
-read. A missing or unreadable template is a ConfigError
-naming the key. Must never write the output itself (the writer does) nor decide a page's
-tags (seo does: both use `sitegen.render.sharecard`).
+`og:image` is its generated card — the cards the render names, by their address
+(`sitegen.render.sharecard.wanted_cards`: no hero, no body image the site shows, no social
+image) — drawn by `sitegen.emit.cardpaint`. A card is kept in the store's derived data
+(`kind = sharecard`) under the digest of what it shows and of the owner's template
+(`[share_cards] template`), so a rebuild draws only the cards whose words changed; cards no
+page names any more are dropped from the store with the build. The sha256 of each stored
+card is kept beside it (`kind = sharecard-sha`), so a card the output still holds intact is
+kept without reading its picture; Pillow and the painter are imported only when a card is
+drawn or a template read. A missing or unreadable template is a ConfigError naming the
+key. Must never write the output itself (the writer does), decide which cards a page names
+(the render does), nor import the render.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sitegen.errors import ConfigError
-from sitegen.render.seo import article_image
-from sitegen.render.sharecard import CardFacts, card_facts, card_url
 
 if TYPE_CHECKING:
+    from sitegen.emit.cardpaint import CardText
     from sitegen.emit.writer import OutputWriter
     from sitegen.model.views import Site
     from sitegen.store import Store
+
+    class Card(CardText, Protocol):
+        """A card to draw: its words, and a digest of them and of their drawing's version."""
+
+        def key(self) -> str: ...
 
 KIND = "sharecard"
 SHA_KIND = "sharecard-sha"  #: the sha256 (hex) of each stored card, by the same key
@@ -57,34 +61,16 @@ def _template(site: Site) -> bytes | None:
     return data
 
 
-def wanted_cards(site: Site, shown: Callable[[str], str],
-                 body_images: Mapping[str, Sequence[str]] | None) -> Iterator[CardFacts]:
-    """The facts of every card a page names: each article and social post without an image
-    the site shows (*shown*: an image URL as written → the one served, "" when none)."""
-    for article in site.articles:
-        hero = shown(article.image) if article.image else ""
-        if not hero and not article_image(article, shown, body_images):
-            yield card_facts(site, article)
-    for post in site.social_posts:
-        if not (post.share_image and shown(post.share_image)):
-            yield card_facts(site, post)
-
-
 def share_cards(site: Site, writer: OutputWriter, store: Store,
-                shown: Callable[[str], str],
-                body_images: Mapping[str, Sequence[str]] | None) -> int:
-    """Name every wanted card to the writer (from the store, else drawn; several at once);
-    how many were drawn."""
+                cards: Mapping[str, Card]) -> int:
+    """Name every wanted card (*cards*: by the address it is served at) to the writer (from
+    the store, else drawn; several at once); how many were drawn."""
     if not site.config.share_cards.enabled:
         return 0
     template = _template(site)
     salt = hashlib.sha256(template).hexdigest() if template is not None else ""
-    cards: dict[str, CardFacts] = {}
-    keys: dict[str, str] = {}  #: URL → the store's key of its card (what it shows, template)
-    for facts in wanted_cards(site, shown, body_images):
-        digest = facts.key()
-        url = card_url(facts, digest)
-        cards[url], keys[url] = facts, hashlib.sha256(f"{digest}|{salt}".encode()).hexdigest()
+    keys = {url: hashlib.sha256(f"{facts.key()}|{salt}".encode()).hexdigest()
+            for url, facts in cards.items()}
     shas = store.derived(SHA_KIND, keys.values()) if keys else {}
     kept = {url for url in cards if (sha := shas.get(keys[url])) is not None
             and writer.recorded(url.lstrip("/")) == sha.decode("ascii", "replace")
@@ -101,7 +87,7 @@ def share_cards(site: Site, writer: OutputWriter, store: Store,
     return len(drawn)
 
 
-def _draw(cards: Mapping[str, CardFacts], template: bytes | None) -> dict[str, bytes]:
+def _draw(cards: Mapping[str, Card], template: bytes | None) -> dict[str, bytes]:
     """Each card of *cards* drawn (several at once), by URL."""
     if not cards:
         return {}

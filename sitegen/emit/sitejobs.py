@@ -1,89 +1,50 @@
-"""A build's files beside its pages: assets, beacon settings, headers, redirects, own files.
+"""A build's files beside its pages: hashed assets, headers, redirects, the owner's files.
 
-Role: for `sitegen.build`, gather the theme's static files (content-hashed names), the
-beacon's settings, and every site-wide file not drawn by a template (`_headers`, redirect
-pages and `_redirects`, the owner's `static/` files) as (path, bytes). Feeds, sitemaps and
+Role: for `sitegen.build`, gather every site-wide file not drawn by a template as (path,
+bytes): the theme's static files as the render's set-up named them (content-hashed,
+`sitegen.render.setup`), `_headers`, redirect pages and `_redirects`, the owner's `static/`
+files. Feeds, sitemaps and
 robots.txt are drawn by templates and rendered with the pages (`site.files`; those the
 owner's `static/` does not replace: `sitegen.emit.ownfiles.rendered_files`). Every build
 makes these files: they are cheap next to the pages, and the writer keeps each file whose
 bytes did not change. It must never render a page, never write the output itself, and
-never read the wall clock into a file.
+never read the wall clock into a file, and never import the render (what it needs of it
+is handed in: the hashed files, the beacon's endpoint, the messages of a language).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from sitegen.config import Config
-    from sitegen.emit.assets import AssetSet
     from sitegen.model.views import Site
-    from sitegen.render.pages import BeaconSettings, Renderer
 
 log = logging.getLogger("sitegen.build")
 
-def theme_assets(config: Config, with_beacon: bool) -> AssetSet:
-    """The theme layers' static files (and the beacon script), with content-hashed names."""
-    from sitegen.emit.assets import BEACON_NAME, AssetSet, beacon_source, collect_static
-    from sitegen.emit.search import SEARCH_SCRIPT
-    from sitegen.render.themes import ThemeSet
-
-    files, junk = collect_static(ThemeSet(config).static_dirs())
-    if not config.search.enabled:  # (the search page's script: no page loads it)
-        files.pop(SEARCH_SCRIPT, None)
-    if with_beacon:
-        files[BEACON_NAME] = beacon_source()
-    return AssetSet(files, base_path=urlsplit(config.site.base_url).path or "/", junk=junk)
+#: The messages of a language (`Renderer.translator`): a message → its translation.
+Translator = Callable[[str], Callable[..., str]]
 
 
-def beacon_key(config: Config) -> str | None:
-    """The public analytics key when the beacon is on (None, with a warning, when unset)."""
-    if not config.analytics.enabled:
-        return None
-    key = config.analytics_key()
-    if key is None:
-        name = config.analytics.key_env
-        state = "is empty" if name in os.environ else "is not set"
-        log.warning("analytics is enabled but %s %s: the pages get no beacon (export "
-                    "the public analytics key, or set [analytics] enabled = false)", name, state)
-    return key
-
-
-def beacon_settings(config: Config, key: str | None, assets: AssetSet,
-                    ) -> BeaconSettings | None:
-    """What the pages' beacon tag carries, or None without a key (no beacon)."""
-    if key is None:
-        return None
-    from sitegen.emit.assets import BEACON_NAME
-    from sitegen.render.pages import BeaconSettings
-
-    endpoint = f"{config.api.base_url}/api/v2/workspaces/{config.api.workspace}/analytics"
-    return BeaconSettings(endpoint=endpoint, key=key, site_slug=config.analytics.site_slug,
-                          script_url=assets.url(BEACON_NAME),
-                          visitor=config.analytics.visitor)
-
-
-def site_files(site: Site, renderer: Renderer,
-               assets: AssetSet) -> Iterator[tuple[str, bytes]]:
-    """Every file of the site not drawn by a template: `_headers`, assets (the images are
-    the images stage's: `sitegen.images.stage`)."""
+def site_files(site: Site, assets: Mapping[str, bytes],
+               beacon: str | None) -> Iterator[tuple[str, bytes]]:
+    """Every file of the site not drawn by a template: `_headers` (naming the beacon's
+    endpoint *beacon*, if any), the hashed *assets* (the images are the images stage's:
+    `sitegen.images.stage`)."""
     from sitegen.emit.headers import render_headers
 
-    beacon = renderer.beacon.endpoint if renderer.beacon is not None else None
     yield "_headers", render_headers(urlsplit(site.base_url).path, beacon,
                                      search=site.search_url is not None)
-    for asset in assets.assets():
-        yield asset.path, asset.data
+    yield from assets.items()
 
 
-def output_files(site: Site, renderer: Renderer, assets: AssetSet,
-                 own_static: Mapping[str, bytes], history: Mapping[str, list[str]],
-                 ) -> dict[str, bytes]:
-    """`site_files`, the redirects of moved articles (*history*) and the owner's `static/`.
+def output_files(site: Site, assets: Mapping[str, bytes], beacon: str | None,
+                 translator: Translator, own_static: Mapping[str, bytes],
+                 history: Mapping[str, list[str]]) -> dict[str, bytes]:
+    """`site_files`, the redirects of moved articles (*history*; their pages in the
+    language of their target, through *translator*) and the owner's `static/`.
 
     A static file on (or around) a file sitegen makes is a configuration error, but for a
     `robots.txt` of the owner's, which replaces sitegen's (`rendered_files`), and a
@@ -101,7 +62,7 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet,
 
     owner_redirects = own_static.get(REDIRECTS_FILE)
     own = {path: data for path, data in own_static.items() if path != REDIRECTS_FILE}
-    files = dict(site_files(site, renderer, assets))
+    files = dict(site_files(site, assets, beacon))
     made = [*files, *(page.path for page in site.pages),
             *(page.path for page in rendered_files(site, own_static))]
     check_collisions(own, made)
@@ -112,6 +73,6 @@ def output_files(site: Site, renderer: Renderer, assets: AssetSet,
         log.warning("the old URL %s runs into your file static/%s, which keeps its path: no "
                     "redirect to %s was made", old, blocked[output_path(old)],
                     moved.pop(old))
-    redirects = dict(redirect_files(site, moved, renderer.translator, owner_redirects))
+    redirects = dict(redirect_files(site, moved, translator, owner_redirects))
     check_collisions(own, redirects)
     return {**files, **redirects, **own}

@@ -6,59 +6,32 @@ until `stop`. Work is bounded: at most `MAX_REQUESTS` requests are answered at o
 beyond them gets a 503 (`requestcap.RequestCap`: only whole requests count, so connections
 that send nothing or a byte at a time never take a real request's place), and a connection
 whose request line and headers have not all arrived `HEADER_TIMEOUT` seconds after it opened
-(or after its last answer) is closed, so silent or trickling clients hold nothing for long;
-the event streams have their own cap (`app.MAX_STREAMS`). It must never write a file, and
-never decide what a request is answered (that is `app.py`'s and `routing.py`'s).
+(or after its last answer) is closed (`headerdeadline.HeaderDeadline`), so silent or trickling
+clients hold nothing for long; the event streams have their own cap (`app.MAX_STREAMS`). Ctrl-C
+sets the server's `should_exit`, and a response under way has `SHUTDOWN_GRACE` seconds to end.
+Only uvicorn's public `Config` and `Server` are used, never its protocol modules. It must never
+write a file, and never decide what a request is answered (that is `app.py`'s and `routing.py`'s).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import threading
 from pathlib import Path
-from typing import Any
 
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from sitegen.listening import bind
 from sitegen.preview.app import create_app
 from sitegen.preview.fresh import FreshPages
+from sitegen.preview.headerdeadline import HeaderDeadline
 from sitegen.preview.reload import ReloadChannel
 from sitegen.preview.requestcap import RequestCap
 from sitegen.preview.routing import host_allowed
-
-log = logging.getLogger("sitegen.preview")
 
 HEADER_TIMEOUT = 10.0  # seconds for a request's line and headers to arrive
 #: Requests answered at once (event streams included); one beyond them is answered 503.
 MAX_REQUESTS = 64
 SHUTDOWN_GRACE = 5  # seconds a response under way may take to finish when the preview stops
-
-
-class _Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for each request's headers (uvicorn has none:
-    its keep-alive timeout starts only after a first answer, and any byte cancels it)."""
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._arm()
-
-    def _arm(self) -> None:
-        self.loop.call_later(HEADER_TIMEOUT, self._expire, self.cycle)
-
-    def _expire(self, cycle: Any) -> None:
-        """Close the connection when no request began since the deadline was set, and none
-        is being answered."""
-        if self.cycle is cycle and (cycle is None or cycle.response_complete) \
-                and not self.transport.is_closing():
-            log.debug("preview: %s sent no complete request in time", self.client)
-            self.transport.close()
 
 
 class PreviewServer:
@@ -69,13 +42,14 @@ class PreviewServer:
         self.given_host = host
         self.root = root
         self.channel = channel
-        self._socket = bind(host, port)
-        bound_host, bound_port = self._socket.getsockname()[:2]
+        sock = bind(host, port)
+        bound_host, bound_port = sock.getsockname()[:2]
         self.server_name = str(bound_host)
         self.server_port = int(bound_port)
-        app = RequestCap(create_app(root, channel, fresh, self.allows_host, self.url),
-                         MAX_REQUESTS)
-        config = uvicorn.Config(app, loop="asyncio", http=_Protocol, lifespan="off",
+        app = HeaderDeadline(RequestCap(create_app(root, channel, fresh, self.allows_host,
+                                                   self.url), MAX_REQUESTS), HEADER_TIMEOUT)
+        self._socket = app.watch(sock)
+        config = uvicorn.Config(app, loop="asyncio", http="h11", lifespan="off",
                                 log_config=None, log_level="error", access_log=False,
                                 server_header=False,
                                 timeout_graceful_shutdown=SHUTDOWN_GRACE)

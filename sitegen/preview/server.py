@@ -57,12 +57,19 @@ class _OncePerSession(logging.Filter):
 
 @contextmanager
 def _stop_signals(stop: threading.Event) -> Iterator[None]:
-    """SIGTERM stops like Ctrl-C; handlers exist only on the main thread."""
+    """SIGTERM stops like Ctrl-C; handlers exist only on the main thread. Ctrl-C sets *stop*
+    before it raises KeyboardInterrupt: a KeyboardInterrupt raised while the collector runs a
+    finalizer (a closed connection's transport, say, after a build) is printed and dropped,
+    and the preview must stop all the same."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     owner = os.getpid()
+
+    def on_int(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        raise KeyboardInterrupt
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         if os.getpid() != owner:  # a forked child inherited this handler: end as SIGTERM means
@@ -72,10 +79,15 @@ def _stop_signals(stop: threading.Event) -> Iterator[None]:
         stop.set()
 
     previous = signal.signal(signal.SIGTERM, on_term)
+    interrupt = signal.getsignal(signal.SIGINT)
+    if interrupt is not signal.SIG_IGN:  # (started in the background by a shell: left so)
+        signal.signal(signal.SIGINT, on_int)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if interrupt is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, interrupt)
 
 
 def _force_on_second_interrupt() -> None:

@@ -28,7 +28,9 @@ KIND = "body"
 _NESTING = ("{% include", "{% import", "{% from", "{% extends", "{%- include", "{%- import",
             "{%- from", "{%- extends")
 
-Body = tuple[str, list[Heading]]
+#: A body as the theme drew it: its sanitized HTML and its headings (the model's checked
+#: source is `sitegen.model.body.Body`).
+RenderedBody = tuple[str, list[Heading]]
 
 
 def body_fingerprint(template_dirs: Iterable[Path], base_url: str, whole_chain: str) -> str:
@@ -69,18 +71,18 @@ class BodyCache:
         return f"{self.fingerprint}:{body_hash}:{extra}" if extra else \
             f"{self.fingerprint}:{body_hash}"
 
-    def get_many(self, hashes: Iterable[str]) -> dict[str, Body]:
+    def get_many(self, hashes: Iterable[str]) -> dict[str, RenderedBody]:
         """The stored bodies among *hashes* (missing ones are simply absent)."""
         if self.store is None or not self.reuse:
             return {}
         keys = {self._key(h): h for h in set(hashes)}
-        found: dict[str, Body] = {}
+        found: dict[str, RenderedBody] = {}
         for key, value in self.store.derived(KIND, keys).items():
             html, toc = json.loads(value)
             found[keys[key]] = (html, [Heading(*entry) for entry in toc])
         return found
 
-    def save(self, fresh: Mapping[str, Body], keep: Iterable[str]) -> None:
+    def save(self, fresh: Mapping[str, RenderedBody], keep: Iterable[str]) -> None:
         """Add *fresh* bodies, and drop every stored body not in *keep* (nor fresh).
 
         Without fresh bodies nothing is done: the bodies of articles deleted since stay

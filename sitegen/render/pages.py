@@ -30,7 +30,7 @@ from sitegen.model.kinds import messages as kind_messages
 from sitegen.model.views import ArticleView, OwnPage, Page, Site
 from sitegen.render.beacon import BeaconSettings, beacon_attrs
 from sitegen.render.blocks import BlockRenderer, unshown
-from sitegen.render.bodies import Body, BodyCache
+from sitegen.render.bodies import BodyCache, RenderedBody
 from sitegen.render.contextprint import context_reads, settings_fingerprint, values_fingerprint
 from sitegen.render.feeds import FeedContent, build_date, clean_xml
 from sitegen.render.fingerprints import Fingerprints, Registry
@@ -103,7 +103,7 @@ class Renderer:
                 self.images.bodies.get(body_hash, ()))
         self._bodies: dict[str, tuple[Markup, list[Heading]]] = {}
         #: Bodies rendered (not found in the store) since the last `save_bodies`.
-        self.fresh_bodies: dict[str, Body] = {}
+        self.fresh_bodies: dict[str, RenderedBody] = {}
         self.store = bodies
         self._owner = os.getpid()
         self._templates: dict[str, Template] = {}
@@ -163,7 +163,7 @@ class Renderer:
         for body_hash, (html, toc) in self.store.get_many(missing).items():
             self._bodies[body_hash] = (Markup(html), toc)
 
-    def take_bodies(self, fresh: dict[str, Body]) -> None:
+    def take_bodies(self, fresh: dict[str, RenderedBody]) -> None:
         """Bodies a worker rendered: kept here, and stored with `save_bodies`."""
         for body_hash, (html, toc) in fresh.items():
             self._bodies.setdefault(body_hash, (Markup(html), toc))

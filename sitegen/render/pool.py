@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # multiprocessing is imported when a pool is needed
     import multiprocessing.pool
     import threading
 
-    from sitegen.render.bodies import Body
+    from sitegen.render.bodies import RenderedBody
     from sitegen.render.pages import Renderer
 
 #: Below this many pages, rendering stays in-process (a pool costs more than it saves).
@@ -45,7 +45,7 @@ WORKER_TIMEOUT = 120.0
 Pack = Callable[[Page, frozenset[str], bytes], Any]
 #: A rendered page: output path, and its bytes and reads as `Pack` made them.
 Rendered = tuple[str, Any]
-Answer = tuple[list[Rendered], dict[str, "Body"]]
+Answer = tuple[list[Rendered], dict[str, "RenderedBody"]]
 T = TypeVar("T")
 
 # What a forked worker does with a chunk (start, end) of its work (set just before the fork).
@@ -169,7 +169,7 @@ def render_bodies(renderer: Renderer, articles: Sequence[ArticleView],
             renderer.body(article)
         return len(missing)
 
-    def chunk(start: int, end: int) -> dict[str, Body]:
+    def chunk(start: int, end: int) -> dict[str, RenderedBody]:
         for article in missing[start:end]:
             renderer.body(article)
         fresh, renderer.fresh_bodies = renderer.fresh_bodies, {}

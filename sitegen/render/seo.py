@@ -216,13 +216,6 @@ def _listing_meta(site: Site, page: Page, kind: Kind, canonical: str,
     )
 
 
-def article_image(article: ArticleView, absolute_image: Callable[[str], str],
-                  body_images: Mapping[str, Sequence[str]] | None) -> str:
-    """The first image of *article*'s body the site shows (absolute), or ""."""
-    others = body_images.get(article.body_hash, ()) if body_images is not None else ()
-    return next((i for i in map(absolute_image, others) if i), "")
-
-
 def _card(site: Site, obj: ArticleView | SocialPostView) -> str:
     """The absolute address of *obj*'s generated share card, "" when `[share_cards]` is off."""
     if not site.config.share_cards.enabled:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.emit import manifest as manifest_module
+from sitegen import outputnames as path_rules
 from sitegen.emit.manifest import MANIFEST_VERSION, FileEntry, Manifest, path_problem
 from sitegen.outputnames import MANIFEST_NAME
 
@@ -116,14 +116,14 @@ _PATH_PIECES = st.sampled_from(["a", "Z9", "-", "_", "~", ".", "..", "/", "//", 
 @settings(max_examples=600, deadline=None)
 @given(st.lists(_PATH_PIECES, max_size=8).map("".join))
 def test_the_fast_path_check_answers_as_the_full_one(path: str) -> None:
-    assert path_problem(path) == manifest_module._full_problem(path)
+    assert path_problem(path) == path_rules._full_problem(path)
 
 
 @pytest.mark.parametrize("path", ["index.html", "a/b/index.html", "tags/x-y_z~/feed.xml",
                                   "a" * 63 + "/b"])
 def test_plain_paths_are_safe_by_the_fast_path(path: str) -> None:
-    assert manifest_module._PLAIN_PATH.fullmatch(path)
-    assert manifest_module._full_problem(path) is None
+    assert path_rules._PLAIN_PATH.fullmatch(path)
+    assert path_rules._full_problem(path) is None
 
 
 @pytest.mark.parametrize("path, problem", [

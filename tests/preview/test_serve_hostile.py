@@ -82,3 +82,34 @@ def test_a_complete_request_after_a_slow_start_is_still_answered(
         while chunk := conn.recv(65536):
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 200") and b"<p>hi</p>" in answer
+
+
+def test_the_deadline_spares_a_request_being_answered_and_a_kept_alive_connection(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event stream lasts far past the header deadline (the deadline counts only while no
+    request is under way); after an answer, a kept-alive connection gets a new deadline."""
+    import httpx
+
+    monkeypatch.setattr(httpserver, "HEADER_TIMEOUT", 1.0, raising=False)
+    write_site(tmp_path)
+    channel = ReloadChannel()
+    with serving(tmp_path, channel) as server, httpx.Client(timeout=10) as client:
+        with client.stream("GET", server.url + "__sitegen/events") as stream:
+            lines = stream.iter_lines()
+            assert next(line for line in lines if line.startswith("event: ")) == "event: hello"
+            time.sleep(2.5)  # (two and a half deadlines)
+            channel.built()
+            assert next(line for line in lines if line.startswith("event: ")) == "event: reload"
+        for _ in range(3):  # one connection, its requests 0.5 s apart: each within a deadline
+            assert client.get(server.url + "hello/").status_code == 200
+            time.sleep(0.5)
+    with serving(tmp_path, ReloadChannel()) as server, \
+            socket.create_connection(("127.0.0.1", server.server_port), timeout=5) as conn:
+        conn.sendall(b"GET /hello/ HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        answer = b""
+        while b"</html>" not in answer:  # (the whole answer; the connection stays open)
+            answer += conn.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 200")
+        started = time.monotonic()
+        assert _is_closed(conn, within=3.0)  # (idle after its answer: closed at the deadline)
+        assert 0.5 < time.monotonic() - started < 2.5

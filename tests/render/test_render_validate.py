@@ -66,7 +66,8 @@ def test_every_page_kind_validates(tmp_path: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(renderer.render(page))
             written.add(target)
-        for path, data in redirect_files(site, {"/moved/": site.articles[0].url}):
+        for path, data in redirect_files(site, {"/moved/": site.articles[0].url},
+                                          renderer.translator):
             if path.endswith(".html"):
                 target = out / str(len(written)) / path
                 target.parent.mkdir(parents=True, exist_ok=True)

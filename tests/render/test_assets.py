@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.emit.assets import AssetSet, beacon_source, collect_static, hashed_name
 from sitegen.errors import BuildError
+from sitegen.render.assets import AssetSet, beacon_source, collect_static, hashed_name
 
 
 def test_names_carry_a_hash_of_the_bytes() -> None:

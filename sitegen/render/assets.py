@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from sitegen.emit.manifest import path_problem
 from sitegen.errors import BuildError
+from sitegen.outputnames import path_problem
 
 HASH_LENGTH = 8
 OUTPUT_PREFIX = "static"
@@ -100,7 +100,7 @@ def beacon_source() -> bytes:
     """The bytes of sitegen's page-view beacon script (package data)."""
     from importlib.resources import files
 
-    return files("sitegen.emit").joinpath("static", BEACON_NAME).read_bytes()
+    return files("sitegen.render").joinpath("static", BEACON_NAME).read_bytes()
 
 
 def hashed_name(name: str, data: bytes) -> str:
