@@ -200,7 +200,8 @@ class Deploy:
         self._pending: dict[str, tuple[str, str]] = {}
         self._saved = time.monotonic()
 
-    def run(self, *, full: bool, dry_run: bool) -> Outcome:
+    def _record(self, full: bool) -> dict[str, tuple[str, str]]:
+        """What the store records of the bucket; one line for rows that did not verify."""
         dropped = self.store.seals.dropped
         record = self.store.deployed(self.key)
         if self.store.seals.dropped > dropped and not full:
@@ -208,6 +209,10 @@ class Deploy:
                      "with another key, or edited): the bucket is listed and reconciled, and "
                      "only what differs is uploaded", self.name,
                      self.store.seals.dropped - dropped)
+        return record
+
+    def run(self, *, full: bool, dry_run: bool) -> Outcome:
+        record = self._record(full)
         generation = self.store.get(STATE_PREFIX + self.key) or None
         found = read_marker(self.bucket.head(MARKER))  # (one HEAD, dry run too)
         why = None if full else why_list(bool(record), generation, found)

@@ -72,9 +72,7 @@ def share_cards(site: Site, writer: OutputWriter, store: Store,
     keys = {url: hashlib.sha256(f"{facts.key()}|{salt}".encode()).hexdigest()
             for url, facts in cards.items()}
     shas = store.derived(SHA_KIND, keys.values()) if keys else {}
-    kept = {url for url in cards if (sha := shas.get(keys[url])) is not None
-            and writer.recorded(url.lstrip("/")) == sha.decode("ascii", "replace")
-            and writer.keep(url.lstrip("/"))}
+    kept = _kept(keys, shas, writer)
     wanted = [keys[url] for url in sorted(cards) if url not in kept]
     stored = store.derived(KIND, wanted) if wanted else {}
     todo = [url for url in sorted(cards) if url not in kept and keys[url] not in stored]
@@ -85,6 +83,15 @@ def share_cards(site: Site, writer: OutputWriter, store: Store,
     store.save_derived(SHA_KIND, {k: sha.encode("ascii") for k, sha in written.items()},
                        keys.values())
     return len(drawn)
+
+
+def _kept(keys: Mapping[str, str], shas: Mapping[str, bytes], writer: OutputWriter
+          ) -> set[str]:
+    """The card URLs (*keys*: URL → store key) the output holds intact as stored (*shas*:
+    store key → sha256), each kept by the writer."""
+    return {url for url, key in keys.items() if (sha := shas.get(key)) is not None
+            and writer.recorded(url.lstrip("/")) == sha.decode("ascii", "replace")
+            and writer.keep(url.lstrip("/"))}
 
 
 def _draw(cards: Mapping[str, Card], template: bytes | None) -> dict[str, bytes]:

@@ -104,12 +104,11 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
     usable, unverified = _usable(digests, failures, made)
     unfetched = set() if fetch else _unfetched(wanted, known, failures, settings.service)
     unverified |= unfetched
-    unfetched_left = fetched.left(asked_all)
-    unmade_left = {u for u in usable if digests[u] in made.unmade}
+    later = _left_for_later(settings, fetched.left(asked_all),
+                            _unmade(usable, digests, made.unmade))
     shown, stats.failed = entries(written, found.where, Known(
         digests, failures, made.pictures, memory.now, unverified, settings.service,
-        later=unfetched_left | unmade_left))
-    _left_for_later(settings, unfetched_left, unmade_left)
+        later=later))
     _not_verified(len(unverified) - len(unfetched))
     _not_fetched(len(unfetched))
     stats.images = len(found.where)
@@ -163,14 +162,21 @@ def _digests(wanted: Iterable[str], known: Mapping[str, stored.Row],
     return {u: known[u][0] for u in wanted if u in known and u not in failures}
 
 
-def _left_for_later(settings: ImageSettings, unfetched: set[str], unmade: set[str]) -> None:
+def _unmade(usable: Iterable[str], digests: Mapping[str, str], unmade: set[str]) -> set[str]:
+    """The URLs of *usable* whose images the deadline left *unmade* (by sha256)."""
+    return {u for u in usable if digests[u] in unmade}
+
+
+def _left_for_later(settings: ImageSettings, unfetched: set[str], unmade: set[str]
+                    ) -> set[str]:
     """The stage's one warning for the images its budget left unfetched, and one for those
-    its deadline left unmade."""
+    its deadline left unmade; both, for `Known.later`."""
     service = origin(settings.service)
     for step, key, seconds, left in (("fetching", "budget", settings.budget, unfetched),
                                      ("making images", "deadline", settings.deadline, unmade)):
         left_for_later(step, key, seconds, len(left),
                        sum(1 for u in left if origin(u) == service))
+    return unfetched | unmade
 
 
 def _not_verified(count: int) -> None:
