@@ -124,8 +124,8 @@ def _stages(config: Config, options: BuildOptions, counter: WarningCounter,
         counter.check_strict(options.strict)
         with timings.stage("commit"):
             result = writer.commit()
-            stage.committed(result.manifest)
-            store.save_output_record(str(output), result.record)
+            stage.committed(result.record, store.save_output_record(str(output),
+                                                                    result.record))
             ledger.save(store)
             links.save()
             ready.compiled.save()

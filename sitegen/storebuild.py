@@ -115,14 +115,21 @@ class LastBuild(StoreCore):
         return read_output_record(name, self.get(name), self._mac,
                                   self.get("generation") or "")
 
-    def save_output_record(self, output: str, record: OutputRecord) -> None:
+    def save_output_record(self, output: str, record: OutputRecord) -> str:
         """Remember (sealed) what the writer left in *output*, in a new generation: an
-        output record or a page plan of an earlier one is not used again."""
+        output record or a page plan of an earlier one is not used again. Returns the
+        sealed value, which `output_record_is` compares."""
         files, manifest = record
         text = json.dumps({"files": files, "manifest": manifest}, separators=(",", ":"))
         name, generation = output_name(self.path, output), secrets.token_hex(16)
-        self.set_state({"generation": generation, name: seal(
-            self._mac, "output", f"{name}@{generation}", text.encode()).hex()})
+        sealed = seal(self._mac, "output", f"{name}@{generation}", text.encode()).hex()
+        self.set_state({"generation": generation, name: sealed})
+        return sealed
+
+    def output_record_is(self, output: str, sealed: str) -> bool:
+        """Whether *output*'s record is still the one saved as *sealed* (no other build's
+        since), without reading it again."""
+        return self.get(output_name(self.path, output)) == sealed
 
     def forget_build(self) -> None:
         """Drop the last build's records (`--force`: every page is rendered again)."""

@@ -64,6 +64,7 @@ from sitegen.storefile import glance_store
 if TYPE_CHECKING:
     from sitegen.config import Config
     from sitegen.logs import WarningCounter
+    from sitegen.storeseal import OutputRecord
 
 log = logging.getLogger("sitegen.build")
 _SITE_FOLDERS = ("templates", "themes", "static", "pages")
@@ -90,7 +91,8 @@ class NoChange:
                  inputs: _Inputs | None) -> None:
         self._config, self.options, self.inputs = config, options, inputs
         self._content: tuple[int | None, int] = (None, 0)
-        self._manifest: tuple[int, int, int] | None = None
+        #: What this build's commit left (`committed`), and the store's sealed value of it.
+        self._written: tuple[OutputRecord, str] | None = None
         self._left_out = (0, 0)
         #: The stage's time (its own: the recipe's stages are timed once it is loaded).
         self.timings = Timings(options.stop) if inputs is not None else None
@@ -114,11 +116,12 @@ class NoChange:
         line about rows that did not verify: they are repaired now), never replayed."""
         self._left_out = (start, end)
 
-    def committed(self, manifest: tuple[int, int, int] | None) -> None:
-        """The (inode, size, ctime) of the manifest this build's commit left: the output
-        is recorded only while the writer's record is this build's (another build of the
-        output may commit between this one's and its record)."""
-        self._manifest = manifest
+    def committed(self, record: OutputRecord, sealed: str) -> None:
+        """What this build's commit left in the output (the writer's *record*, as the store
+        keeps it, *sealed*): the output is recorded only while the store's record is this
+        very value (another build of the output may commit between this one's commit and
+        its record), and is not read back."""
+        self._written = (record, sealed)
 
     def config(self) -> Config:
         """The build's configuration, loaded now (a `ConfigError` when it is invalid)."""
@@ -150,15 +153,16 @@ class NoChange:
         output is exactly what the writer left (else the next build builds), this stage's
         time in its timings."""
         version, warnings = self._content
-        manifest = self._manifest
-        if self.inputs is None or self.timings is None or version is None or manifest is None:
+        written = self._written
+        if self.inputs is None or self.timings is None or version is None or written is None \
+                or written[0][1] is None:
             return report
         with self.timings.stage("unchanged"):
             store = glance_store(self.inputs.store, self.inputs.key_env, write=True)
             if store is not None:
                 with store:
                     try:
-                        _record(self.inputs, store, (version, manifest),
+                        _record(self.inputs, store, (version, *written),
                                 _replayed(report, warnings, self._left_out))
                     except (SitegenError, OSError):
                         pass  # (the next build builds)
@@ -249,14 +253,14 @@ def _replayed(report: BuildReport, warnings: int, left_out: tuple[int, int] = (0
                          if number >= warnings and not left_out[0] <= number < left_out[1]]}
 
 
-def _record(inputs: _Inputs, store: Store, built: tuple[int, tuple[int, int, int]],
+def _record(inputs: _Inputs, store: Store, built: tuple[int, OutputRecord, str],
             report: dict[str, Any]) -> None:
     """Save the record `replay` checks (see the module docstring), if the output holds what
-    this build left: the content version it read, the manifest its commit made (*built*)."""
+    this build left: the content version it read, the writer's record of its commit and
+    the store's sealed value of it (*built*)."""
     output = inputs.output
-    version, manifest = built
-    written = store.output_record(str(output))
-    if written[1] != manifest:
+    version, written, sealed = built
+    if not store.output_record_is(str(output), sealed):
         return  # (another build committed since)
     files = sorted(written[0])
     folders = folders_of(files)

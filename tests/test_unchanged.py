@@ -19,6 +19,7 @@ from sitegen.config import resolve_config
 from sitegen.logs import WarningCounter
 from sitegen.preview.builder import SiteBuilder, preview_config, preview_output
 from sitegen.report import BuildReport
+from sitegen.store import output_name
 from sitegen.storefile import glance_store
 from sitegen.unchanged import NoChange
 from tests.clireport import cli_report
@@ -217,17 +218,17 @@ def test_an_output_another_build_committed_since_is_not_recorded(
     store = glance_store(path, "SITEGEN_API_KEY")
     assert store is not None
     with store:
-        version, (_, manifest) = store.content_version(), store.output_record(
-            str(site / "out"))
-    assert manifest is not None
+        version, written = store.content_version(), store.output_record(str(site / "out"))
+        sealed = store.get(output_name(path, str(site / "out")))
+    assert written[1] is not None and sealed
 
-    def record(left: tuple[int, int, int]) -> bool:
-        """Record a build whose commit left the manifest *left*; whether it answers now."""
+    def record(left: str) -> bool:
+        """Record a build whose commit the store keeps as *left*; whether it answers now."""
         stage = NoChange.of(file, options)
         stage.content_read(version, 0)
-        stage.committed(left)
+        stage.committed(written, left)
         stage.recorded(BuildReport(html_pages=1, from_cache=True))
         return NoChange.of(file, options).replay(WarningCounter()) is not None
 
-    assert not record((manifest[0] + 1, manifest[1], manifest[2]))  # another build's
-    assert record(manifest)
+    assert not record(sealed[:-2] + ("00" if sealed[-2:] != "00" else "11"))  # another's
+    assert record(sealed)
