@@ -90,14 +90,12 @@ class Renderer:
         self.registry = Registry(site)
         self.fingerprints = Fingerprints(self.registry, themes.template_source,
                                          self.fragment_fingerprint, self.images.fingerprint)
-        self.blocks = BlockRenderer(self.env, MarkdownRenderer(site.base_url),
-                                    image=shown.body_image)
         #: The images stage's parses of new bodies, rendered from instead of parsing again.
         self.parsed = parsed if parsed and parsed.markdown.base_url == site.base_url else None
-        self.markdown = MarkdownRenderer(site.base_url, code=self.blocks.code,
-                                         image=shown.body_image,
-                                         parsed=self.parsed.take if self.parsed else None)
-        self.blocks.markdown = self.markdown
+        self.markdown = MarkdownRenderer(  # (fences through the blocks' code template)
+            site.base_url, code=lambda content, language: self.blocks.code(content, language),
+            image=shown.body_image, parsed=self.parsed.take if self.parsed else None)
+        self.blocks = BlockRenderer(self.env, self.markdown, image=shown.body_image)
         if bodies is not None:  # a body's HTML holds its images: their entries key it
             bodies.extra = lambda body_hash: self.images.digest(
                 self.images.bodies.get(body_hash, ()))
