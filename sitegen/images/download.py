@@ -33,16 +33,18 @@ class Fetched:
     rows: dict[str, Row] = field(default_factory=dict)
     sources: dict[str, bytes] = field(default_factory=dict)  #: by sha256
     results: dict[str, Downloaded | Failed] = field(default_factory=dict)
+    asked: set[str] = field(default_factory=set)  #: every URL the downloads were given
 
     def add(self, more: Fetched) -> None:
         """Take the answers of a later round of downloads too."""
         self.rows.update(more.rows)
         self.sources.update(more.sources)
         self.results.update(more.results)
+        self.asked.update(more.asked)
 
-    def left(self, asked: Iterable[str]) -> set[str]:
-        """Of the URLs *asked*, those the budget left unanswered (never started, or cut)."""
-        return {u for u in asked if not isinstance(r := self.results.get(u), Downloaded)
+    def left(self) -> set[str]:
+        """Of the URLs asked, those the budget left unanswered (never started, or cut)."""
+        return {u for u in self.asked if not isinstance(r := self.results.get(u), Downloaded)
                 and (r is None or r.cut)}
 
 
@@ -59,7 +61,7 @@ def download(settings: ImageSettings, urls: list[str], deadline: float, *,
     `Fetched.left`."""
     fetcher = ImageFetcher(settings.service, settings.max_bytes, settings.timeout,
                            settings.concurrency, transport=transport, counts=counts)
-    fetched = Fetched(results=fetcher.fetch_all(urls, deadline))
+    fetched = Fetched(results=fetcher.fetch_all(urls, deadline), asked=set(urls))
     for url, result in fetched.results.items():
         if isinstance(result, Downloaded):
             digest = hashlib.sha256(result.data).hexdigest()

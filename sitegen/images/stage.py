@@ -85,7 +85,6 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
     asked = to_ask(wanted, rows, failures, refresh=refresh)
     fetched = download(settings, asked, clock.fetching, transport=transport,
                        counts=stats.counts) if fetch and asked else Fetched()
-    asked_all = asked if fetch else []
     failures = settle(failures, fetched, rows, memory)
     known = {**rows, **fetched.rows}
     digests = _digests(wanted, known, failures)
@@ -97,14 +96,13 @@ def prepare_images(config: Config, site: Site, store: Store, output: Output, *,
         failures = settle(failures, again, {u: r for u, r in rows.items() if u not in lost},
                           memory)
         fetched.add(again)
-        asked_all = [*asked_all, *lost]
         known.update(again.rows)
         digests = _digests(wanted, known, failures)
     made = finish_variants(pending, fetched.sources, store, output, settings, clock.making)
     usable, unverified = _usable(digests, failures, made)
     unfetched = set() if fetch else _unfetched(wanted, known, failures, settings.service)
     unverified |= unfetched
-    later = _left_for_later(settings, fetched.left(asked_all),
+    later = _left_for_later(settings, fetched.left(),
                             _unmade(usable, digests, made.unmade))
     shown, stats.failed = entries(written, found.where, Known(
         digests, failures, made.pictures, memory.now, unverified, settings.service,
